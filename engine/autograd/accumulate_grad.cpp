@@ -1,0 +1,60 @@
+#include "engine/autograd/accumulate_grad.h"
+
+#include "engine/autograd/grad_mode.h"
+#include "engine/ops/ops.h"
+
+namespace tinyddp::autograd {
+
+AccumulateGrad::AccumulateGrad(const Tensor& leaf)
+    : Node(kAccumulateGradSequenceNr), leaf_(leaf.impl_ptr()) {
+  set_num_inputs(1);
+}
+
+Tensor AccumulateGrad::leaf() const { return Tensor(leaf_.lock()); }
+
+TensorList AccumulateGrad::apply(TensorList&& grads) {
+  Tensor leaf_tensor = leaf();
+  if (!leaf_tensor.defined() || !grads[0].defined()) return {};
+  TensorImpl& impl = *leaf_tensor.impl();
+  TINYDDP_INTERNAL_ASSERT(impl.grad_fn == nullptr, "leaf variable has been moved into the graph interior");
+  Tensor new_grad = grads[0];
+  std::vector<GradHook> hooks;
+  std::vector<PostAccumulateGradHook> post_hooks;
+  {
+    std::lock_guard<std::mutex> lock(impl.autograd_mutex);
+    hooks = impl.leaf_grad_hooks;
+    post_hooks = impl.post_accumulate_grad_hooks;
+  }
+  for (const auto& hook : hooks) {
+    Tensor replaced = hook(new_grad);
+    if (replaced.defined()) new_grad = std::move(replaced);
+  }
+  TINYDDP_INTERNAL_ASSERT(new_grad.shape() == impl.shape, "AccumulateGrad: gradient of shape ",
+                          shape_str(new_grad.shape()), " for a leaf of shape ", shape_str(impl.shape));
+  {
+    std::lock_guard<std::mutex> lock(impl.autograd_mutex);
+    if (!impl.grad.defined()) {
+      // Under create_graph keep the gradient's history (it is differentiable); otherwise own a fresh copy.
+      impl.grad = GradMode::is_enabled() ? new_grad : new_grad.detach().clone();
+    } else if (!GradMode::is_enabled()) {
+      NoGradGuard no_grad;
+      impl.grad.add_(new_grad);   // in place: DDP's gradient_as_bucket_view relies on .grad keeping its storage
+    } else {
+      impl.grad = impl.grad + new_grad;
+    }
+  }
+  for (const auto& hook : post_hooks) hook(leaf_tensor);
+  return {};
+}
+
+std::shared_ptr<Node> grad_accumulator(const Tensor& leaf) {
+  TINYDDP_INTERNAL_ASSERT(leaf.is_leaf() && leaf.requires_grad(), "grad_accumulator of a non-leaf");
+  TensorImpl& impl = *leaf.impl();
+  std::lock_guard<std::mutex> lock(impl.autograd_mutex);
+  if (auto existing = impl.grad_accumulator.lock()) return existing;
+  auto node = std::make_shared<AccumulateGrad>(leaf);
+  impl.grad_accumulator = node;
+  return node;
+}
+
+}  // namespace tinyddp::autograd

@@ -1,0 +1,108 @@
+#include "engine/autograd/node.h"
+
+#include <sstream>
+
+#include "engine/autograd/accumulate_grad.h"
+#include "engine/autograd/grad_mode.h"
+
+namespace tinyddp::autograd {
+
+namespace {
+thread_local uint64_t sequence_counter = 0;
+}
+
+uint64_t next_sequence_nr() { return sequence_counter++; }
+
+void Node::run_pre_hooks(TensorList& grads) const {
+  for (const auto& [input_nr, hook] : pre_hooks_) {
+    if (input_nr >= grads.size() || !grads[input_nr].defined()) continue;
+    Tensor replaced = hook(grads[input_nr]);
+    if (replaced.defined()) grads[input_nr] = std::move(replaced);
+  }
+}
+
+void Node::run_post_hooks(const TensorList& outputs, const TensorList& inputs) const {
+  for (const auto& hook : post_hooks_) hook(outputs, inputs);
+}
+
+Edge gradient_edge(const Tensor& t) {
+  if (!t.defined() || !t.requires_grad()) return {};
+  if (t.grad_fn()) return {t.grad_fn(), t.output_nr()};
+  return {grad_accumulator(t), 0};
+}
+
+// ---- SavedTensor ----
+SavedTensor::SavedTensor(const Tensor& t, bool is_output)
+    : is_output_(is_output), output_nr_(t.defined() ? t.output_nr() : 0), saved_version_(t.defined() ? t.version() : 0) {
+  // An op's own output would hold its grad_fn (the saving node) and so the node would own itself:
+  // keep a history-free alias instead and restore the history in unpack().
+  data_ = (is_output && t.defined()) ? t.detach() : t;
+}
+
+Tensor SavedTensor::unpack(Node& owner) const {
+  if (released_) {
+    throw Error(
+        "Trying to backward through the graph a second time (or directly access saved tensors after they have "
+        "already been freed). Saved intermediate values of the graph are freed when you call .backward() or "
+        "autograd.grad(). Specify retain_graph=True if you need to backward through the graph a second time or if "
+        "you need to access saved tensors after calling backward.");
+  }
+  if (!data_.defined()) return Tensor();
+  const uint64_t current = data_.version();
+  if (current != saved_version_) {
+    std::ostringstream msg;
+    msg << "one of the variables needed for gradient computation has been modified by an inplace operation: ["
+        << legacy_type_name(data_.dtype()) << " " << shape_str(data_.shape()) << "]";
+    const std::string grad_fn_name = is_output_ ? owner.name() : (data_.grad_fn() ? data_.grad_fn()->name() : "");
+    if (!grad_fn_name.empty()) msg << ", which is output " << output_nr_ << " of " << grad_fn_name << ",";
+    msg << " is at version " << current << "; expected version " << saved_version_
+        << " instead. Hint: enable anomaly detection to find the operation that failed to compute its gradient, "
+           "with torch.autograd.set_detect_anomaly(True).";
+    throw Error(msg.str());
+  }
+  if (!is_output_) return data_;
+  Tensor out = make_view(data_, data_.shape(), data_.strides(), data_.offset());
+  out.impl()->grad_fn = owner.shared_from_this();
+  out.impl()->output_nr = output_nr_;
+  return out;
+}
+
+// ---- OpNode ----
+TensorList OpNode::apply(TensorList&& grads) {
+  bool any_defined = false;
+  for (const auto& g : grads) any_defined |= g.defined();
+  if (!any_defined) return TensorList(next_edges().size());   // nothing flows: skip the rule
+  TensorList out = rule_(grads, *this);
+  TINYDDP_INTERNAL_ASSERT(out.size() == next_edges().size(), name(), " returned ", out.size(),
+                          " gradients for ", next_edges().size(), " inputs.");
+  return out;
+}
+
+void OpNode::release_saved() {
+  for (auto& s : saved_) s.release();
+}
+
+size_t OpNode::save(const Tensor& t, bool is_output) {
+  saved_.emplace_back(t, is_output);
+  return saved_.size() - 1;
+}
+
+std::shared_ptr<OpNode> make_node(const char* name, const TensorList& inputs, OpNode::Rule rule) {
+  if (!GradMode::is_enabled()) return nullptr;
+  bool any = false;
+  for (const auto& t : inputs) any |= t.defined() && t.requires_grad();
+  if (!any) return nullptr;
+  auto node = std::make_shared<OpNode>(name, std::move(rule));
+  auto& edges = node->mutable_next_edges();
+  edges.reserve(inputs.size());
+  for (const auto& t : inputs) edges.push_back(gradient_edge(t));
+  return node;
+}
+
+void set_history(const Tensor& output, const std::shared_ptr<Node>& node, uint32_t output_nr) {
+  if (!node) return;
+  output.impl()->grad_fn = node;
+  output.impl()->output_nr = output_nr;
+}
+
+}  // namespace tinyddp::autograd

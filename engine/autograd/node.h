@@ -1,0 +1,133 @@
+// The autograd graph.
+//
+// A Node is one backward function: it takes the gradients of its forward op's outputs ("inputs" of the
+// node) and returns the gradients of the forward op's inputs ("outputs" of the node), which flow along
+// next_edges to the nodes that produced those inputs. Edge{node, input_nr} says "this gradient is input
+// number input_nr of that node". Leaves end in an AccumulateGrad node that writes .grad.
+//
+//   y = tanh(x @ w)       x, w leaves         MmBackward0 --> AccumulateGrad(w)
+//   y.sum().backward()    SumBackward0 --> TanhBackward0 --^  (x does not require grad: invalid edge)
+//
+// Every backward rule is written with engine ops (engine/ops), never with raw buffers. With create_graph
+// the engine runs the rules with grad mode on, so the backward records a graph of its own and can be
+// differentiated again, to any order.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <limits>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "engine/core/tensor.h"
+
+namespace tinyddp::autograd {
+
+using TensorList = std::vector<Tensor>;
+
+class Node;
+
+struct Edge {
+  std::shared_ptr<Node> node;   // null: no gradient flows here (the input did not require grad)
+  uint32_t input_nr = 0;
+  bool valid() const { return node != nullptr; }
+};
+
+// Sequence numbers order the engine's ready queue: the most recently created node runs first. They are
+// per thread, as in PyTorch, so that ranks running as threads number their graphs independently.
+uint64_t next_sequence_nr();
+constexpr uint64_t kAccumulateGradSequenceNr = std::numeric_limits<uint64_t>::max();   // runs first
+
+// Pre-hook: may replace the gradient arriving at input `input_nr` (tensor hooks on non-leaves live here).
+using NodePreHook = std::function<Tensor(const Tensor& grad)>;
+// Post-hook: sees the node's outputs (gradients for its next edges) and inputs after it ran.
+using NodePostHook = std::function<void(const TensorList& outputs, const TensorList& inputs)>;
+
+class Node : public std::enable_shared_from_this<Node> {
+ public:
+  explicit Node(uint64_t sequence_nr = next_sequence_nr()) : sequence_nr_(sequence_nr) {}
+  virtual ~Node() = default;
+  Node(const Node&) = delete;
+  Node& operator=(const Node&) = delete;
+
+  virtual std::string name() const = 0;
+  // grads[i]: gradient w.r.t. forward output i (undefined when none arrived). Returns one gradient per
+  // next edge (undefined where none is needed).
+  virtual TensorList apply(TensorList&& grads) = 0;
+  // Frees saved tensors after a backward without retain_graph.
+  virtual void release_saved() {}
+
+  uint64_t sequence_nr() const { return sequence_nr_; }
+  uint32_t num_inputs() const { return num_inputs_; }
+  void set_num_inputs(uint32_t n) { num_inputs_ = n; }
+  const std::vector<Edge>& next_edges() const { return next_edges_; }
+  std::vector<Edge>& mutable_next_edges() { return next_edges_; }
+  // Whether the gradient for forward input i is wanted (its edge is valid): lets rules skip work.
+  bool needs_input_grad(size_t i) const { return i < next_edges_.size() && next_edges_[i].valid(); }
+
+  void add_pre_hook(uint32_t input_nr, NodePreHook hook) { pre_hooks_.push_back({input_nr, std::move(hook)}); }
+  void add_post_hook(NodePostHook hook) { post_hooks_.push_back(std::move(hook)); }
+  // Applies pre-hooks to the gradients arriving at this node.
+  void run_pre_hooks(TensorList& grads) const;
+  void run_post_hooks(const TensorList& outputs, const TensorList& inputs) const;
+
+ private:
+  uint64_t sequence_nr_;
+  uint32_t num_inputs_ = 1;
+  std::vector<Edge> next_edges_;
+  std::vector<std::pair<uint32_t, NodePreHook>> pre_hooks_;
+  std::vector<NodePostHook> post_hooks_;
+};
+
+// The edge a gradient for `t` must flow along: its grad_fn, or (for a leaf that requires grad) its
+// AccumulateGrad node; invalid when t does not require grad.
+Edge gradient_edge(const Tensor& t);
+
+// A tensor saved for backward. Remembers the version at save time so that an in-place change before the
+// backward is caught (PyTorch's "modified by an inplace operation" error), and can be released after use.
+// An op's own output is saved without its grad_fn (the node would otherwise own itself) and gets it back
+// when unpacked.
+class SavedTensor {
+ public:
+  SavedTensor() = default;
+  SavedTensor(const Tensor& t, bool is_output);
+  // `owner` is the node that saved this tensor (an output gets owner as its grad_fn back).
+  Tensor unpack(Node& owner) const;
+  void release() { data_ = Tensor(); released_ = true; }
+
+ private:
+  Tensor data_;             // the tensor itself; for an op's own output, a detached alias (same version counter)
+  bool is_output_ = false;
+  uint32_t output_nr_ = 0;
+  uint64_t saved_version_ = 0;
+  bool released_ = false;
+};
+
+// The node of an ordinary op: a name (PyTorch's, e.g. "MulBackward0"), saved tensors, and a backward
+// rule written with engine ops. The rule reads saved tensors through saved(i) and must not capture
+// tensors in its closure (that would dodge release and could make the graph own itself).
+class OpNode : public Node {
+ public:
+  using Rule = std::function<TensorList(const TensorList& grads, OpNode& self)>;
+  OpNode(std::string name, Rule rule) : name_(std::move(name)), rule_(std::move(rule)) {}
+
+  std::string name() const override { return name_; }
+  TensorList apply(TensorList&& grads) override;
+  void release_saved() override;
+
+  size_t save(const Tensor& t, bool is_output = false);   // returns the index for saved()
+  Tensor saved(size_t i) { return saved_[i].unpack(*this); }
+
+ private:
+  std::string name_;
+  Rule rule_;
+  std::vector<SavedTensor> saved_;
+};
+
+// Wires a new op's node into the graph when grad mode is on and some input requires grad; returns the
+// node (null when no graph is recorded). The caller saves what the rule needs, then calls set_history.
+std::shared_ptr<OpNode> make_node(const char* name, const TensorList& inputs, OpNode::Rule rule);
+void set_history(const Tensor& output, const std::shared_ptr<Node>& node, uint32_t output_nr = 0);
+
+}  // namespace tinyddp::autograd

@@ -1,0 +1,55 @@
+#include "engine/core/shape.h"
+
+#include <sstream>
+
+#include "engine/core/error.h"
+
+namespace tinyddp {
+
+int64_t numel_of(const Shape& shape) {
+  int64_t n = 1;
+  for (int64_t d : shape) n *= d;
+  return n;
+}
+
+Shape contiguous_strides(const Shape& shape) {
+  Shape strides(shape.size());
+  int64_t s = 1;
+  for (size_t i = shape.size(); i-- > 0;) {
+    strides[i] = s;
+    s *= shape[i];
+  }
+  return strides;
+}
+
+std::string shape_str(const Shape& shape) {
+  std::ostringstream os;
+  os << '[';
+  for (size_t i = 0; i < shape.size(); ++i) os << (i ? ", " : "") << shape[i];
+  os << ']';
+  return os.str();
+}
+
+Shape broadcast_shapes(const Shape& a, const Shape& b, const char* op) {
+  const size_t n = std::max(a.size(), b.size());
+  Shape out(n);
+  for (size_t i = 0; i < n; ++i) {
+    // Align from the right, NumPy style; missing leading dims count as 1.
+    const int64_t da = i < n - a.size() ? 1 : a[i - (n - a.size())];
+    const int64_t db = i < n - b.size() ? 1 : b[i - (n - b.size())];
+    TINYDDP_CHECK(da == db || da == 1 || db == 1, op, ": shapes ", shape_str(a), " and ", shape_str(b),
+                  " cannot be broadcast together: dimension ", i, " (aligned from the right) is ", da, " vs ", db,
+                  ". Each dimension must be equal or 1; reshape or expand one operand first.");
+    out[i] = da == 1 ? db : da;
+  }
+  return out;
+}
+
+int64_t wrap_dim(int64_t dim, int64_t ndim, const char* op) {
+  const int64_t lo = ndim == 0 ? -1 : -ndim, hi = ndim == 0 ? 0 : ndim - 1;
+  TINYDDP_CHECK(dim >= lo && dim <= hi, op, ": dimension out of range (expected to be in range of [", lo, ", ", hi,
+                "], but got ", dim, ") for a tensor with ", ndim, " dimensions.");
+  return dim < 0 ? dim + std::max<int64_t>(ndim, 1) : dim;
+}
+
+}  // namespace tinyddp

@@ -1,0 +1,181 @@
+// Tensor: a handle to shared storage seen through (shape, strides, offset), plus autograd state.
+//
+//   Tensor x = randn({2, 3}, DType::f64).requires_grad_();   // a leaf that wants .grad
+//   Tensor y = (x * x).sum();                                 // records MulBackward0 -> SumBackward0
+//   y.backward();                                             // x.grad() == 2 * x
+//   Tensor v = x.transpose(0, 1);                             // a view: same storage, other strides
+//
+// Copying a Tensor copies the handle (like a Python reference); views share storage and the version
+// counter; .clone() copies data. Ops live in engine/ops/ops.h; the methods below are thin sugar over them.
+//
+// Invariants:
+//  - strides and offset are in elements; storage is plain CPU memory (device tensors arrive with the CUDA
+//    issue); a tensor and all its views share one version counter, bumped by every in-place op;
+//  - requires_grad() is true for leaves marked with requires_grad_() and for every op result with a grad_fn;
+//  - a leaf's AccumulateGrad node is created lazily and cached weakly (the graph keeps it alive), as PyTorch.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <iosfwd>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <vector>
+
+#include "engine/core/dtype.h"
+#include "engine/core/shape.h"
+
+namespace tinyddp {
+
+namespace autograd {
+class Node;
+}
+
+class Tensor;
+struct TensorImpl;
+
+// Options of Tensor::backward / autograd::backward. retain_graph defaults to create_graph, as in PyTorch.
+struct BackwardOptions {
+  std::optional<bool> retain_graph;
+  bool create_graph = false;
+  std::vector<Tensor> inputs;   // if non-empty, accumulate into these leaves only
+};
+
+// A hook on the gradient flowing into a tensor. Returns a replacement gradient, or an undefined Tensor to
+// keep the gradient as it is.
+using GradHook = std::function<Tensor(const Tensor& grad)>;
+// Runs after AccumulateGrad has updated a leaf's .grad (PyTorch's register_post_accumulate_grad_hook).
+using PostAccumulateGradHook = std::function<void(const Tensor& leaf)>;
+
+struct Storage {
+  Storage(size_t nbytes, Device device);
+  ~Storage();
+  Storage(const Storage&) = delete;
+  Storage& operator=(const Storage&) = delete;
+  void* data = nullptr;
+  size_t nbytes = 0;
+  Device device;
+};
+
+class Tensor {
+ public:
+  Tensor() = default;
+  explicit Tensor(std::shared_ptr<TensorImpl> impl) : impl_(std::move(impl)) {}
+
+  bool defined() const { return impl_ != nullptr; }
+  TensorImpl* impl() const { return impl_.get(); }
+  const std::shared_ptr<TensorImpl>& impl_ptr() const { return impl_; }
+  bool is_same(const Tensor& other) const { return impl_ == other.impl_; }
+
+  // ---- metadata ----
+  const Shape& shape() const;
+  const Shape& strides() const;
+  int64_t offset() const;
+  int64_t dim() const { return static_cast<int64_t>(shape().size()); }
+  int64_t size(int64_t d) const;
+  int64_t numel() const;
+  DType dtype() const;
+  Device device() const;
+  bool is_contiguous() const;
+  const std::shared_ptr<Storage>& storage() const;
+  uint64_t version() const;          // bumped by each in-place op on this tensor or any view of it
+  void bump_version() const;
+
+  // ---- data ----
+  template <typename T> T* data_ptr() const;   // address of element [0, ..., 0]; checks the dtype
+  void* raw_data() const;
+  template <typename T> T item() const;        // the single element of a one-element tensor
+  double item() const { return item<double>(); }
+  template <typename T> std::vector<T> to_vector() const;   // row-major copy of the elements
+
+  // ---- autograd ----
+  bool requires_grad() const;
+  Tensor& requires_grad_(bool requires_grad = true);
+  bool is_leaf() const;
+  const Tensor& grad() const;
+  void set_grad(const Tensor& grad) const;
+  const std::shared_ptr<autograd::Node>& grad_fn() const;
+  uint32_t output_nr() const;
+  Tensor detach() const;                       // same storage and version counter, no history
+  void backward(const Tensor& gradient = {}, const BackwardOptions& options = {}) const;
+  void register_hook(GradHook hook) const;
+  void register_post_accumulate_grad_hook(PostAccumulateGradHook hook) const;
+  void retain_grad() const;                    // keep .grad on a non-leaf
+
+  // ---- sugar over engine/ops/ops.h ----
+  Tensor operator-() const;
+  Tensor exp() const;
+  Tensor log() const;
+  Tensor sqrt() const;
+  Tensor abs() const;
+  Tensor relu() const;
+  Tensor tanh() const;
+  Tensor sigmoid() const;
+  Tensor pow(double exponent) const;
+  Tensor sum() const;
+  Tensor sum(const std::vector<int64_t>& dims, bool keepdim = false) const;
+  Tensor mean() const;
+  Tensor mean(const std::vector<int64_t>& dims, bool keepdim = false) const;
+  Tensor matmul(const Tensor& other) const;
+  Tensor reshape(const Shape& shape) const;
+  Tensor view(const Shape& shape) const;
+  Tensor transpose(int64_t dim0, int64_t dim1) const;
+  Tensor t() const;
+  Tensor narrow(int64_t dim, int64_t start, int64_t length) const;
+  Tensor expand(const Shape& shape) const;
+  Tensor contiguous() const;
+  Tensor clone() const;
+  Tensor to(DType dtype) const;
+
+  // ---- in-place (bump the version counter; allowed on leaves that require grad only under NoGradGuard) ----
+  Tensor& add_(const Tensor& other, double alpha = 1.0);
+  Tensor& mul_(double factor);
+  Tensor& mul_(const Tensor& other);
+  Tensor& zero_();
+  Tensor& fill_(double value);
+  Tensor& copy_(const Tensor& src);
+
+ private:
+  std::shared_ptr<TensorImpl> impl_;
+};
+
+struct TensorImpl {
+  std::shared_ptr<Storage> storage;
+  Shape shape;
+  Shape strides;
+  int64_t offset = 0;
+  DType dtype = DType::f32;
+  std::shared_ptr<std::atomic<uint64_t>> version = std::make_shared<std::atomic<uint64_t>>(0);
+
+  // Autograd. A tensor requires grad iff it is a leaf with requires_grad set, or has a grad_fn.
+  bool requires_grad = false;
+  bool retains_grad = false;
+  Tensor grad;
+  std::shared_ptr<autograd::Node> grad_fn;   // the node that produced this tensor (null for leaves)
+  uint32_t output_nr = 0;                    // which output of grad_fn this tensor is
+  std::weak_ptr<autograd::Node> grad_accumulator;   // leaves: lazily created AccumulateGrad
+  std::vector<GradHook> leaf_grad_hooks;            // leaves: run by AccumulateGrad before accumulating
+  std::vector<PostAccumulateGradHook> post_accumulate_grad_hooks;
+  std::mutex autograd_mutex;   // guards grad_accumulator creation and .grad accumulation
+};
+
+// ---- construction ----
+Tensor empty(const Shape& shape, DType dtype = DType::f32);
+Tensor zeros(const Shape& shape, DType dtype = DType::f32);
+Tensor ones(const Shape& shape, DType dtype = DType::f32);
+Tensor full(const Shape& shape, double value, DType dtype = DType::f32);
+Tensor scalar_tensor(double value, DType dtype = DType::f32);
+Tensor zeros_like(const Tensor& t);
+Tensor ones_like(const Tensor& t);
+Tensor arange(int64_t n, DType dtype = DType::f32);
+template <typename T>
+Tensor from_vector(const std::vector<T>& values, const Shape& shape, DType dtype = dtype_of<T>());
+Tensor tensor(std::initializer_list<double> values, DType dtype = DType::f32);   // 1-D
+// A view onto `base`'s storage; the caller guarantees it stays in bounds.
+Tensor make_view(const Tensor& base, Shape shape, Shape strides, int64_t offset);
+
+std::ostream& operator<<(std::ostream& os, const Tensor& t);
+
+}  // namespace tinyddp

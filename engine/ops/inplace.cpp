@@ -1,0 +1,109 @@
+// In-place ops. They bump the version counter shared by a tensor and its views, which is how a saved
+// tensor notices it was modified before the backward that needs it.
+//
+// When they are allowed: on tensors that do not require grad, and on anything under NoGradGuard (how an
+// optimizer updates parameters). A leaf that requires grad is refused outside NoGradGuard with PyTorch's
+// message; tinyddp does not record in-place ops in the graph, so a non-leaf that requires grad is refused
+// too, with the out-of-place op to use instead.
+#include "engine/ops/op_utils.h"
+
+namespace tinyddp {
+
+using namespace detail;
+
+namespace {
+
+void check_inplace(const Tensor& self, const Tensor* other, const char* op) {
+  check_defined(self, op, "tensor modified in place");
+  if (!GradMode::is_enabled()) return;
+  if (self.requires_grad()) {
+    TINYDDP_CHECK(!self.is_leaf(), "a leaf Variable that requires grad is being used in an in-place operation.");
+    TINYDDP_CHECK(false, op, ": in-place ops on a tensor that is part of an autograd graph (grad_fn=",
+                  self.grad_fn()->name(), ") are not recorded by tinyddp. Use the out-of-place op (e.g. y = y + x) "
+                  "or run it under NoGradGuard if no gradient should flow.");
+  }
+  TINYDDP_CHECK(other == nullptr || !other->requires_grad(), op,
+                ": the source requires grad but the result of an in-place op would not record it. Use the "
+                "out-of-place op, or detach() the source.");
+}
+
+// Writes `value` (any layout, broadcastable to self) into self's elements, through self's strides.
+void write_into(Tensor& self, const Tensor& value) {
+  const Tensor v = expand(value.detach(), self.shape()).contiguous();
+  dispatch_all(self.dtype(), [&]<typename T>() {
+    if (self.is_contiguous()) std::copy(v.data_ptr<T>(), v.data_ptr<T>() + v.numel(), self.data_ptr<T>());
+    else kernels::cpu::copy_from_contiguous<T>(self.shape(), v.data_ptr<T>(), self.data_ptr<T>(), self.strides());
+  });
+  self.bump_version();
+}
+
+}  // namespace
+
+// self += alpha * other (other broadcast to self's shape).
+Tensor& add_(Tensor& self, const Tensor& other, double alpha) {
+  check_inplace(self, &other, "add_");
+  check_floating(self, "add_");
+  check_floating(other, "add_");
+  check_same_dtype(self, other, "add_");
+  TINYDDP_CHECK(broadcast_shapes(self.shape(), other.shape(), "add_") == self.shape(), "add_: the source of shape ",
+                shape_str(other.shape()), " does not broadcast to the destination's shape ", shape_str(self.shape()),
+                ".");
+  if (self.is_contiguous() && other.is_contiguous() && other.shape() == self.shape()) {
+    // The optimizer's and the reducer's hot path: one fused pass.
+    dispatch_floating(self.dtype(), "add_", [&]<typename T>() {
+      kernels::cpu::axpy<T>(self.data_ptr<T>(), other.data_ptr<T>(), static_cast<T>(alpha), self.data_ptr<T>(),
+                            self.numel());
+    });
+    self.bump_version();
+    return self;
+  }
+  NoGradGuard no_grad;
+  write_into(self, add(self.detach(), alpha == 1.0 ? other.detach() : mul(other.detach(), alpha)));
+  return self;
+}
+
+Tensor& mul_(Tensor& self, double factor) {
+  check_inplace(self, nullptr, "mul_");
+  check_floating(self, "mul_");
+  NoGradGuard no_grad;
+  write_into(self, mul(self.detach(), factor));
+  return self;
+}
+
+Tensor& mul_(Tensor& self, const Tensor& other) {
+  check_inplace(self, &other, "mul_");
+  check_floating(self, "mul_");
+  check_same_dtype(self, other, "mul_");
+  NoGradGuard no_grad;
+  const Tensor product = mul(self.detach(), other.detach());
+  TINYDDP_CHECK(product.shape() == self.shape(), "mul_: the source of shape ", shape_str(other.shape()),
+                " does not broadcast to the destination's shape ", shape_str(self.shape()), ".");
+  write_into(self, product);
+  return self;
+}
+
+Tensor& fill_(Tensor& self, double value) {
+  check_inplace(self, nullptr, "fill_");
+  dispatch_all(self.dtype(), [&]<typename T>() {
+    if (self.is_contiguous()) {
+      std::fill(self.data_ptr<T>(), self.data_ptr<T>() + self.numel(), static_cast<T>(value));
+      return;
+    }
+    const std::vector<T> v(static_cast<size_t>(self.numel()), static_cast<T>(value));
+    kernels::cpu::copy_from_contiguous<T>(self.shape(), v.data(), self.data_ptr<T>(), self.strides());
+  });
+  self.bump_version();
+  return self;
+}
+
+Tensor& copy_(Tensor& self, const Tensor& src) {
+  check_inplace(self, &src, "copy_");
+  check_defined(src, "copy_", "source");
+  TINYDDP_CHECK(broadcast_shapes(self.shape(), src.shape(), "copy_") == self.shape(), "copy_: the source of shape ",
+                shape_str(src.shape()), " does not broadcast to the destination's shape ", shape_str(self.shape()), ".");
+  NoGradGuard no_grad;
+  write_into(self, to_dtype(src.detach(), self.dtype()));
+  return self;
+}
+
+}  // namespace tinyddp

@@ -1,0 +1,106 @@
+// Every tensor op of the engine. Each op lives in one place: its forward calls a kernel (kernels/cpu), and
+// its backward rule, right next to it, is written with these same ops, so every op can be differentiated
+// again (create_graph), to any order. Binary ops broadcast by NumPy rules; undoing a broadcast in a
+// backward is one helper, sum_to().
+//
+// Files: elementwise.cpp (arithmetic, activations), reduce.cpp (sum, mean, max, log_softmax),
+// linalg.cpp (matmul, addmm), shape.cpp (views, cat, copies), loss.cpp (mse, cross-entropy),
+// inplace.cpp (add_, mul_, fill_, copy_), random.cpp (seeded RNG).
+#pragma once
+
+#include <vector>
+
+#include "engine/core/tensor.h"
+
+namespace tinyddp {
+
+// ---- elementwise (broadcasting) ----
+Tensor add(const Tensor& a, const Tensor& b);
+Tensor sub(const Tensor& a, const Tensor& b);
+Tensor mul(const Tensor& a, const Tensor& b);
+Tensor div(const Tensor& a, const Tensor& b);
+Tensor add(const Tensor& a, double b);
+Tensor mul(const Tensor& a, double b);
+Tensor neg(const Tensor& x);
+Tensor pow(const Tensor& x, double exponent);
+Tensor exp(const Tensor& x);
+Tensor log(const Tensor& x);
+Tensor sqrt(const Tensor& x);
+Tensor abs(const Tensor& x);
+Tensor relu(const Tensor& x);
+Tensor tanh(const Tensor& x);
+Tensor sigmoid(const Tensor& x);
+Tensor clamp(const Tensor& x, double min, double max);
+
+// Not differentiable (their result never requires grad): masks and signs as 0/1 (or -1/0/1) tensors of
+// the input's dtype, used by backward rules.
+Tensor sign(const Tensor& x);
+Tensor gt(const Tensor& x, double threshold);
+Tensor in_range(const Tensor& x, double min, double max);
+Tensor eq(const Tensor& a, const Tensor& b);
+
+Tensor operator+(const Tensor& a, const Tensor& b);
+Tensor operator-(const Tensor& a, const Tensor& b);
+Tensor operator*(const Tensor& a, const Tensor& b);
+Tensor operator/(const Tensor& a, const Tensor& b);
+Tensor operator+(const Tensor& a, double b);
+Tensor operator+(double a, const Tensor& b);
+Tensor operator-(const Tensor& a, double b);
+Tensor operator-(double a, const Tensor& b);
+Tensor operator*(const Tensor& a, double b);
+Tensor operator*(double a, const Tensor& b);
+Tensor operator/(const Tensor& a, double b);
+Tensor operator/(double a, const Tensor& b);
+
+// ---- reductions ----
+Tensor sum(const Tensor& x);                                          // all elements -> shape []
+Tensor sum(const Tensor& x, const std::vector<int64_t>& dims, bool keepdim = false);
+Tensor mean(const Tensor& x);
+Tensor mean(const Tensor& x, const std::vector<int64_t>& dims, bool keepdim = false);
+Tensor max(const Tensor& x);                                          // the largest element -> shape []
+struct MaxResult {
+  Tensor values;    // differentiable
+  Tensor indices;   // int64
+};
+MaxResult max(const Tensor& x, int64_t dim, bool keepdim = false);
+Tensor log_softmax(const Tensor& x, int64_t dim);
+Tensor softmax(const Tensor& x, int64_t dim);
+// Sums `grad` down to `shape`: undoes NumPy broadcasting (the one place backward rules do so).
+Tensor sum_to(const Tensor& grad, const Shape& shape);
+
+// ---- linear algebra ----
+Tensor matmul(const Tensor& a, const Tensor& b);   // 1-D, 2-D and batched (batch dims broadcast)
+Tensor mm(const Tensor& a, const Tensor& b);       // (m, k) @ (k, n)
+Tensor addmm(const Tensor& bias, const Tensor& a, const Tensor& b);   // bias + a @ b, bias broadcast
+
+// ---- shape and copies ----
+Tensor reshape(const Tensor& x, const Shape& shape);   // a view when possible, else a copy; one dim may be -1
+Tensor view(const Tensor& x, const Shape& shape);      // always a view; needs a contiguous tensor
+Tensor transpose(const Tensor& x, int64_t dim0, int64_t dim1);
+Tensor t(const Tensor& x);                              // transpose of a 2-D tensor
+Tensor narrow(const Tensor& x, int64_t dim, int64_t start, int64_t length);
+Tensor expand(const Tensor& x, const Shape& shape);    // broadcast to shape without copying (stride 0)
+Tensor unsqueeze(const Tensor& x, int64_t dim);
+Tensor cat(const std::vector<Tensor>& tensors, int64_t dim);
+Tensor clone(const Tensor& x);                          // a contiguous copy, differentiable
+Tensor to_dtype(const Tensor& x, DType dtype);
+Tensor one_hot(const Tensor& indices, int64_t num_classes, DType dtype = DType::f32);
+
+// ---- losses (mean reduction, as PyTorch's defaults) ----
+Tensor mse_loss(const Tensor& input, const Tensor& target);
+Tensor cross_entropy(const Tensor& logits, const Tensor& target);   // logits (N, C), target (N,) int64
+
+// ---- in-place: bump the version counter; see check_inplace in inplace.cpp for when they are allowed ----
+Tensor& add_(Tensor& self, const Tensor& other, double alpha = 1.0);
+Tensor& mul_(Tensor& self, double factor);
+Tensor& mul_(Tensor& self, const Tensor& other);
+Tensor& fill_(Tensor& self, double value);
+Tensor& copy_(Tensor& self, const Tensor& src);
+
+// ---- random numbers: one generator per thread, seeded with manual_seed (0 until then) ----
+void manual_seed(uint64_t seed);
+Tensor randn(const Shape& shape, DType dtype = DType::f32);          // standard normal
+Tensor rand(const Shape& shape, DType dtype = DType::f32);           // uniform [0, 1)
+Tensor randint(int64_t low, int64_t high, const Shape& shape);       // uniform integers in [low, high), int64
+
+}  // namespace tinyddp

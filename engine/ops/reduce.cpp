@@ -1,0 +1,195 @@
+// Reductions and their backward rules. g is the gradient of the op's output.
+#include <algorithm>
+
+#include "engine/ops/op_utils.h"
+#include "kernels/cpu/reduce.h"
+
+namespace tinyddp {
+
+using namespace detail;
+
+namespace {
+
+// Normalizes dims (negative, duplicates) into a per-dimension mask.
+std::vector<bool> reduce_mask(const Tensor& x, const std::vector<int64_t>& dims, const char* op) {
+  std::vector<bool> mask(x.dim(), false);
+  for (int64_t d : dims) {
+    const int64_t w = wrap_dim(d, x.dim(), op);
+    TINYDDP_CHECK(!mask[w], op, ": dim ", w, " appears multiple times in the list of dims.");
+    mask[w] = true;
+  }
+  return mask;
+}
+
+Shape keepdim_shape(const Shape& shape, const std::vector<bool>& mask) {
+  Shape out = shape;
+  for (size_t d = 0; d < out.size(); ++d)
+    if (mask[d]) out[d] = 1;
+  return out;
+}
+
+Shape drop_dims(const Shape& shape, const std::vector<bool>& mask) {
+  Shape out;
+  for (size_t d = 0; d < shape.size(); ++d)
+    if (!mask[d]) out.push_back(shape[d]);
+  return out;
+}
+
+Tensor sum_kernel(const Tensor& x, const std::vector<bool>& mask, bool keepdim) {
+  const Tensor xc = x.contiguous();
+  Tensor out = empty(keepdim_shape(x.shape(), mask), x.dtype());
+  dispatch_floating(x.dtype(), "sum", [&]<typename T>() {
+    kernels::cpu::sum_dims<T>(x.shape(), mask, xc.data_ptr<T>(), out.data_ptr<T>());
+  });
+  return keepdim ? out : make_view(out, drop_dims(x.shape(), mask), contiguous_strides(drop_dims(x.shape(), mask)), 0);
+}
+
+// (outer, size, inner) split of x's shape around dim.
+void split_at(const Shape& shape, int64_t dim, int64_t& outer, int64_t& size, int64_t& inner) {
+  outer = 1, inner = 1;
+  for (int64_t d = 0; d < dim; ++d) outer *= shape[d];
+  size = shape.empty() ? 1 : shape[dim];
+  for (size_t d = dim + 1; d < shape.size(); ++d) inner *= shape[d];
+}
+
+}  // namespace
+
+// y = sum over dims.  dy/dx = 1: g is broadcast back to x's shape.
+Tensor sum(const Tensor& x, const std::vector<int64_t>& dims, bool keepdim) {
+  check_floating(x, "sum");
+  const std::vector<bool> mask = reduce_mask(x, dims, "sum");
+  Tensor out = sum_kernel(x, mask, keepdim);
+  auto node = autograd::make_node(
+      "SumBackward1", {x}, [shape = x.shape(), kshape = keepdim_shape(x.shape(), mask)](const TensorList& g, OpNode&) {
+        return TensorList{expand(reshape(g[0], kshape), shape)};
+      });
+  autograd::set_history(out, node);
+  return out;
+}
+
+Tensor sum(const Tensor& x) {
+  check_floating(x, "sum");
+  Tensor out = sum_kernel(x, std::vector<bool>(x.dim(), true), false);
+  auto node = autograd::make_node("SumBackward0", {x}, [shape = x.shape()](const TensorList& g, OpNode&) {
+    return TensorList{expand(reshape(g[0], Shape(shape.size(), 1)), shape)};
+  });
+  autograd::set_history(out, node);
+  return out;
+}
+
+// mean = sum / count: composed of differentiable ops, so its backward comes for free.
+Tensor mean(const Tensor& x, const std::vector<int64_t>& dims, bool keepdim) {
+  check_floating(x, "mean");
+  const std::vector<bool> mask = reduce_mask(x, dims, "mean");
+  int64_t count = 1;
+  for (size_t d = 0; d < mask.size(); ++d)
+    if (mask[d]) count *= x.shape()[d];
+  return mul(sum(x, dims, keepdim), 1.0 / static_cast<double>(count));
+}
+
+Tensor mean(const Tensor& x) {
+  check_floating(x, "mean");
+  TINYDDP_CHECK(x.numel() > 0, "mean: cannot take the mean of an empty tensor of shape ", shape_str(x.shape()), ".");
+  return mul(sum(x), 1.0 / static_cast<double>(x.numel()));
+}
+
+// y = max over all elements.  dy/dx = 1/k at each of the k elements equal to the maximum (PyTorch 1.13
+// shares the gradient evenly between ties).
+Tensor max(const Tensor& x) {
+  check_floating(x, "max");
+  TINYDDP_CHECK(x.numel() > 0, "max(): Expected reduction dim to be specified for input.numel() == 0. Specify the "
+                               "reduction dim with the 'dim' argument.");
+  const Tensor flat = reshape(x.detach(), {x.numel()});
+  MaxResult r;
+  {
+    NoGradGuard no_grad;
+    r = max(flat, 0, false);
+  }
+  Tensor out = r.values;
+  auto node = autograd::make_node("MaxBackward1", {x}, [](const TensorList& g, OpNode& n) {
+    const Tensor in = n.saved(0);
+    const Tensor mask = eq(in, expand(reshape(n.saved(1), Shape(in.dim(), 1)), in.shape()));
+    return TensorList{g[0] * (mask / sum(mask))};
+  });
+  autograd::set_history(out, node);
+  if (node) {
+    node->save(x);
+    node->save(out, true);
+  }
+  return out;
+}
+
+// values = max over dim.  dvalues/dx = 1 at the arg-max of each slice, else 0.
+MaxResult max(const Tensor& x, int64_t dim, bool keepdim) {
+  check_floating(x, "max");
+  dim = wrap_dim(dim, x.dim(), "max");
+  TINYDDP_CHECK(x.dim() == 0 || x.shape()[dim] > 0, "max(): cannot reduce over dimension ", dim, " of size 0 (shape ",
+                shape_str(x.shape()), ").");
+  int64_t outer, size, inner;
+  split_at(x.shape(), dim, outer, size, inner);
+  Shape kshape = x.shape();
+  if (!kshape.empty()) kshape[dim] = 1;
+  const Tensor xc = x.contiguous();
+  Tensor values = empty(kshape, x.dtype());
+  Tensor indices = empty(kshape, DType::i64);
+  dispatch_floating(x.dtype(), "max", [&]<typename T>() {
+    kernels::cpu::max_dim<T>(outer, size, inner, xc.data_ptr<T>(), values.data_ptr<T>(), indices.data_ptr<int64_t>());
+  });
+  if (!keepdim && x.dim() > 0) {
+    Shape s = x.shape();
+    s.erase(s.begin() + dim);
+    values = make_view(values, s, contiguous_strides(s), 0);
+    indices = make_view(indices, s, contiguous_strides(s), 0);
+  }
+  auto node = autograd::make_node(
+      "MaxBackward0", {x}, [shape = x.shape(), kshape, dim](const TensorList& g, OpNode& n) {
+        const Tensor idx = n.saved(0);
+        int64_t outer, size, inner;
+        split_at(shape, dim, outer, size, inner);
+        Tensor mask = empty(shape, g[0].dtype());
+        const Tensor ic = idx.contiguous();
+        dispatch_floating(g[0].dtype(), "max backward", [&]<typename T>() {
+          kernels::cpu::one_hot<T>(outer, size, inner, ic.data_ptr<int64_t>(), mask.data_ptr<T>());
+        });
+        return TensorList{expand(reshape(g[0], kshape), shape) * mask};
+      });
+  if (node) node->save(indices);
+  autograd::set_history(values, node);
+  return {values, indices};
+}
+
+// y = x - logsumexp(x).  dy/dx applied to g: g - softmax(x) * sum(g), with softmax = exp(y).
+Tensor log_softmax(const Tensor& x, int64_t dim) {
+  check_floating(x, "log_softmax");
+  dim = wrap_dim(dim, x.dim(), "log_softmax");
+  int64_t outer, size, inner;
+  split_at(x.shape(), dim, outer, size, inner);
+  const Tensor xc = x.contiguous();
+  Tensor out = empty(x.shape(), x.dtype());
+  dispatch_floating(x.dtype(), "log_softmax", [&]<typename T>() {
+    kernels::cpu::log_softmax<T>(outer, size, inner, xc.data_ptr<T>(), out.data_ptr<T>());
+  });
+  auto node = autograd::make_node("LogSoftmaxBackward0", {x}, [dim](const TensorList& g, OpNode& n) {
+    const Tensor y = n.saved(0);
+    return TensorList{g[0] - exp(y) * sum(g[0], {dim}, /*keepdim=*/true)};
+  });
+  autograd::set_history(out, node);
+  if (node) node->save(out, true);
+  return out;
+}
+
+Tensor softmax(const Tensor& x, int64_t dim) { return exp(log_softmax(x, dim)); }
+
+Tensor sum_to(const Tensor& grad, const Shape& shape) {
+  if (grad.shape() == shape) return grad;
+  TINYDDP_INTERNAL_ASSERT(grad.dim() >= static_cast<int64_t>(shape.size()), "sum_to: cannot sum ",
+                          shape_str(grad.shape()), " to the larger shape ", shape_str(shape));
+  const size_t lead = grad.dim() - shape.size();
+  std::vector<int64_t> dims;
+  for (size_t d = 0; d < static_cast<size_t>(grad.dim()); ++d)
+    if (d < lead || (shape[d - lead] == 1 && grad.shape()[d] != 1)) dims.push_back(static_cast<int64_t>(d));
+  const Tensor summed = dims.empty() ? grad : sum(grad, dims, /*keepdim=*/true);
+  return reshape(summed, shape);
+}
+
+}  // namespace tinyddp

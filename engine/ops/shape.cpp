@@ -1,0 +1,250 @@
+// Views (same storage, other shape/strides/offset), concatenation and copies, with backward rules.
+#include "engine/ops/op_utils.h"
+#include "kernels/cpu/reduce.h"
+
+namespace tinyddp {
+
+using namespace detail;
+
+namespace {
+
+Shape infer_shape(const Shape& shape, int64_t numel, const char* op, const Shape& from) {
+  Shape out = shape;
+  int64_t known = 1, infer_at = -1;
+  for (size_t i = 0; i < out.size(); ++i) {
+    if (out[i] == -1) {
+      TINYDDP_CHECK(infer_at < 0, op, ": only one dimension can be inferred (-1) in ", shape_str(shape), ".");
+      infer_at = static_cast<int64_t>(i);
+    } else {
+      TINYDDP_CHECK(out[i] >= 0, op, ": invalid shape dimension ", out[i], " in ", shape_str(shape), ".");
+      known *= out[i];
+    }
+  }
+  if (infer_at >= 0) {
+    TINYDDP_CHECK(known != 0 && numel % known == 0, op, ": shape ", shape_str(shape), " is invalid for input of size ",
+                  numel, ".");
+    out[infer_at] = numel / known;
+  }
+  TINYDDP_CHECK(numel_of(out) == numel, op, ": shape '", shape_str(shape), "' is invalid for input of size ", numel,
+                " (the input has shape ", shape_str(from), "). The new shape must have the same number of elements.");
+  return out;
+}
+
+}  // namespace
+
+// A view of a contiguous tensor with another shape.  dx = g reshaped back.
+Tensor view(const Tensor& x, const Shape& shape) {
+  check_defined(x, "view");
+  const Shape s = infer_shape(shape, x.numel(), "view", x.shape());
+  TINYDDP_CHECK(x.is_contiguous(), "view size is not compatible with input tensor's size and stride (at least one "
+                                   "dimension spans across two contiguous subspaces). Use .reshape(...) instead.");
+  Tensor out = make_view(x, s, contiguous_strides(s), x.offset());
+  autograd::set_history(out, autograd::make_node("ViewBackward0", {x}, [in = x.shape()](const TensorList& g, OpNode&) {
+    return TensorList{reshape(g[0], in)};
+  }));
+  return out;
+}
+
+Tensor reshape(const Tensor& x, const Shape& shape) {
+  check_defined(x, "reshape");
+  if (x.is_contiguous()) return view(x, shape);
+  infer_shape(shape, x.numel(), "reshape", x.shape());   // check before copying
+  return view(clone(x), shape);
+}
+
+// Swaps two dims (a view).  dx = g with the same dims swapped back.
+Tensor transpose(const Tensor& x, int64_t dim0, int64_t dim1) {
+  check_defined(x, "transpose");
+  const int64_t d0 = wrap_dim(dim0, x.dim(), "transpose"), d1 = wrap_dim(dim1, x.dim(), "transpose");
+  Shape shape = x.shape(), strides = x.strides();
+  if (x.dim() > 0) {
+    std::swap(shape[d0], shape[d1]);
+    std::swap(strides[d0], strides[d1]);
+  }
+  Tensor out = make_view(x, shape, strides, x.offset());
+  autograd::set_history(out, autograd::make_node("TransposeBackward0", {x}, [d0, d1](const TensorList& g, OpNode&) {
+    return TensorList{transpose(g[0], d0, d1)};
+  }));
+  return out;
+}
+
+Tensor t(const Tensor& x) {
+  check_defined(x, "t");
+  TINYDDP_CHECK(x.dim() <= 2, "t() expects a tensor with <= 2 dimensions, but self is ", x.dim(),
+                "D. Use transpose(dim0, dim1) for higher dimensions.");
+  if (x.dim() < 2) return x;
+  Tensor out = make_view(x, {x.shape()[1], x.shape()[0]}, {x.strides()[1], x.strides()[0]}, x.offset());
+  autograd::set_history(out, autograd::make_node("TBackward0", {x}, [](const TensorList& g, OpNode&) {
+    return TensorList{t(g[0])};
+  }));
+  return out;
+}
+
+// x[..., start:start+length, ...] along dim (a view).  dx = g placed back between zeros.
+Tensor narrow(const Tensor& x, int64_t dim, int64_t start, int64_t length) {
+  check_defined(x, "narrow");
+  TINYDDP_CHECK(x.dim() > 0, "narrow() cannot be applied to a 0-dim tensor.");
+  dim = wrap_dim(dim, x.dim(), "narrow");
+  const int64_t size = x.shape()[dim];
+  if (start < 0) start += size;
+  TINYDDP_CHECK(start >= 0 && length >= 0 && start + length <= size, "narrow: start (", start, ") + length (", length,
+                ") exceeds dimension size (", size, ") of dim ", dim, " in a tensor of shape ", shape_str(x.shape()), ".");
+  Shape shape = x.shape();
+  shape[dim] = length;
+  Tensor out = make_view(x, shape, x.strides(), x.offset() + start * x.strides()[dim]);
+  auto node = autograd::make_node("SliceBackward0", {x}, [in = x.shape(), dim, start, length](const TensorList& g, OpNode&) {
+    std::vector<Tensor> parts;
+    Shape before = in, after = in;
+    before[dim] = start;
+    after[dim] = in[dim] - start - length;
+    if (start > 0) parts.push_back(zeros(before, g[0].dtype()));
+    parts.push_back(g[0]);
+    if (after[dim] > 0) parts.push_back(zeros(after, g[0].dtype()));
+    return TensorList{parts.size() == 1 ? parts[0] : cat(parts, dim)};
+  });
+  autograd::set_history(out, node);
+  return out;
+}
+
+// Broadcasts x to `shape` (a view with stride 0 on repeated dims); -1 keeps a dim.  dx = g summed back.
+Tensor expand(const Tensor& x, const Shape& shape) {
+  check_defined(x, "expand");
+  TINYDDP_CHECK(shape.size() >= static_cast<size_t>(x.dim()), "expand: the number of sizes provided (", shape.size(),
+                ") must be greater or equal to the number of dimensions in the tensor (", x.dim(), ").");
+  const size_t lead = shape.size() - x.dim();
+  Shape out_shape(shape.size()), strides(shape.size(), 0);
+  for (size_t i = 0; i < shape.size(); ++i) {
+    if (i < lead) {
+      TINYDDP_CHECK(shape[i] >= 0, "expand: -1 is not allowed in a leading, non-existing dimension (", i, ") of ",
+                    shape_str(shape), ".");
+      out_shape[i] = shape[i];
+      continue;
+    }
+    const int64_t have = x.shape()[i - lead];
+    const int64_t want = shape[i] == -1 ? have : shape[i];
+    TINYDDP_CHECK(have == want || have == 1, "expand: the expanded size of the tensor (", want,
+                  ") must match the existing size (", have, ") at non-singleton dimension ", i, ".  Target sizes: ",
+                  shape_str(shape), ".  Tensor sizes: ", shape_str(x.shape()));
+    out_shape[i] = want;
+    strides[i] = have == want ? x.strides()[i - lead] : 0;
+  }
+  if (out_shape == x.shape()) return x;
+  Tensor out = make_view(x, out_shape, strides, x.offset());
+  autograd::set_history(out, autograd::make_node("ExpandBackward0", {x}, [in = x.shape()](const TensorList& g, OpNode&) {
+    return TensorList{sum_to(g[0], in)};
+  }));
+  return out;
+}
+
+// Inserts a size-1 dim (a view).  dx = g with that dim removed.
+Tensor unsqueeze(const Tensor& x, int64_t dim) {
+  check_defined(x, "unsqueeze");
+  dim = wrap_dim(dim, x.dim() + 1, "unsqueeze");
+  Shape shape = x.shape(), strides = x.strides();
+  const int64_t stride = dim < x.dim() ? shape[dim] * strides[dim] : 1;
+  shape.insert(shape.begin() + dim, 1);
+  strides.insert(strides.begin() + dim, stride);
+  Tensor out = make_view(x, shape, strides, x.offset());
+  autograd::set_history(out, autograd::make_node("UnsqueezeBackward0", {x}, [in = x.shape()](const TensorList& g, OpNode&) {
+    return TensorList{reshape(g[0], in)};
+  }));
+  return out;
+}
+
+// Concatenates along dim.  dx_i = the slice of g that x_i filled.
+Tensor cat(const std::vector<Tensor>& tensors, int64_t dim) {
+  TINYDDP_CHECK(!tensors.empty(), "cat: expected a non-empty list of tensors.");
+  const Tensor& first = tensors[0];
+  check_defined(first, "cat", "first tensor");
+  dim = wrap_dim(dim, first.dim(), "cat");
+  Shape shape = first.shape();
+  shape[dim] = 0;
+  std::vector<int64_t> sizes;
+  for (size_t i = 0; i < tensors.size(); ++i) {
+    const Tensor& x = tensors[i];
+    check_defined(x, "cat", "tensor");
+    check_same_dtype(first, x, "cat");
+    bool ok = x.dim() == first.dim();
+    for (int64_t d = 0; ok && d < x.dim(); ++d) ok = d == dim || x.shape()[d] == first.shape()[d];
+    TINYDDP_CHECK(ok, "cat: sizes of tensors must match except in dimension ", dim, ". Tensor 0 has shape ",
+                  shape_str(first.shape()), " but tensor ", i, " has shape ", shape_str(x.shape()), ".");
+    sizes.push_back(x.shape()[dim]);
+    shape[dim] += x.shape()[dim];
+  }
+  Tensor out = empty(shape, first.dtype());
+  {
+    NoGradGuard no_grad;
+    int64_t offset = 0;
+    for (size_t i = 0; i < tensors.size(); ++i) {
+      Tensor slot = narrow(out, dim, offset, sizes[i]);
+      copy_(slot, tensors[i].detach());
+      offset += sizes[i];
+    }
+  }
+  auto node = autograd::make_node("CatBackward0", tensors, [dim, sizes](const TensorList& g, OpNode& n) {
+    TensorList out;
+    int64_t offset = 0;
+    for (size_t i = 0; i < sizes.size(); ++i) {
+      out.push_back(n.needs_input_grad(i) ? narrow(g[0], dim, offset, sizes[i]) : Tensor());
+      offset += sizes[i];
+    }
+    return out;
+  });
+  autograd::set_history(out, node);
+  return out;
+}
+
+// A contiguous copy.  dx = g.
+Tensor clone(const Tensor& x) {
+  check_defined(x, "clone");
+  Tensor out = empty(x.shape(), x.dtype());
+  dispatch_all(x.dtype(), [&]<typename T>() {
+    kernels::cpu::copy_to_contiguous<T>(x.shape(), x.data_ptr<T>(), x.strides(), out.data_ptr<T>());
+  });
+  autograd::set_history(out, autograd::make_node("CloneBackward0", {x}, [](const TensorList& g, OpNode&) {
+    return TensorList{g[0]};
+  }));
+  return out;
+}
+
+// A copy in another dtype.  dx = g converted back.
+Tensor to_dtype(const Tensor& x, DType dtype) {
+  check_defined(x, "to");
+  if (x.dtype() == dtype) return x;
+  const Tensor xc = x.contiguous();
+  Tensor out = empty(x.shape(), dtype);
+  dispatch_all(x.dtype(), [&]<typename S>() {
+    dispatch_all(dtype, [&]<typename D>() {
+      const S* src = xc.data_ptr<S>();
+      D* dst = out.data_ptr<D>();
+      for (int64_t i = 0; i < out.numel(); ++i) dst[i] = static_cast<D>(src[i]);
+    });
+  });
+  if (is_floating(dtype)) {
+    autograd::set_history(out, autograd::make_node("ToCopyBackward0", {x}, [from = x.dtype()](const TensorList& g, OpNode&) {
+      return TensorList{to_dtype(g[0], from)};
+    }));
+  }
+  return out;
+}
+
+Tensor one_hot(const Tensor& indices, int64_t num_classes, DType dtype) {
+  check_defined(indices, "one_hot", "indices");
+  TINYDDP_CHECK(indices.dtype() == DType::i64, "one_hot: expected int64 class indices, got ", dtype_name(indices.dtype()),
+                ".");
+  TINYDDP_CHECK(num_classes > 0, "one_hot: num_classes must be positive, got ", num_classes, ".");
+  const std::vector<int64_t> idx = indices.to_vector<int64_t>();
+  for (size_t i = 0; i < idx.size(); ++i)
+    TINYDDP_CHECK(idx[i] >= 0 && idx[i] < num_classes, "one_hot: class index ", idx[i], " at position ", i,
+                  " is out of bounds for ", num_classes, " classes (expected 0 <= index < ", num_classes, ").");
+  Shape shape = indices.shape();
+  shape.push_back(num_classes);
+  Tensor out = empty(shape, dtype);
+  const Tensor ic = indices.contiguous();
+  dispatch_floating(dtype, "one_hot", [&]<typename T>() {
+    kernels::cpu::one_hot<T>(indices.numel(), num_classes, 1, ic.data_ptr<int64_t>(), out.data_ptr<T>());
+  });
+  return out;
+}
+
+}  // namespace tinyddp

@@ -1,0 +1,8 @@
+// One include for users of the engine.
+#pragma once
+
+#include "engine/autograd/engine.h"
+#include "engine/autograd/functional.h"
+#include "engine/autograd/grad_mode.h"
+#include "engine/core/tensor.h"
+#include "engine/ops/ops.h"

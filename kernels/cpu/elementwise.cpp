@@ -1,0 +1,184 @@
+#include "kernels/cpu/elementwise.h"
+
+#include <Eigen/Core>
+#include <array>
+#include <cmath>
+
+namespace tinyddp::kernels::cpu {
+
+namespace {
+
+template <typename T>
+using ConstArrayMap = Eigen::Map<const Eigen::Array<T, Eigen::Dynamic, 1>>;
+
+// Walks a multi-index over `shape` in row-major order, calling fn(offset_0, offset_1, ...) with each
+// operand's element offset. Operands are given by their strides.
+template <size_t N, typename Fn>
+void for_each_index(const Dims& shape, const std::array<const Dims*, N>& strides, Fn&& fn) {
+  const size_t nd = shape.size();
+  int64_t total = 1;
+  for (int64_t d : shape) total *= d;
+  std::array<int64_t, N> off{};
+  if (total == 0) return;
+  if (nd == 0) {   // a scalar: one element at offset 0
+    fn(off);
+    return;
+  }
+  std::vector<int64_t> idx(nd, 0);
+  // Innermost dimension in a tight loop; the odometer handles the rest.
+  const int64_t inner = nd ? shape[nd - 1] : 1;
+  std::array<int64_t, N> inner_stride{};
+  for (size_t k = 0; k < N; ++k) inner_stride[k] = nd ? (*strides[k])[nd - 1] : 0;
+  for (int64_t done = 0; done < total; done += inner) {
+    std::array<int64_t, N> o = off;
+    for (int64_t i = 0; i < inner; ++i) {
+      fn(o);
+      for (size_t k = 0; k < N; ++k) o[k] += inner_stride[k];
+    }
+    // Advance the odometer over dims [0, nd-1).
+    for (size_t d = nd - 1; d-- > 0;) {
+      ++idx[d];
+      for (size_t k = 0; k < N; ++k) off[k] += (*strides[k])[d];
+      if (idx[d] < shape[d]) break;
+      for (size_t k = 0; k < N; ++k) off[k] -= (*strides[k])[d] * shape[d];
+      idx[d] = 0;
+    }
+  }
+}
+
+template <typename T>
+T binary_scalar(BinaryOp op, T a, T b) {
+  switch (op) {
+    case BinaryOp::add: return a + b;
+    case BinaryOp::sub: return a - b;
+    case BinaryOp::mul: return a * b;
+    case BinaryOp::div: return a / b;
+    case BinaryOp::eq: return a == b ? T(1) : T(0);
+  }
+  return T(0);
+}
+
+}  // namespace
+
+template <typename T>
+void unary(UnaryOp op, const T* x, T* y, int64_t n, double a, double b) {
+  ConstArrayMap<T> X(x, n);
+  Eigen::Map<Eigen::Array<T, Eigen::Dynamic, 1>> Y(y, n);
+  const T ta = static_cast<T>(a), tb = static_cast<T>(b);
+  switch (op) {
+    case UnaryOp::neg: Y = -X; break;
+    case UnaryOp::exp: Y = X.exp(); break;
+    case UnaryOp::log: Y = X.log(); break;
+    case UnaryOp::sqrt: Y = X.sqrt(); break;
+    case UnaryOp::abs: Y = X.abs(); break;
+    case UnaryOp::relu: Y = X.max(T(0)); break;
+    case UnaryOp::tanh: Y = X.tanh(); break;
+    // 1 / (1 + e^-x), computed from e^-|x| so that neither branch overflows.
+    case UnaryOp::sigmoid:
+      for (int64_t i = 0; i < n; ++i) {
+        const T e = std::exp(-std::abs(x[i]));
+        y[i] = x[i] >= 0 ? T(1) / (T(1) + e) : e / (T(1) + e);
+      }
+      break;
+    case UnaryOp::sign:
+      for (int64_t i = 0; i < n; ++i) y[i] = x[i] > 0 ? T(1) : (x[i] < 0 ? T(-1) : T(0));
+      break;
+    case UnaryOp::pow:
+      if (a == 2.0) Y = X.square();
+      else if (a == 1.0) Y = X;
+      else if (a == 0.0) Y.setConstant(T(1));
+      else for (int64_t i = 0; i < n; ++i) y[i] = std::pow(x[i], ta);
+      break;
+    case UnaryOp::add_scalar: Y = X + ta; break;
+    case UnaryOp::mul_scalar: Y = X * ta; break;
+    case UnaryOp::clamp: Y = X.max(ta).min(tb); break;
+    case UnaryOp::in_range: Y = (X >= ta && X <= tb).template cast<T>(); break;
+    case UnaryOp::gt_scalar: Y = (X > ta).template cast<T>(); break;
+    case UnaryOp::fill: Y.setConstant(ta); break;
+  }
+}
+
+template <typename T>
+void binary(BinaryOp op, const Dims& shape, const T* a, const Dims& a_strides, const T* b, const Dims& b_strides,
+            T* out) {
+  int64_t n = 1;
+  for (int64_t d : shape) n *= d;
+  // Fast path: both operands contiguous with the output's shape.
+  bool a_dense = true, b_dense = true;
+  int64_t expected = 1;
+  for (size_t i = shape.size(); i-- > 0;) {
+    if (shape[i] != 1) {
+      a_dense &= a_strides[i] == expected;
+      b_dense &= b_strides[i] == expected;
+    }
+    expected *= shape[i];
+  }
+  if (a_dense && b_dense) {
+    ConstArrayMap<T> A(a, n), B(b, n);
+    Eigen::Map<Eigen::Array<T, Eigen::Dynamic, 1>> O(out, n);
+    switch (op) {
+      case BinaryOp::add: O = A + B; return;
+      case BinaryOp::sub: O = A - B; return;
+      case BinaryOp::mul: O = A * B; return;
+      case BinaryOp::div: O = A / B; return;
+      case BinaryOp::eq: O = (A == B).template cast<T>(); return;
+    }
+  }
+  const Dims out_strides = [&] {
+    Dims s(shape.size());
+    int64_t acc = 1;
+    for (size_t i = shape.size(); i-- > 0;) { s[i] = acc; acc *= shape[i]; }
+    return s;
+  }();
+  for_each_index<3>(shape, {&a_strides, &b_strides, &out_strides}, [&](const std::array<int64_t, 3>& o) {
+    out[o[2]] = binary_scalar(op, a[o[0]], b[o[1]]);
+  });
+}
+
+template <typename T>
+void copy_to_contiguous(const Dims& shape, const T* src, const Dims& src_strides, T* dst) {
+  int64_t i = 0;
+  for_each_index<1>(shape, {&src_strides}, [&](const std::array<int64_t, 1>& o) { dst[i++] = src[o[0]]; });
+}
+
+template <typename T>
+void copy_from_contiguous(const Dims& shape, const T* src, T* dst, const Dims& dst_strides) {
+  int64_t i = 0;
+  for_each_index<1>(shape, {&dst_strides}, [&](const std::array<int64_t, 1>& o) { dst[o[0]] = src[i++]; });
+}
+
+template <typename T>
+void axpy(const T* x, const T* z, T alpha, T* y, int64_t n) {
+  Eigen::Map<Eigen::Array<T, Eigen::Dynamic, 1>> Y(y, n);
+  Y = ConstArrayMap<T>(x, n) + alpha * ConstArrayMap<T>(z, n);
+}
+
+template <typename S, typename D>
+void convert(const S* src, D* dst, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) dst[i] = static_cast<D>(src[i]);
+}
+
+#define TINYDDP_INSTANTIATE(T)                                                                          \
+  template void unary<T>(UnaryOp, const T*, T*, int64_t, double, double);                               \
+  template void binary<T>(BinaryOp, const Dims&, const T*, const Dims&, const T*, const Dims&, T*);     \
+  template void axpy<T>(const T*, const T*, T, T*, int64_t);
+TINYDDP_INSTANTIATE(float)
+TINYDDP_INSTANTIATE(double)
+#undef TINYDDP_INSTANTIATE
+
+#define TINYDDP_INSTANTIATE_COPY(T)                                                          \
+  template void copy_to_contiguous<T>(const Dims&, const T*, const Dims&, T*);               \
+  template void copy_from_contiguous<T>(const Dims&, const T*, T*, const Dims&);
+TINYDDP_INSTANTIATE_COPY(float)
+TINYDDP_INSTANTIATE_COPY(double)
+TINYDDP_INSTANTIATE_COPY(int64_t)
+#undef TINYDDP_INSTANTIATE_COPY
+
+template void convert<float, double>(const float*, double*, int64_t);
+template void convert<double, float>(const double*, float*, int64_t);
+template void convert<int64_t, float>(const int64_t*, float*, int64_t);
+template void convert<int64_t, double>(const int64_t*, double*, int64_t);
+template void convert<float, int64_t>(const float*, int64_t*, int64_t);
+template void convert<double, int64_t>(const double*, int64_t*, int64_t);
+
+}  // namespace tinyddp::kernels::cpu

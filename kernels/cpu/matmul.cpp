@@ -1,0 +1,31 @@
+#include "kernels/cpu/matmul.h"
+
+#include <Eigen/Core>
+
+namespace tinyddp::kernels::cpu {
+
+template <typename T>
+void gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, const T* a, int64_t lda, const T* b,
+          int64_t ldb, T* c, int64_t ldc) {
+  using RowMajor = Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+  using Stride = Eigen::OuterStride<>;
+  Eigen::Map<RowMajor, 0, Stride> C(c, m, n, Stride(ldc));
+  if (k == 0) {
+    C.setZero();
+    return;
+  }
+  // A is stored as (m, k) row-major, or as (k, m) when transposed; likewise B.
+  Eigen::Map<const RowMajor, 0, Stride> A(a, trans_a ? k : m, trans_a ? m : k, Stride(lda));
+  Eigen::Map<const RowMajor, 0, Stride> B(b, trans_b ? n : k, trans_b ? k : n, Stride(ldb));
+  if (!trans_a && !trans_b) C.noalias() = A * B;
+  else if (trans_a && !trans_b) C.noalias() = A.transpose() * B;
+  else if (!trans_a && trans_b) C.noalias() = A * B.transpose();
+  else C.noalias() = A.transpose() * B.transpose();
+}
+
+template void gemm<float>(bool, bool, int64_t, int64_t, int64_t, const float*, int64_t, const float*, int64_t,
+                          float*, int64_t);
+template void gemm<double>(bool, bool, int64_t, int64_t, int64_t, const double*, int64_t, const double*, int64_t,
+                           double*, int64_t);
+
+}  // namespace tinyddp::kernels::cpu

@@ -1,0 +1,104 @@
+#include "kernels/cpu/reduce.h"
+
+#include <Eigen/Core>
+#include <algorithm>
+#include <cmath>
+
+namespace tinyddp::kernels::cpu {
+
+template <typename T>
+void sum_dims(const std::vector<int64_t>& shape, const std::vector<bool>& reduce, const T* x, T* out) {
+  const size_t nd = shape.size();
+  int64_t n = 1;
+  for (int64_t d : shape) n *= d;
+  // Collapse into alternating runs of kept/reduced dims: (k0, r0, k1, r1, ...). The two common cases,
+  // "everything" and "one run", become Eigen reductions.
+  bool all = true, none = true;
+  for (size_t d = 0; d < nd; ++d) (reduce[d] ? none : all) = false;
+  int64_t out_n = 1;
+  for (size_t d = 0; d < nd; ++d)
+    if (!reduce[d]) out_n *= shape[d];
+  if (n == 0) {
+    std::fill(out, out + out_n, T(0));
+    return;
+  }
+  if (all) {
+    out[0] = Eigen::Map<const Eigen::Array<T, Eigen::Dynamic, 1>>(x, n).sum();
+    return;
+  }
+  if (none) {
+    std::copy(x, x + n, out);
+    return;
+  }
+  // General case: output strides with 0 on reduced dims; walk the input in order.
+  std::vector<int64_t> out_strides(nd);
+  int64_t acc = 1;
+  for (size_t d = nd; d-- > 0;) {
+    out_strides[d] = reduce[d] ? 0 : acc;
+    if (!reduce[d]) acc *= shape[d];
+  }
+  std::fill(out, out + out_n, T(0));
+  std::vector<int64_t> idx(nd, 0);
+  int64_t o = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    out[o] += x[i];
+    for (size_t d = nd; d-- > 0;) {
+      ++idx[d];
+      o += out_strides[d];
+      if (idx[d] < shape[d]) break;
+      o -= out_strides[d] * shape[d];
+      idx[d] = 0;
+    }
+  }
+}
+
+template <typename T>
+void max_dim(int64_t outer, int64_t size, int64_t inner, const T* x, T* values, int64_t* indices) {
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t i = 0; i < inner; ++i) {
+      const T* p = x + o * size * inner + i;
+      T best = p[0];
+      int64_t arg = 0;
+      for (int64_t s = 1; s < size; ++s)
+        if (p[s * inner] > best || std::isnan(p[s * inner])) {
+          best = p[s * inner];
+          arg = s;
+          if (std::isnan(best)) break;   // NaN propagates, as in PyTorch
+        }
+      values[o * inner + i] = best;
+      indices[o * inner + i] = arg;
+    }
+}
+
+template <typename T>
+void log_softmax(int64_t outer, int64_t size, int64_t inner, const T* x, T* y) {
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t i = 0; i < inner; ++i) {
+      const T* p = x + o * size * inner + i;
+      T* q = y + o * size * inner + i;
+      T m = p[0];
+      for (int64_t s = 1; s < size; ++s) m = std::max(m, p[s * inner]);
+      T sum = 0;
+      for (int64_t s = 0; s < size; ++s) sum += std::exp(p[s * inner] - m);
+      const T lse = m + std::log(sum);
+      for (int64_t s = 0; s < size; ++s) q[s * inner] = p[s * inner] - lse;
+    }
+}
+
+template <typename T>
+void one_hot(int64_t outer, int64_t size, int64_t inner, const int64_t* indices, T* out) {
+  std::fill(out, out + outer * size * inner, T(0));
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t i = 0; i < inner; ++i) out[(o * size + indices[o * inner + i]) * inner + i] = T(1);
+}
+
+#define TINYDDP_INSTANTIATE(T)                                                                         \
+  template void sum_dims<T>(const std::vector<int64_t>&, const std::vector<bool>&, const T*, T*);      \
+  template void max_dim<T>(int64_t, int64_t, int64_t, const T*, T*, int64_t*);                         \
+  template void log_softmax<T>(int64_t, int64_t, int64_t, const T*, T*);                               \
+  template void one_hot<T>(int64_t, int64_t, int64_t, const int64_t*, T*);
+TINYDDP_INSTANTIATE(float)
+TINYDDP_INSTANTIATE(double)
+#undef TINYDDP_INSTANTIATE
+
+}  // namespace tinyddp::kernels::cpu
