@@ -14,7 +14,7 @@ Tensor mse_loss(const Tensor& input, const Tensor& target) {
                 ". They must match (tinyddp does not broadcast losses, which usually hides a bug); reshape the "
                 "target, e.g. target.reshape(", shape_str(input.shape()), ").");
   const Tensor diff = input - target;
-  return mean(diff * diff);
+  return mean(diff.pow(2.0));
 }
 
 // -mean_n log_softmax(logits)[n, target[n]]: cross-entropy with class indices, mean over the batch.
