@@ -1,0 +1,748 @@
+"""Behavioural reference for tinyddp's reducer: run the `tinyddp repro` scenarios
+on real PyTorch DistributedDataParallel (gloo, 2 ranks on 127.0.0.1) and record
+what happened, error for error.
+
+Writes ddp_scenarios.json next to this script. Run by hand, from anywhere:
+
+    /usr/bin/python3 tests/golden/gen_ddp_scenarios.py            # all runs
+    /usr/bin/python3 tests/golden/gen_ddp_scenarios.py --only ID  # one run, JSON to stdout
+
+How a run works
+- The driver imports torch once and forks one child process per rank (a
+  fresh interpreter per rank costs seconds; nothing has started a thread
+  before the fork, and each child re-reads TORCH_DISTRIBUTED_DEBUG with
+  dist.set_debug_level_from_env() because torch parses it at import). Each rank executes the plan and appends one JSON
+  line per event to its own log file; C++ log lines (std::cerr) go to a per-rank
+  stderr file in which the worker writes a marker line before every plan call,
+  so each stderr line is attributed to the call that printed it.
+- After a rank has finished (ok, or at its first exception) it stays alive
+  until the driver releases it, so that no peer sees a closed connection.
+  A rank that has not logged anything for HANG_GRACE_S seconds while another
+  rank has finished is recorded as hung (with the call it was inside) and
+  killed. The gloo timeout (init_process_group(timeout=20 s)) never fires.
+- Cross-rank comparisons (grads_in_sync, replicas_in_sync) are made by the
+  driver from SHA-1 digests of each tensor's raw bytes that every rank logs,
+  not with an allgather: a collective issued after an error could hang or be
+  matched against the reducer's own pending allreduce. Equal digests means
+  bitwise identical.
+
+Model, data and plan language: /work/shared/DESIGN.md (models/, apps/).
+One extension to the plan language: `forward(detach)` returns (a, b, t) where
+head_b and text_decoder read trunk(x).detach() (graph separation for the
+detach-split scenario).
+"""
+import argparse
+import hashlib
+import json
+import os
+import re
+import signal
+import socket
+import subprocess
+import sys
+import time
+
+sys.dont_write_bytecode = True  # keep __pycache__ out of tests/golden
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+WORLD = 2
+HANG_GRACE_S = 5.0      # a rank idle this long after a peer finished is "hung"
+ALL_IDLE_S = 60.0       # nobody finished and nobody logged for this long
+PG_TIMEOUT_S = 20
+MARK = "@@tinyddp-golden@@ "
+
+PARAM_NAMES = ["trunk.0.weight", "trunk.0.bias", "trunk.2.weight", "trunk.2.bias",
+               "head_a.weight", "head_a.bias", "head_b.weight", "head_b.bias",
+               "text_decoder.weight", "text_decoder.bias"]
+
+# ---------------------------------------------------------------------------
+# The runs. Each: id, scenario (base name), plan, options. Options:
+#   find_unused (bool), static_graph (bool), debug (OFF|INFO|DETAIL),
+#   extra_unused_parameter (bool), same_data (bool), iterations (int, 3)
+# ---------------------------------------------------------------------------
+TWO_BWD = "forward; backward(a, retain); backward(b+t); step"
+COMBINED = "forward; backward(a+b+t); step"
+
+
+def R(id_, scenario, plan, note, **opts):
+    o = {"find_unused_parameters": False, "static_graph": False, "debug": "OFF",
+         "extra_unused_parameter": False, "same_data": False, "iterations": 3,
+         "bucket_cap_mb": 25}
+    for k, v in opts.items():
+        assert k in o, k
+        o[k] = v
+    return {"id": id_, "scenario": scenario, "plan": plan, "options": o, "note": note}
+
+
+RUNS = [
+    R("two-backward", "two-backward", TWO_BWD,
+      "two losses on one forward, backpropagated separately (retain_graph on the first)"),
+    R("two-backward/debug-INFO", "two-backward", TWO_BWD, "as two-backward, TORCH_DISTRIBUTED_DEBUG=INFO",
+      debug="INFO"),
+    R("two-backward/debug-DETAIL", "two-backward", TWO_BWD, "as two-backward, TORCH_DISTRIBUTED_DEBUG=DETAIL",
+      debug="DETAIL"),
+    R("find-unused", "find-unused", TWO_BWD, "two-backward with find_unused_parameters=True",
+      find_unused_parameters=True),
+    R("find-unused/debug-DETAIL", "find-unused", TWO_BWD, "as find-unused, TORCH_DISTRIBUTED_DEBUG=DETAIL",
+      find_unused_parameters=True, debug="DETAIL"),
+    R("combined-loss", "combined-loss", COMBINED, "one backward of the summed loss"),
+    R("combined-loss/find-unused", "combined-loss", COMBINED,
+      "combined-loss with find_unused_parameters=True (nothing is unused)", find_unused_parameters=True),
+    R("dummy-loss", "dummy-loss", "forward; backward(a, retain); backward(dummy); backward(b+t); step",
+      "the plan as briefed: a separate backward of 0*sum(params) between the two task backwards"),
+    R("dummy-loss/dummy-first", "dummy-loss",
+      "forward; backward(dummy); backward(a, retain); backward(b+t); step",
+      "the dummy backward first (touches every parameter once, so the reducer finalizes before the task backwards)"),
+    R("dummy-loss/dummy-last", "dummy-loss",
+      "forward; backward(a, retain); backward(b+t); backward(dummy); step",
+      "the dummy backward last"),
+    R("dummy-loss/find-unused", "dummy-loss",
+      "forward; backward(a, retain); backward(dummy); backward(b+t); step",
+      "dummy-loss (as briefed) with find_unused_parameters=True", find_unused_parameters=True),
+    R("dummy-in-loss", "dummy-in-loss", "forward; backward(a+dummy, retain); backward(b+t); step",
+      "the dummy term added to the first task's loss"),
+    R("accumulate", "accumulate", "forward; backward(a+b+t, retain); backward(a+b+t); step",
+      "accumulation by two backwards of the full loss on one forward (retain_graph), then one step"),
+    R("microbatch", "microbatch", "forward; backward(a+b+t); forward; backward(a+b+t); step",
+      "documented micro-batch accumulation without no_sync: two forward+backward pairs, then one step"),
+    R("no-sync-microbatch", "no-sync-microbatch",
+      "no_sync{ forward; backward(a+b+t) }; forward; backward(a+b+t); step",
+      "micro-batch accumulation with the first pair inside no_sync()"),
+    R("no-sync-microbatch/forward-outside", "no-sync-microbatch",
+      "forward; no_sync{ backward(a+b+t) }; forward; backward(a+b+t); step",
+      "no_sync() around the first backward only; its forward ran outside the context"),
+    R("no-sync-microbatch/backward-outside", "no-sync-microbatch",
+      "no_sync{ forward }; backward(a+b+t); forward; backward(a+b+t); step",
+      "no_sync() around the first forward only; its backward ran outside the context"),
+    R("no-sync-microbatch/last-inside", "no-sync-microbatch",
+      "forward; backward(a+b+t); no_sync{ forward; backward(a+b+t) }; step",
+      "the LAST pair inside no_sync() (no synchronizing pass before step)"),
+    R("detach-split", "detach-split", "forward(detach); backward(a); backward(b+t); step",
+      "graph separation: head_b/text_decoder read trunk(x).detach(); task a's backward reaches the trunk,"
+      " the b+t backward only the heads; two backwards, no retain needed"),
+    R("detach-split/find-unused", "detach-split", "forward(detach); backward(a); backward(b+t); step",
+      "detach-split with find_unused_parameters=True", find_unused_parameters=True),
+    R("unused-param", "unused-param", COMBINED, "parameter unused_scale (index 0) never used by forward",
+      extra_unused_parameter=True),
+    R("unused-param/debug-INFO", "unused-param", COMBINED, "as unused-param, TORCH_DISTRIBUTED_DEBUG=INFO",
+      extra_unused_parameter=True, debug="INFO"),
+    R("unused-param/debug-DETAIL", "unused-param", COMBINED, "as unused-param, TORCH_DISTRIBUTED_DEBUG=DETAIL",
+      extra_unused_parameter=True, debug="DETAIL"),
+    R("unused-param/find-unused", "unused-param", COMBINED, "unused-param with find_unused_parameters=True",
+      extra_unused_parameter=True, find_unused_parameters=True),
+    R("unused-param/static-graph", "unused-param", COMBINED, "unused-param with static_graph=True",
+      extra_unused_parameter=True, static_graph=True),
+    R("static-graph", "static-graph", TWO_BWD, "two-backward with static_graph=True", static_graph=True),
+    R("static-graph/debug-DETAIL", "static-graph", TWO_BWD, "as static-graph, TORCH_DISTRIBUTED_DEBUG=DETAIL",
+      static_graph=True, debug="DETAIL"),
+    R("static-graph/param-dropped", "static-graph",
+      "forward; backward(a+b+t); step; forward(no_text); backward(a+b); step",
+      "static_graph=True; text_decoder used in the first DDP iteration, unused in the second", static_graph=True),
+    R("static-graph/param-dropped/debug-INFO", "static-graph",
+      "forward; backward(a+b+t); step; forward(no_text); backward(a+b); step",
+      "as static-graph/param-dropped, TORCH_DISTRIBUTED_DEBUG=INFO", static_graph=True, debug="INFO"),
+    R("static-graph/param-added", "static-graph",
+      "forward(no_text); backward(a+b); step; forward; backward(a+b+t); step",
+      "static_graph=True; text_decoder unused in the first DDP iteration, used in the second", static_graph=True),
+    R("static-graph/param-added/debug-DETAIL", "static-graph",
+      "forward(no_text); backward(a+b); step; forward; backward(a+b+t); step",
+      "as static-graph/param-added, TORCH_DISTRIBUTED_DEBUG=DETAIL", static_graph=True, debug="DETAIL"),
+    R("no-text", "no-text", "forward(no_text); backward(a+b); step", "text decoder not called"),
+    R("no-text/debug-INFO", "no-text", "forward(no_text); backward(a+b); step",
+      "as no-text, TORCH_DISTRIBUTED_DEBUG=INFO", debug="INFO"),
+    R("no-text/find-unused", "no-text", "forward(no_text); backward(a+b); step",
+      "no-text with find_unused_parameters=True", find_unused_parameters=True),
+    R("no-text/static-graph", "no-text", "forward(no_text); backward(a+b); step",
+      "no-text with static_graph=True", static_graph=True),
+    R("drop-text", "drop-text", "forward(drop_text); backward(a+b); step",
+      "text decoder runs, its output is discarded inside forward"),
+    R("drop-text/find-unused", "drop-text", "forward(drop_text); backward(a+b); step",
+      "drop-text with find_unused_parameters=True", find_unused_parameters=True),
+    R("unused-output", "unused-output", "forward; backward(a+b); step",
+      "t is returned by forward but not used in the loss"),
+    R("unused-output/find-unused", "unused-output", "forward; backward(a+b); step",
+      "unused-output with find_unused_parameters=True", find_unused_parameters=True),
+]
+
+
+NOTES = {
+    "runs": "id is unique; scenario is the base name used by `tinyddp repro`; variants add /find-unused, "
+            "/static-graph, /debug-INFO|DETAIL or another plan. note says what the plan means.",
+    "plan_choices": {
+        "dummy-loss": "the plan as briefed (dummy backward between the two task backwards) raises 'marked "
+                      "ready twice'; dummy-loss/dummy-first (dummy backward before the task backwards) is the "
+                      "version that runs without error and silently leaves grads un-averaged",
+        "accumulate": "two backwards of the full loss on ONE forward (retain_graph), then one step",
+        "microbatch": "two forward+backward pairs, then one step (no no_sync)",
+        "no-sync-microbatch": "the first forward+backward pair inside no_sync(), the second outside, then step",
+        "detach-split": "forward(detach): head_b and text_decoder read trunk(x).detach() (plan-language "
+                        "extension); backward(a) reaches trunk+head_a, backward(b+t) only the two heads",
+    },
+    "iterations": "each plan iteration starts with optimizer.zero_grad() (set_to_none=False in 1.13); a plan "
+                  "may contain several forwards/steps, so DDP iterations (forwards) and plan iterations differ",
+    "raised_at": "'<kind> #<n> of iteration <i>': i counts plan iterations from 0, n counts calls of that kind "
+                 "within the plan iteration from 1 (calls inside no_sync{} included)",
+    "grads_in_sync": "per parameter after a backward: true = bitwise identical on all ranks, false = differ, "
+                     "null = None on every rank. Iteration-level value: after the iteration's last backward "
+                     "(data differs per rank, so identical means averaged)",
+    "replicas_in_sync": "every parameter bitwise identical across ranks at the end (each rank's last recorded "
+                        "state: after the last step, or at its error)",
+    "warnings": "distinct texts; Python warnings (none occurred) and C++ stderr log entries of level W/E "
+                "without the glog prefix and without c10's 'Warning: ... (function ...)' wrapper; "
+                "warnings_detail keeps rank, call, level, file and line. INFO entries (debug levels) are in "
+                "info_logs, with lines carrying times/ports/uninitialized values removed",
+    "hangs": "a rank idle for 5 s after a peer finished would be listed in hung_ranks and killed; "
+             "no run needed it (every error was raised by both ranks at the same call)",
+}
+
+
+# ---------------------------------------------------------------------------
+# Plan language
+# ---------------------------------------------------------------------------
+def _split_top(s, sep):
+    parts, depth, cur = [], 0, ""
+    for ch in s:
+        if ch in "({":
+            depth += 1
+        elif ch in ")}":
+            depth -= 1
+        if ch == sep and depth == 0:
+            parts.append(cur)
+            cur = ""
+        else:
+            cur += ch
+    parts.append(cur)
+    return [p.strip() for p in parts if p.strip()]
+
+
+def parse_expr(e):
+    terms = []
+    for t in e.replace(" ", "").split("+"):
+        m = re.fullmatch(r"(?:([0-9.eE+-]+)\*)?(a|b|t|dummy)", t)
+        if not m:
+            raise ValueError(f"bad term {t!r}")
+        terms.append((float(m.group(1)) if m.group(1) else 1.0, m.group(2)))
+    return terms
+
+
+def parse_plan(s):
+    steps = []
+    for p in _split_top(s, ";"):
+        if p.startswith("no_sync"):
+            m = re.fullmatch(r"no_sync\s*\{(.*)\}", p, re.S)
+            steps.append(("no_sync", parse_plan(m.group(1))))
+        elif p.startswith("forward"):
+            m = re.fullmatch(r"forward(?:\((\w+)\))?", p)
+            mode = m.group(1) or "normal"
+            assert mode in ("normal", "no_text", "drop_text", "detach"), mode
+            steps.append(("forward", mode))
+        elif p.startswith("backward"):
+            m = re.fullmatch(r"backward\((.*?)(,\s*retain)?\)", p)
+            steps.append(("backward", parse_expr(m.group(1)), bool(m.group(2))))
+        elif p == "step":
+            steps.append(("step",))
+        else:
+            raise ValueError(f"bad step {p!r}")
+    return steps
+
+
+# ---------------------------------------------------------------------------
+# Worker (one rank)
+# ---------------------------------------------------------------------------
+def worker(spec, rank, logpath):
+    log = open(logpath, "w", buffering=1)
+
+    def emit(**ev):
+        log.write(json.dumps(ev) + "\n")
+        log.flush()
+
+    def mark(text):
+        sys.stderr.flush()
+        os.write(2, (MARK + text + "\n").encode())
+
+    import warnings
+    from datetime import timedelta
+
+    import torch
+    import torch.distributed as dist
+    import torch.nn as nn
+    import torch.nn.functional as F
+    from torch.nn.parallel import DistributedDataParallel as DDP
+
+    torch.set_num_threads(1)
+    dist.set_debug_level_from_env()  # forked after import: re-read TORCH_DISTRIBUTED_DEBUG
+    opts = spec["options"]
+    plan = parse_plan(spec["plan"])
+
+    class ScenarioModel(nn.Module):
+        def __init__(self, extra_unused):
+            super().__init__()
+            if extra_unused:
+                self.unused_scale = nn.Parameter(torch.ones(1))
+            self.trunk = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 8))
+            self.head_a = nn.Linear(8, 1)
+            self.head_b = nn.Linear(8, 3)
+            self.text_decoder = nn.Linear(8, 5)
+
+        def forward(self, x, mode):
+            h = self.trunk(x)
+            if mode == "detach":
+                hd = h.detach()
+                return self.head_a(h), self.head_b(hd), self.text_decoder(hd)
+            a, b = self.head_a(h), self.head_b(h)
+            if mode == "no_text":
+                return a, b
+            t = self.text_decoder(h)
+            if mode == "drop_text":
+                return a, b
+            return a, b, t
+
+    def digest(t):
+        return hashlib.sha1(t.detach().contiguous().numpy().tobytes()).hexdigest()[:20]
+
+    wlist = []
+    wseen = [0]
+    where = ["init"]
+
+    def flush_warnings():
+        for w in wlist[wseen[0]:]:
+            emit(ev="warning", at=where[0], category=w.category.__name__, message=str(w.message))
+        wseen[0] = len(wlist)
+
+    emit(ev="start", rank=rank, torch_version=torch.__version__)
+    ctx = warnings.catch_warnings(record=True)
+    wlist = ctx.__enter__()
+    warnings.simplefilter("always")
+
+    def params_state():
+        return {n: digest(p) for n, p in model.named_parameters()}
+
+    def grads_state():
+        return {n: (None if p.grad is None else digest(p.grad)) for n, p in model.named_parameters()}
+
+    model = None
+    try:
+        mark("init_process_group")
+        dist.init_process_group("gloo", rank=rank, world_size=WORLD,
+                                timeout=timedelta(seconds=PG_TIMEOUT_S))
+        torch.manual_seed(0)
+        model = ScenarioModel(opts["extra_unused_parameter"])
+        mark("construct DDP")
+        where[0] = "construct DDP"
+        ddp = DDP(model, find_unused_parameters=opts["find_unused_parameters"],
+                  static_graph=opts["static_graph"], bucket_cap_mb=opts["bucket_cap_mb"])
+        flush_warnings()
+        emit(ev="constructed", params=params_state(),
+             param_names=[n for n, _ in model.named_parameters()])
+        opt = torch.optim.SGD(model.parameters(), lr=0.1)
+        gen = torch.Generator().manual_seed(1234 if opts["same_data"] else 1234 + 1000 * rank)
+        state = {"out": None, "tgt": None}
+
+        def loss_of(terms):
+            total = None
+            for coef, name in terms:
+                if name == "dummy":
+                    v = 0 * sum(p.sum() for p in model.parameters())
+                else:
+                    out, (x, ya, yb, yt) = state["out"], state["tgt"]
+                    if name == "a":
+                        v = F.mse_loss(out[0], ya)
+                    elif name == "b":
+                        v = F.cross_entropy(out[1], yb)
+                    else:
+                        if len(out) < 3:
+                            raise ValueError("term t used after a forward that did not return t")
+                        v = F.mse_loss(out[2], yt)
+                v = v if coef == 1.0 else coef * v
+                total = v if total is None else total + v
+            return total
+
+        def run_steps(steps, it, counts, in_no_sync):
+            for st in steps:
+                kind = st[0]
+                if kind == "no_sync":
+                    emit(ev="call", kind="no_sync_enter", iteration=it)
+                    with ddp.no_sync():
+                        run_steps(st[1], it, counts, True)
+                    emit(ev="call", kind="no_sync_exit", iteration=it)
+                    continue
+                counts[kind] = counts.get(kind, 0) + 1
+                at = f"{kind} #{counts[kind]} of iteration {it}"
+                where[0] = at
+                mark(at)
+                emit(ev="begin", at=at, kind=kind, iteration=it, call=counts[kind])
+                if kind == "forward":
+                    x = torch.randn(6, 4, generator=gen)
+                    ya = torch.randn(6, 1, generator=gen)
+                    yb = torch.randint(0, 3, (6,), generator=gen)
+                    yt = torch.randn(6, 5, generator=gen)
+                    state["tgt"] = (x, ya, yb, yt)
+                    state["out"] = ddp(x, st[1])
+                    flush_warnings()
+                    emit(ev="end", at=at, kind=kind, iteration=it, call=counts[kind])
+                elif kind == "backward":
+                    loss = loss_of(st[1])
+                    loss.backward(retain_graph=st[2])
+                    flush_warnings()
+                    emit(ev="end", at=at, kind=kind, iteration=it, call=counts[kind],
+                         in_no_sync=in_no_sync, loss=float(loss), grads=grads_state())
+                else:
+                    opt.step()
+                    flush_warnings()
+                    emit(ev="end", at=at, kind=kind, iteration=it, call=counts[kind],
+                         params=params_state())
+
+        for it in range(opts["iterations"]):
+            where[0] = f"zero_grad of iteration {it}"
+            opt.zero_grad()
+            run_steps(plan, it, {}, False)
+        flush_warnings()
+        emit(ev="done", outcome="ok", params=params_state(), grads=grads_state())
+    except BaseException as e:  # noqa: BLE001 - record whatever was raised
+        flush_warnings()
+        emit(ev="error", at=where[0], type=type(e).__name__, message=str(e),
+             params=params_state() if model is not None else None,
+             grads=grads_state() if model is not None else None)
+        emit(ev="done", outcome="error")
+    mark("done")
+    # Stay alive until the driver releases us (stdin closes), then leave
+    # without running destructors (no collective in teardown).
+    while os.read(0, 4096):
+        pass
+    os._exit(0)
+
+
+# ---------------------------------------------------------------------------
+# Driver
+# ---------------------------------------------------------------------------
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+_GLOG = re.compile(r"^(?P<lvl>[IWEF])\d{8} [\d:.]+ +\d+ (?:[^\]]*/)?(?P<file>[^/\]:]+):(?P<line>\d+)\] ?(?P<msg>.*)$")
+# INFO continuation lines that carry times, ports or (a 1.13 bug) an
+# uninitialized gloo_num_threads: dropped so that reruns give the same JSON.
+_NONDET = re.compile(r"time|master_port|gloo_num_threads|cuda_visible_devices")
+
+
+def parse_stderr(text):
+    """Split one rank's stderr into log entries attributed to plan calls.
+    Returns [{at, level, file, line, message, continuation}] where message is
+    the first line without the glog prefix (timestamp, thread id, path)."""
+    entries, at = [], "startup"
+    for line in text.splitlines():
+        if line.startswith(MARK):
+            at = line[len(MARK):].strip()
+            continue
+        if line.startswith("WARNING: Logging before InitGoogleLogging()"):
+            continue
+        m = _GLOG.match(line)
+        if m:
+            entries.append({"at": at, "level": m.group("lvl"), "file": m.group("file"),
+                            "line": int(m.group("line")), "message": m.group("msg").rstrip(),
+                            "continuation": []})
+        elif line.strip():
+            if entries and entries[-1]["at"] == at:
+                entries[-1]["continuation"].append(line.rstrip())
+            else:  # a line that is not a glog entry (e.g. printed by Python)
+                entries.append({"at": at, "level": None, "file": None, "line": None,
+                                "message": line.rstrip(), "continuation": []})
+    for e in entries:
+        if e["level"] == "I":
+            e["continuation"] = [c for c in e["continuation"] if not _NONDET.search(c)]
+    return entries
+
+
+def bare_warning(msg):
+    """c10's stderr warning handler prints 'Warning: <text> (function <fn>)'."""
+    m = re.fullmatch(r"Warning: (.*) \(function [^()]*\)", msg, re.S)
+    return m.group(1) if m else msg
+
+
+class _Child:
+    """A forked rank: pid plus the write end of the pipe that is its stdin."""
+
+    def __init__(self, pid, wfd):
+        self.pid, self.wfd, self.status = pid, wfd, None
+
+    def poll(self):
+        if self.status is None:
+            pid, st = os.waitpid(self.pid, os.WNOHANG)
+            if pid:
+                self.status = st
+        return self.status
+
+    def release(self):
+        if self.wfd is not None:
+            os.close(self.wfd)
+            self.wfd = None
+
+    def wait(self, timeout):
+        end = time.monotonic() + timeout
+        while time.monotonic() < end:
+            if self.poll() is not None:
+                return True
+            time.sleep(0.02)
+        return False
+
+    def kill(self):
+        os.kill(self.pid, signal.SIGKILL)  # only ever our own child
+        os.waitpid(self.pid, 0)
+        self.status = -9
+
+
+def fork_worker(spec, rank, logpath, errpath, env):
+    """Fork a rank from the driver (torch already imported, no threads yet):
+    much faster than a fresh interpreter per rank."""
+    rfd, wfd = os.pipe()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    pid = os.fork()
+    if pid == 0:
+        try:
+            os.close(wfd)
+            os.dup2(rfd, 0)
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, 1)
+            efd = os.open(errpath, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+            os.dup2(efd, 2)
+            os.environ.clear()
+            os.environ.update(env)
+            worker(spec, rank, logpath)
+        finally:
+            os._exit(1)
+    os.close(rfd)
+    return _Child(pid, wfd)
+
+
+def read_events(path):
+    evs = []
+    if os.path.exists(path):
+        with open(path) as f:
+            for line in f:
+                if line.endswith("\n"):
+                    evs.append(json.loads(line))
+    return evs
+
+
+def run_one(spec, tmpdir):
+    port = free_port()
+    env = dict(os.environ)
+    env.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port), GLOO_SOCKET_IFNAME="lo",
+               OMP_NUM_THREADS="1", PYTHONDONTWRITEBYTECODE="1", PYTHONWARNINGS="")
+    env.pop("TORCH_DISTRIBUTED_DEBUG", None)
+    if spec["options"]["debug"] != "OFF":
+        env["TORCH_DISTRIBUTED_DEBUG"] = spec["options"]["debug"]
+    tag = re.sub(r"[^A-Za-z0-9]+", "_", spec["id"])
+    procs, logs, errs = [], [], []
+    for r in range(WORLD):
+        logs.append(os.path.join(tmpdir, f"{tag}.r{r}.jsonl"))
+        errs.append(os.path.join(tmpdir, f"{tag}.r{r}.stderr"))
+        procs.append(fork_worker(spec, r, logs[r], errs[r], env))
+    last_change = [time.monotonic()] * WORLD
+    last_size = [-1] * WORLD
+    hung = []
+    while True:
+        time.sleep(0.05)
+        now = time.monotonic()
+        done = []
+        for r in range(WORLD):
+            sz = os.path.getsize(logs[r]) if os.path.exists(logs[r]) else 0
+            if sz != last_size[r]:
+                last_size[r], last_change[r] = sz, now
+            evs = read_events(logs[r])
+            done.append(bool(evs) and evs[-1]["ev"] == "done" or procs[r].poll() is not None)
+        if all(done):
+            break
+        if any(done) and all(done[r] or now - last_change[r] > HANG_GRACE_S for r in range(WORLD)):
+            hung = [r for r in range(WORLD) if not done[r]]
+            break
+        if all(now - last_change[r] > ALL_IDLE_S for r in range(WORLD)):
+            hung = [r for r in range(WORLD) if not done[r]]
+            break
+    for p in procs:
+        p.release()
+    deadline = time.monotonic() + 3
+    for p in procs:
+        if not p.wait(max(0.1, deadline - time.monotonic())):
+            p.kill()
+    return [read_events(l) for l in logs], [open(e).read() for e in errs], hung
+
+
+def summarize(spec, rank_events, rank_stderr, hung):
+    rec = {"id": spec["id"], "scenario": spec["scenario"], "plan": spec["plan"], "note": spec["note"],
+           "options": spec["options"], "ranks": WORLD, "backend": "gloo"}
+    torch_version = next((e["torch_version"] for e in rank_events[0] if e["ev"] == "start"), None)
+
+    # errors
+    errors_by_rank = {}
+    for r, evs in enumerate(rank_events):
+        for e in evs:
+            if e["ev"] == "error":
+                errors_by_rank[str(r)] = {"type": e["type"], "message": e["message"], "raised_at": e["at"]}
+    hung_info = {}
+    for r in hung:
+        begins = [e for e in rank_events[r] if e["ev"] == "begin"]
+        ends = {e["at"] for e in rank_events[r] if e["ev"] == "end"}
+        inside = [e["at"] for e in begins if e["at"] not in ends]
+        hung_info[str(r)] = {"inside": inside[-1] if inside else None,
+                             "killed_after_idle_s": HANG_GRACE_S}
+    outcome_by_rank = {}
+    for r in range(WORLD):
+        outcome_by_rank[str(r)] = ("error" if str(r) in errors_by_rank else
+                                   "hung" if r in hung else "ok")
+    if errors_by_rank:
+        r0 = min(errors_by_rank, key=int)
+        err = dict(errors_by_rank[r0])
+        err["rank"] = int(r0)
+        rec["outcome"], rec["error"] = "error", err
+    elif hung:
+        rec["outcome"], rec["error"] = "hang", None
+    else:
+        rec["outcome"], rec["error"] = "ok", None
+    rec["errors_by_rank"] = errors_by_rank
+    rec["outcome_by_rank"] = outcome_by_rank
+    rec["hung_ranks"] = hung_info
+
+    # warnings: python warnings + C++ stderr lines, attributed to calls
+    wdetail = []
+    for r, evs in enumerate(rank_events):
+        for e in evs:
+            if e["ev"] == "warning":
+                wdetail.append({"rank": r, "at": e["at"], "source": "python",
+                                "category": e["category"], "message": e["message"]})
+    info_logs = []
+    for r, text in enumerate(rank_stderr):
+        for e in parse_stderr(text):
+            if e["level"] == "I":
+                info_logs.append({"rank": r, "at": e["at"], "file": e["file"], "line": e["line"],
+                                  "message": "\n".join([e["message"]] + e["continuation"])})
+            else:
+                wdetail.append({"rank": r, "at": e["at"], "source": "stderr", "level": e["level"],
+                                "file": e["file"], "line": e["line"],
+                                "message": bare_warning("\n".join([e["message"]] + e["continuation"]))})
+    warnings_list = []
+    for w in wdetail:
+        if w["message"] not in warnings_list:
+            warnings_list.append(w["message"])
+    rec["warnings"] = warnings_list
+    rec["warnings_detail"] = wdetail
+    rec["info_logs"] = info_logs
+
+    # replicas_in_sync: each rank's last recorded parameter digests
+    def last_params(evs):
+        p = None
+        for e in evs:
+            if e.get("params"):
+                p = e["params"]
+        return p
+
+    lp = [last_params(evs) for evs in rank_events]
+    rec["replicas_in_sync"] = (all(x is not None for x in lp) and all(x == lp[0] for x in lp))
+    rec["params_out_of_sync"] = ([] if rec["replicas_in_sync"] or lp[0] is None or any(x is None for x in lp)
+                                 else [n for n in lp[0] if any(x[n] != lp[0][n] for x in lp)])
+
+    # per-iteration diagnostics
+    def by_at(evs, kind):
+        return {e["at"]: e for e in evs if e["ev"] == "end" and e["kind"] == kind}
+
+    ends = [by_at(evs, "backward") for evs in rank_events]
+    steps = [by_at(evs, "step") for evs in rank_events]
+    names = next((e["param_names"] for e in rank_events[0] if e["ev"] == "constructed"), [])
+    iters = []
+    for it in range(spec["options"]["iterations"]):
+        bws = []
+        k = 1
+        while True:
+            at = f"backward #{k} of iteration {it}"
+            if not any(at in d for d in ends):
+                break
+            entry = {"call": k, "completed_on_ranks": [r for r in range(WORLD) if at in ends[r]]}
+            entry["in_no_sync"] = next(d[at]["in_no_sync"] for d in ends if at in d)
+            entry["grad_none"] = {str(r): [n for n, v in ends[r][at]["grads"].items() if v is None]
+                                  for r in range(WORLD) if at in ends[r]}
+            if len(entry["completed_on_ranks"]) == WORLD:
+                gs = [ends[r][at]["grads"] for r in range(WORLD)]
+                entry["grads_in_sync"] = {n: (None if all(g[n] is None for g in gs)
+                                              else all(g[n] == gs[0][n] for g in gs)) for n in names}
+            else:
+                entry["grads_in_sync"] = None
+            bws.append(entry)
+            k += 1
+        itrec = {"iteration": it, "backwards": bws}
+        full = [b for b in bws if b["grads_in_sync"] is not None]
+        if full:
+            g = full[-1]["grads_in_sync"]
+            itrec["grads_in_sync"] = g
+            itrec["all_grads_in_sync"] = all(v is not False for v in g.values())
+            itrec["grads_out_of_sync"] = [n for n, v in g.items() if v is False]
+        else:
+            itrec["grads_in_sync"] = None
+            itrec["all_grads_in_sync"] = None
+            itrec["grads_out_of_sync"] = None
+        st_ats = sorted({a for d in steps for a in d if a.endswith(f"of iteration {it}")})
+        if st_ats and all(st_ats[-1] in d for d in steps):
+            ps = [d[st_ats[-1]]["params"] for d in steps]
+            itrec["params_in_sync_after_step"] = all(p == ps[0] for p in ps)
+        else:
+            itrec["params_in_sync_after_step"] = None
+        if bws or itrec["params_in_sync_after_step"] is not None:
+            iters.append(itrec)
+    rec["iterations"] = iters
+    rec["grads_in_sync_per_iteration"] = [i["all_grads_in_sync"] for i in iters]
+    return rec, torch_version
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--only", help="run one id and print its record")
+    args = ap.parse_args()
+    import tempfile
+
+    import torch  # noqa: F401 - imported once here, inherited by the forked ranks
+    import torch.distributed  # noqa: F401
+    import torch.nn.functional  # noqa: F401
+    import torch.nn.parallel  # noqa: F401
+    import torch.optim  # noqa: F401
+    runs = [r for r in RUNS if args.only is None or r["id"] == args.only]
+    assert runs, "no such run id"
+    ids = [r["id"] for r in RUNS]
+    assert len(ids) == len(set(ids))
+    for r in RUNS:
+        parse_plan(r["plan"])
+    out = {"generator": "tests/golden/gen_ddp_scenarios.py", "torch_version": None,
+           "debian_package": None, "backend": "gloo", "ranks": WORLD,
+           "param_names": PARAM_NAMES, "notes": NOTES, "runs": []}
+    try:
+        out["debian_package"] = subprocess.run(
+            ["dpkg-query", "-W", "-f", "${Version}", "python3-torch"],
+            capture_output=True, text=True).stdout or None
+    except OSError:
+        pass
+    t0 = time.monotonic()
+    with tempfile.TemporaryDirectory(prefix="ddp_golden_") as tmp:
+        for spec in runs:
+            t = time.monotonic()
+            evs, errs, hung = run_one(spec, tmp)
+            rec, tv = summarize(spec, evs, errs, hung)
+            out["torch_version"] = out["torch_version"] or tv
+            out["runs"].append(rec)
+            err = rec["error"]
+            print(f"{spec['id']:42s} {rec['outcome']:5s} "
+                  f"{(err['raised_at'] + ': ' + err['message'][:60]) if err else ''} "
+                  f"sync={rec['replicas_in_sync']} grads={rec['grads_in_sync_per_iteration']} "
+                  f"hung={hung} ({time.monotonic() - t:.1f}s)", file=sys.stderr)
+    print(f"total {time.monotonic() - t0:.1f}s", file=sys.stderr)
+    if args.only:
+        json.dump(out, sys.stdout, indent=1)
+        print()
+        return
+    with open(os.path.join(HERE, "ddp_scenarios.json"), "w") as f:
+        json.dump(out, f, indent=1)
+        f.write("\n")
+
+
+if __name__ == "__main__":
+    main()
