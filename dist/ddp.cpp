@@ -1,0 +1,176 @@
+#include "dist/ddp.h"
+
+#include <iostream>
+#include <mutex>
+#include <sstream>
+
+#include "engine/autograd/engine.h"
+#include "engine/autograd/grad_mode.h"
+#include "engine/ops/ops.h"
+
+namespace tinyddp::dist {
+
+namespace {
+
+// PyTorch's _DDPSink: an identity over all the forward's outputs, put in the graph when unused parameters
+// are searched for (or on the first static-graph iteration). Because all outputs share this one node,
+// a backward from any of them reaches every parameter used by any output: the hooks of parameters whose
+// output was not used fire with an undefined gradient (that is how find_unused_parameters avoids the
+// "Expected to have finished reduction" error when not all outputs are in the loss).
+class DDPSink : public autograd::Node {
+ public:
+  DDPSink(Reducer* reducer, bool delay_all_reduce, size_t n) : reducer_(reducer), delay_all_reduce_(delay_all_reduce) {
+    set_num_inputs(static_cast<uint32_t>(n));
+  }
+  std::string name() const override { return "_DDPSinkBackward"; }
+  autograd::TensorList apply(autograd::TensorList&& grads) override {
+    // Static graph, first iteration: reduce everything once this backward is over.
+    if (delay_all_reduce_) autograd::Engine::queue_callback([r = reducer_] { r->delay_all_reduce(); });
+    return std::move(grads);   // undefined gradients stay undefined (materialize_grads=False)
+  }
+
+ private:
+  Reducer* reducer_;
+  bool delay_all_reduce_;
+};
+
+std::string sizes_str(const Shape& s) { return shape_str(s); }
+
+}  // namespace
+
+void verify_params_across_processes(ProcessGroup& pg, const std::vector<Tensor>& params) {
+  // 1. Parameter counts.
+  std::vector<Tensor> counts;
+  for (int r = 0; r < pg.size(); ++r) counts.push_back(zeros({1}, DType::i64));
+  pg.allgather(counts, full({1}, static_cast<double>(params.size()), DType::i64))->wait();
+  for (int r = 0; r < pg.size(); ++r) {
+    const int64_t n = counts[r].item<int64_t>();
+    TINYDDP_CHECK(n == static_cast<int64_t>(params.size()), "DDP expects same model across all ranks, but Rank ",
+                  pg.rank(), " has ", params.size(), " params, while rank ", r, " has inconsistent ", n, " params.");
+  }
+  // 2. Shapes: rank 0's metadata is broadcast and compared.
+  std::vector<int64_t> meta;
+  for (const Tensor& p : params) {
+    meta.push_back(p.dim());
+    for (int64_t d : p.shape()) meta.push_back(d);
+  }
+  std::vector<Tensor> lens;
+  for (int r = 0; r < pg.size(); ++r) lens.push_back(zeros({1}, DType::i64));
+  pg.allgather(lens, full({1}, static_cast<double>(meta.size()), DType::i64))->wait();
+  Tensor control = from_vector(meta, {static_cast<int64_t>(meta.size())});
+  const int64_t len0 = lens[0].item<int64_t>();
+  Tensor received = len0 == static_cast<int64_t>(meta.size()) ? control : zeros({len0}, DType::i64);
+  pg.broadcast({received}, 0)->wait();
+  const auto ref = received.to_vector<int64_t>();
+  size_t pos = 0;
+  for (size_t p = 0; p < params.size(); ++p) {
+    Shape theirs;
+    if (pos < ref.size()) {
+      const int64_t nd = ref[pos++];
+      for (int64_t d = 0; d < nd && pos < ref.size(); ++d) theirs.push_back(ref[pos++]);
+    }
+    TINYDDP_CHECK(theirs == params[p].shape(), "[", pg.rank(), "]: params[", p, "] in this process with sizes ",
+                  sizes_str(params[p].shape()), " appears not to match sizes of the same param in process 0.");
+  }
+}
+
+DistributedDataParallel::DistributedDataParallel(const NamedParameters& parameters,
+                                                 std::shared_ptr<ProcessGroup> process_group, DDPOptions options)
+    : pg_(std::move(process_group)), options_(options) {
+  TINYDDP_CHECK(pg_ != nullptr, "DistributedDataParallel: the process group is null.");
+  std::vector<Tensor> params;
+  std::vector<std::string> names;
+  for (const auto& [name, p] : parameters) {
+    if (!p.requires_grad()) continue;
+    bool duplicate = false;   // a shared parameter is reduced once
+    for (const Tensor& q : params) duplicate |= q.is_same(p);
+    if (duplicate) continue;
+    params.push_back(p);
+    names.push_back(name);
+  }
+  TINYDDP_CHECK(!params.empty(), "DistributedDataParallel is not needed when a module doesn't have any parameter that "
+                                 "requires a gradient.");
+  TINYDDP_CHECK(options_.bucket_cap_mb > 0, "DistributedDataParallel: bucket_cap_mb must be positive, got ",
+                options_.bucket_cap_mb, ".");
+  verify_params_across_processes(*pg_, params);
+  if (options_.broadcast_parameters) {
+    NoGradGuard no_grad;
+    std::vector<Tensor> flat;
+    for (const Tensor& p : params) flat.push_back(p.detach());
+    pg_->broadcast(flat, 0)->wait();
+    for (const Tensor& p : params) p.bump_version();
+  }
+  // 1.13: without unused-parameter search (or with a static graph) the first iteration is one bucket;
+  // the buckets are rebuilt from the observed gradient order afterwards.
+  const size_t cap_bytes = static_cast<size_t>(options_.bucket_cap_mb * 1024 * 1024);
+  std::vector<size_t> limits;
+  if (options_.static_graph || !options_.find_unused_parameters) limits = {kNoBucketSizeLimit};
+  else limits = {kDefaultFirstBucketBytes, cap_bytes};
+  auto assignment = compute_bucket_assignment_by_size(params, limits);
+  std::reverse(assignment.buckets.begin(), assignment.buckets.end());
+  ReducerOptions ro;
+  ro.bucket_bytes_cap = cap_bytes;
+  ro.find_unused_parameters = options_.find_unused_parameters;
+  ro.gradient_as_bucket_view = options_.gradient_as_bucket_view;
+  ro.debug_level = options_.debug_level.value_or(debug_level_from_env());
+  ro.unsynced_grads = options_.unsynced_grads;
+  reducer_ = std::make_unique<Reducer>(params, names, assignment.buckets, pg_, ro);
+  reducer_->set_warning_handler([this](const std::string& m) {
+    warnings_.push_back(m);
+    if (options_.print_warnings) {
+      // One write per warning so that ranks running as threads don't interleave their lines.
+      static std::mutex print_mu;
+      std::lock_guard<std::mutex> lock(print_mu);
+      std::cerr << "[W reducer rank " + std::to_string(pg_->rank()) + "] " + m + "\n";
+    }
+  });
+  if (options_.static_graph) reducer_->set_static_graph();
+}
+
+std::vector<Tensor> DistributedDataParallel::forward(const std::function<std::vector<Tensor>()>& module_forward) {
+  const bool grad_enabled = GradMode::is_enabled();
+  const bool sync = grad_enabled && require_backward_grad_sync_;
+  if (sync) {
+    ++num_iterations_;
+    reducer_->prepare_for_forward();
+  }
+  reducer_->set_last_forward_synced(sync);
+  if (grad_enabled) reducer_->rebuild_buckets();   // raises if the prior reduction never finished
+  std::vector<Tensor> outputs = module_forward();
+  if (sync) {
+    if (options_.find_unused_parameters && !options_.static_graph) reducer_->prepare_for_backward(outputs);
+    else reducer_->prepare_for_backward({});
+  }
+  const bool sink = (options_.find_unused_parameters && !options_.static_graph) ||
+                    (options_.static_graph && num_iterations_ == 1);
+  if (sink && grad_enabled) {
+    // Route every output that has a grad_fn through one shared node (see DDPSink).
+    std::vector<size_t> routed;
+    for (size_t i = 0; i < outputs.size(); ++i)
+      if (outputs[i].defined() && outputs[i].grad_fn()) routed.push_back(i);
+    if (!routed.empty()) {
+      auto node = std::make_shared<DDPSink>(reducer_.get(), options_.static_graph && num_iterations_ == 1, routed.size());
+      for (size_t k = 0; k < routed.size(); ++k) {
+        Tensor& out = outputs[routed[k]];
+        node->mutable_next_edges().push_back(autograd::gradient_edge(out));
+        Tensor passthrough = out.detach().clone();   // PyTorch's sink clones its inputs
+        autograd::set_history(passthrough, node, static_cast<uint32_t>(k));
+        out = passthrough;
+      }
+    }
+  }
+  return outputs;
+}
+
+DistributedDataParallel::NoSyncGuard::NoSyncGuard(DistributedDataParallel& ddp)
+    : ddp_(ddp), previous_(ddp.require_backward_grad_sync_) {
+  ddp_.require_backward_grad_sync_ = false;
+  ddp_.reducer_->set_sync_enabled(false);
+}
+
+DistributedDataParallel::NoSyncGuard::~NoSyncGuard() {
+  ddp_.require_backward_grad_sync_ = previous_;
+  ddp_.reducer_->set_sync_enabled(previous_);
+}
+
+}  // namespace tinyddp::dist

@@ -1,0 +1,81 @@
+// DistributedDataParallel: the wrapper a training loop talks to, with PyTorch 1.13's semantics.
+//
+//   DistributedDataParallel ddp(model.named_parameters(), pg, {.find_unused_parameters = false});
+//   auto out = ddp.forward([&] { return std::vector<Tensor>{model.forward(x)}; });   // DDP's forward
+//   loss_fn(out[0], y).backward();        // gradients are averaged across ranks during this backward
+//   optimizer.step();                     // every rank applies the same averaged gradients
+//   { auto guard = ddp.no_sync(); ... }   // forward + backward in scope accumulate locally, unsynced
+//
+// Construction checks that every rank has the same parameter shapes and broadcasts rank 0's values.
+// The module itself stays the user's: DDP only needs its named parameters and a way to run its forward.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "dist/process_group.h"
+#include "dist/reducer.h"
+
+namespace tinyddp::dist {
+
+struct DDPOptions {
+  double bucket_cap_mb = 25.0;                 // kDefaultBucketBytesCap
+  bool find_unused_parameters = false;
+  bool static_graph = false;
+  bool gradient_as_bucket_view = false;
+  bool broadcast_parameters = true;            // copy rank 0's parameters to every rank at construction
+  std::optional<DebugLevel> debug_level;       // default: TORCH_DISTRIBUTED_DEBUG
+  UnsyncedGradPolicy unsynced_grads = UnsyncedGradPolicy::warn;   // tinyddp: see reducer.h
+  bool print_warnings = true;                  // to stderr; warnings() keeps them either way
+};
+
+using NamedParameters = std::vector<std::pair<std::string, Tensor>>;
+
+class DistributedDataParallel {
+ public:
+  DistributedDataParallel(const NamedParameters& parameters, std::shared_ptr<ProcessGroup> process_group,
+                          DDPOptions options = {});
+
+  // DDP's forward around `module_forward`: finishes the bookkeeping of the previous iteration (raising
+  // "Expected to have finished reduction ..." if it never finished), rebuilds buckets once, runs the
+  // module, and arms the reducer for the backward of the returned outputs.
+  std::vector<Tensor> forward(const std::function<std::vector<Tensor>()>& module_forward);
+
+  // While alive, forwards and backwards do not synchronize: gradients accumulate locally and are averaged
+  // by the first synchronized backward after it.
+  class NoSyncGuard {
+   public:
+    explicit NoSyncGuard(DistributedDataParallel& ddp);
+    ~NoSyncGuard();
+    NoSyncGuard(const NoSyncGuard&) = delete;
+    NoSyncGuard& operator=(const NoSyncGuard&) = delete;
+
+   private:
+    DistributedDataParallel& ddp_;
+    bool previous_;
+  };
+  NoSyncGuard no_sync() { return NoSyncGuard(*this); }
+
+  void register_comm_hook(CommHook hook) { reducer_->register_comm_hook(std::move(hook)); }
+  Reducer& reducer() { return *reducer_; }
+  ProcessGroup& process_group() { return *pg_; }
+  const std::vector<std::string>& warnings() const { return warnings_; }
+  int64_t num_iterations() const { return num_iterations_; }
+
+ private:
+  std::shared_ptr<ProcessGroup> pg_;
+  DDPOptions options_;
+  std::unique_ptr<Reducer> reducer_;
+  bool require_backward_grad_sync_ = true;
+  int64_t num_iterations_ = 0;
+  std::vector<std::string> warnings_;
+};
+
+// Checks that every rank passes the same number of parameters with the same shapes (PyTorch's texts).
+void verify_params_across_processes(ProcessGroup& pg, const std::vector<Tensor>& params);
+
+}  // namespace tinyddp::dist

@@ -1,0 +1,16 @@
+#include "dist/process_group.h"
+
+namespace tinyddp::dist {
+
+void check_collective_tensors(const std::vector<Tensor>& tensors, const char* collective) {
+  for (size_t i = 0; i < tensors.size(); ++i) {
+    const Tensor& t = tensors[i];
+    TINYDDP_CHECK(t.defined(), collective, ": tensor ", i, " is undefined.");
+    TINYDDP_CHECK(t.is_contiguous(), collective, ": tensor ", i, " of shape ", shape_str(t.shape()),
+                  " is not contiguous; collectives work on flat buffers. Pass t.contiguous() and copy back.");
+    TINYDDP_CHECK(!t.requires_grad(), collective, ": tensor ", i,
+                  " requires grad; collectives are not recorded by autograd. Pass t.detach().");
+  }
+}
+
+}  // namespace tinyddp::dist

@@ -1,0 +1,70 @@
+// Process groups: how ranks talk. One interface, several backends side by side:
+//   thread  N ranks as threads of one process; deterministic (sums in rank order); tests and `repro`
+//   mpi     Open MPI, one rank per process, launched with `mpirun -np N` on one or several machines
+//
+//   auto work = pg->allreduce({bucket});   // starts the collective; returns at once
+//   ...                                     // the backward goes on; `bucket` must not be touched
+//   work->wait();                          // bucket now holds the sum over ranks
+//
+// Every wait has a deadline (ProcessGroup::timeout()): a rank that died, never arrived or called a
+// different collective turns into an Error on the others that names the collective and the ranks, never
+// a hang.
+#pragma once
+
+#include <chrono>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "engine/core/tensor.h"
+
+namespace tinyddp::dist {
+
+enum class ReduceOp { sum, max };
+
+// 60 s: far above any collective of this project on a shared 2-core machine, short enough that a
+// stuck test fails well inside CI's budget. Override per group.
+constexpr std::chrono::milliseconds kDefaultTimeout{60'000};
+
+// An in-flight collective.
+class Work {
+ public:
+  virtual ~Work() = default;
+  // Blocks until the collective completed on this rank; throws on timeout or failure.
+  virtual void wait() = 0;
+  virtual bool is_completed() = 0;
+};
+
+class ProcessGroup {
+ public:
+  virtual ~ProcessGroup() = default;
+  virtual int rank() const = 0;
+  virtual int size() const = 0;
+  virtual std::string backend() const = 0;
+  std::chrono::milliseconds timeout() const { return timeout_; }
+  void set_timeout(std::chrono::milliseconds t) { timeout_ = t; }
+
+  // In place: each tensor ends up holding op over all ranks' tensors. Tensors must be contiguous, and
+  // every rank must pass the same number, dtypes and sizes.
+  virtual std::shared_ptr<Work> allreduce(std::vector<Tensor> tensors, ReduceOp op = ReduceOp::sum) = 0;
+  // In place: every rank's tensors get root's values.
+  virtual std::shared_ptr<Work> broadcast(std::vector<Tensor> tensors, int root = 0) = 0;
+  // outputs[r] gets rank r's input; outputs must have size() tensors shaped like input.
+  virtual std::shared_ptr<Work> allgather(std::vector<Tensor> outputs, Tensor input) = 0;
+  virtual std::shared_ptr<Work> barrier() = 0;
+
+ protected:
+  std::chrono::milliseconds timeout_ = kDefaultTimeout;
+};
+
+// Checks shared by backends: defined, contiguous, same dtype etc. Throws naming the collective.
+void check_collective_tensors(const std::vector<Tensor>& tensors, const char* collective);
+
+// A Work that is already complete (used by backends for trivial cases, e.g. one rank).
+class CompletedWork : public Work {
+ public:
+  void wait() override {}
+  bool is_completed() override { return true; }
+};
+
+}  // namespace tinyddp::dist

@@ -1,0 +1,577 @@
+#include "dist/reducer.h"
+
+#include <cstdlib>
+#include <iostream>
+#include <sstream>
+#include <unordered_set>
+
+#include "engine/autograd/accumulate_grad.h"
+#include "engine/autograd/engine.h"
+#include "engine/autograd/grad_mode.h"
+#include "engine/ops/ops.h"
+#include "kernels/cpu/elementwise.h"
+
+namespace tinyddp::dist {
+
+namespace {
+
+using Lock = std::lock_guard<std::recursive_mutex>;
+
+std::string join(const std::vector<std::string>& items, const char* sep) {
+  std::string out;
+  for (size_t i = 0; i < items.size(); ++i) out += (i ? sep : "") + items[i];
+  return out;
+}
+
+bool is_alias(const Tensor& a, const Tensor& b) { return a.defined() && b.defined() && a.storage() == b.storage(); }
+
+// dst = src * factor, both contiguous with the same number of elements (the fused "divide while copying
+// into the bucket" of PyTorch's reducer: one pass over the gradient).
+void copy_scaled(const Tensor& dst, const Tensor& src, double factor) {
+  const Tensor s = src.detach().contiguous();
+  dispatch_floating(dst.dtype(), "bucket copy", [&]<typename T>() {
+    kernels::cpu::unary<T>(kernels::cpu::UnaryOp::mul_scalar, s.data_ptr<T>(), dst.data_ptr<T>(), dst.numel(), factor);
+  });
+  dst.bump_version();
+}
+
+}  // namespace
+
+DebugLevel debug_level_from_env() {
+  const char* v = std::getenv("TORCH_DISTRIBUTED_DEBUG");
+  if (v == nullptr || std::string(v).empty() || std::string(v) == "OFF") return DebugLevel::off;
+  if (std::string(v) == "INFO") return DebugLevel::info;
+  if (std::string(v) == "DETAIL") return DebugLevel::detail;
+  throw Error(std::string("TORCH_DISTRIBUTED_DEBUG is '") + v + "'; expected OFF, INFO or DETAIL.");
+}
+
+const char* debug_level_name(DebugLevel level) {
+  switch (level) {
+    case DebugLevel::off: return "OFF";
+    case DebugLevel::info: return "INFO";
+    case DebugLevel::detail: return "DETAIL";
+  }
+  return "?";
+}
+
+Reducer::Reducer(std::vector<Tensor> params, std::vector<std::string> names,
+                 std::vector<std::vector<size_t>> bucket_indices, std::shared_ptr<ProcessGroup> process_group,
+                 ReducerOptions options)
+    : params_(std::move(params)), names_(std::move(names)), pg_(std::move(process_group)), options_(options) {
+  TINYDDP_CHECK(!params_.empty(), "Expected at least one parameter.");
+  TINYDDP_CHECK(names_.size() == params_.size(), "Reducer: ", names_.size(), " names for ", params_.size(),
+                " parameters.");
+  for (size_t i = 0; i < params_.size(); ++i)
+    TINYDDP_CHECK(params_[i].is_leaf() && params_[i].requires_grad(), "Reducer: parameter ", i, " (", names_[i],
+                  ") must be a leaf that requires grad.");
+  {
+    Lock lock(mu_);
+    initialize_buckets(std::move(bucket_indices));
+  }
+  // The AccumulateGrad node is created lazily and held weakly by the parameter; keeping it alive here
+  // means every iteration's graph ends in the same node, which carries our hook.
+  auto alive = alive_;
+  for (size_t i = 0; i < params_.size(); ++i) {
+    auto acc = autograd::grad_accumulator(params_[i]);
+    acc->add_post_hook([alive, i](const autograd::TensorList&, const autograd::TensorList& inputs) {
+      if (Reducer* self = *alive) self->autograd_hook(i, !inputs.empty() && inputs[0].defined());
+    });
+    grad_acc_to_index_[acc.get()] = i;
+    grad_accumulators_.push_back(std::move(acc));
+  }
+  if (options_.find_unused_parameters) local_used_map_ = zeros({static_cast<int64_t>(params_.size())}, DType::i64);
+  warn_ = [](const std::string& m) { std::cerr << "[W reducer] " << m << "\n"; };
+}
+
+Reducer::~Reducer() { *alive_ = nullptr; }
+
+void Reducer::emit(ReducerEvent::Kind kind, size_t index, std::string detail) {
+  if (observe_) observe_({kind, index, std::move(detail)});
+}
+
+void Reducer::warn(const std::string& message) {
+  if (warn_) warn_(message);
+}
+
+std::vector<std::vector<size_t>> Reducer::bucket_indices() const {
+  std::vector<std::vector<size_t>> out;
+  for (const auto& b : buckets_) out.push_back(b.variable_indices);
+  return out;
+}
+
+std::vector<size_t> Reducer::bucket_pending() const {
+  std::vector<size_t> out;
+  for (const auto& b : buckets_) out.push_back(b.pending);
+  return out;
+}
+
+void Reducer::initialize_buckets(std::vector<std::vector<size_t>> bucket_indices) {
+  TINYDDP_CHECK(!expect_autograd_hooks_, "`initialize_buckets` must NOT be called during autograd execution.");
+  buckets_.clear();
+  locators_.assign(params_.size(), {});
+  std::vector<bool> seen(params_.size(), false);
+  for (size_t b = 0; b < bucket_indices.size(); ++b) {
+    TINYDDP_CHECK(!bucket_indices[b].empty(), "Empty bucket specified.");
+    Bucket bucket;
+    int64_t offset = 0;
+    for (size_t v : bucket_indices[b]) {
+      TINYDDP_CHECK(v < params_.size(), "Out of range variable index specified.");
+      TINYDDP_CHECK(!seen[v], "Reducer: parameter ", v, " is assigned to more than one bucket.");
+      seen[v] = true;
+      TINYDDP_CHECK(params_[v].dtype() == params_[bucket_indices[b][0]].dtype(),
+                    "All parameters in a bucket must have the same dtype.");
+      bucket.offsets.push_back(offset);
+      bucket.lengths.push_back(params_[v].numel());
+      offset += params_[v].numel();
+    }
+    bucket.gradients = zeros({offset}, params_[bucket_indices[b][0]].dtype());
+    for (size_t k = 0; k < bucket_indices[b].size(); ++k) {
+      const Tensor& p = params_[bucket_indices[b][k]];
+      Tensor view = make_view(bucket.gradients, p.shape(), contiguous_strides(p.shape()), bucket.offsets[k]);
+      // gradient_as_bucket_view: an existing grad moves into the (new) bucket, and .grad becomes the view.
+      if (options_.gradient_as_bucket_view && p.grad().defined() && !is_alias(p.grad(), view)) {
+        NoGradGuard no_grad;
+        view.copy_(p.grad());
+        p.set_grad(view);
+      }
+      bucket.views.push_back(view);
+      locators_[bucket_indices[b][k]] = {b, k};
+    }
+    bucket.variable_indices = std::move(bucket_indices[b]);
+    bucket.pending = bucket.variable_indices.size();
+    buckets_.push_back(std::move(bucket));
+  }
+  for (size_t v = 0; v < params_.size(); ++v)
+    TINYDDP_CHECK(seen[v], "Reducer: parameter ", v, " (", names_[v], ") is in no bucket.");
+}
+
+void Reducer::prepare_for_forward() {
+  Lock lock(mu_);
+  ++num_iterations_;
+  unsynced_reported_.clear();
+}
+
+void Reducer::reset_bucket_counting() {
+  next_bucket_ = 0;
+  for (auto& b : buckets_) b.pending = b.variable_indices.size();
+  if (static_graph_) hooks_triggered_this_iteration_ = hooks_triggered_;
+}
+
+void Reducer::prepare_for_backward(const std::vector<Tensor>& outputs) {
+  Lock lock(mu_);
+  expect_autograd_hooks_ = true;
+  reset_bucket_counting();
+  has_marked_unused_parameters_ = false;
+  per_iteration_ready_.clear();
+  if (dynamic_graph_find_unused()) {
+    unused_parameters_.clear();
+    search_unused_parameters(outputs);
+  }
+}
+
+// Walks the graph from the forward's outputs; parameters whose AccumulateGrad is not reached will get no
+// gradient. They are marked ready at the first hook of the backward, not now: the outputs may never be
+// used, and reductions should start only when a backward does.
+void Reducer::search_unused_parameters(const std::vector<Tensor>& outputs) {
+  std::unordered_set<const autograd::Node*> seen;
+  std::vector<const autograd::Node*> stack;
+  for (const Tensor& out : outputs)
+    if (out.defined() && out.grad_fn()) stack.push_back(out.grad_fn().get());
+  while (!stack.empty()) {
+    const autograd::Node* fn = stack.back();
+    stack.pop_back();
+    for (const auto& e : fn->next_edges())
+      if (e.valid() && seen.insert(e.node.get()).second) stack.push_back(e.node.get());
+  }
+  for (const auto& [acc, index] : grad_acc_to_index_)
+    if (!seen.count(acc)) unused_parameters_.push_back(index);
+  if (unused_parameters_.empty() && !warned_no_unused_) {
+    warned_no_unused_ = true;   // TORCH_WARN_ONCE: once per reducer, i.e. once per rank
+    warn("find_unused_parameters=True was specified in DDP constructor, but did not find any unused parameters in the "
+         "forward pass. This flag results in an extra traversal of the autograd graph every iteration,  which can "
+         "adversely affect performance. If your model indeed never has any unused parameters in the forward pass, "
+         "consider turning this flag off. Note that this warning may be a false positive if your model has flow "
+         "control causing later iterations to have unused parameters.");
+  }
+  if (options_.debug_level == DebugLevel::detail)
+    for (size_t i : unused_parameters_)
+      warn("[Rank " + std::to_string(pg_->rank()) + "]: Parameter " + names_[i] + " at index " + std::to_string(i) +
+           " is marked as unused.");
+}
+
+// Called after AccumulateGrad updated parameter `index`'s .grad. `grad_arrived`: whether a gradient
+// actually reached it (hooks also fire when an undefined gradient flows, e.g. an unused DDP output).
+void Reducer::autograd_hook(size_t index, bool grad_arrived) {
+  Lock lock(mu_);
+  emit(ReducerEvent::Kind::hook, index, grad_arrived ? "" : "no gradient");
+  if (!expect_autograd_hooks_) {
+    // PyTorch returns here silently; see Note [Hooks the reducer does not expect].
+    emit(ReducerEvent::Kind::hook_ignored, index);
+    if (grad_arrived && last_forward_synced_) report_unsynced_grad(index);
+    return;
+  }
+  if (!sync_enabled_ && !warned_no_sync_forward_outside_) {
+    warned_no_sync_forward_outside_ = true;
+    warn("backward() ran inside no_sync() but the forward that produced its loss ran outside it, so DDP had already "
+         "armed this iteration's reduction: these gradients are all-reduced anyway and no_sync() has no effect "
+         "here. Run the forward inside no_sync() as well (PyTorch: \"The forward pass should be included inside "
+         "the context manager, or else gradients will still be synchronized\").");
+  }
+  if (dynamic_graph_find_unused() || static_graph_first_iteration()) {
+    // Locally used iff .grad is defined (PyTorch checks the field, not the incoming gradient).
+    if (params_[index].grad().defined()) local_used_map_.data_ptr<int64_t>()[index] = 1;
+  }
+  if (static_graph_first_iteration()) {
+    ++hooks_triggered_[index];   // the first static iteration only counts; delay_all_reduce reduces
+    return;
+  }
+  if (!has_marked_unused_parameters_) {
+    has_marked_unused_parameters_ = true;
+    for (size_t unused : unused_parameters_) {
+      emit(ReducerEvent::Kind::marked_unused, unused);
+      mark_variable_ready(unused);
+    }
+  }
+  if (static_graph_after_first_iteration()) {
+    TINYDDP_CHECK(hooks_triggered_this_iteration_[index] > 0,
+                  "Your training graph has changed in this iteration, e.g., one parameter is unused in first "
+                  "iteration, but then got used in the second iteration. this is not compatible with static_graph "
+                  "set to True.");
+    if (--hooks_triggered_this_iteration_[index] == 0) {
+      if (should_rebuild_buckets()) rebuilt_param_indices_.push_back(index);
+      mark_variable_ready(index);
+    }
+  } else {
+    if (should_rebuild_buckets()) rebuilt_param_indices_.push_back(index);
+    mark_variable_ready(index);
+  }
+}
+
+void Reducer::report_unsynced_grad(size_t index) {
+  if (options_.unsynced_grads == UnsyncedGradPolicy::ignore || !unsynced_reported_.insert(index).second) return;
+  const std::string what =
+      "a gradient reached parameter " + names_[index] + " (index " + std::to_string(index) +
+      ") after DDP had finalized this iteration's reduction (iteration " + std::to_string(num_iterations_) +
+      "): it was accumulated into .grad on rank " + std::to_string(pg_->rank()) + " only and will not be averaged "
+      "across ranks, so the replicas drift apart (PyTorch 1.13 does this silently). This happens with a second "
+      "backward() per DDP forward, e.g. one backward per task loss. Fix: add the losses and call backward() once per "
+      "forward, or run every backward but the last of an accumulation window (forward included) inside no_sync().";
+  if (options_.unsynced_grads == UnsyncedGradPolicy::error) throw Error("tinyddp: " + what);
+  // One warning per backward, listing every parameter: queued for the end of this backward.
+  if (unsynced_reported_.size() == 1 && autograd::Engine::in_backward()) {
+    autograd::Engine::queue_callback([this, alive = alive_, what] {
+      if (*alive == nullptr) return;
+      std::vector<std::string> names;
+      for (size_t i : unsynced_reported_) names.push_back(names_[i] + " (" + std::to_string(i) + ")");
+      warn("tinyddp: unsynchronized gradients on rank " + std::to_string(pg_->rank()) + " for " +
+           std::to_string(names.size()) + " parameter(s): " + join(names, ", ") + ". Each " +
+           what.substr(what.find("after DDP")));
+    });
+  } else if (!autograd::Engine::in_backward()) {
+    warn("tinyddp: " + what);
+  }
+}
+
+void Reducer::check_and_raise_marked_twice(size_t index) {
+  if (!per_iteration_ready_.count(index)) return;
+  const bool with_name = options_.debug_level != DebugLevel::off;
+  std::string param_info = "Parameter at index " + std::to_string(index) + (with_name ? " with name " + names_[index] : "") +
+                           " has been marked as ready twice. This means that multiple autograd engine  hooks have "
+                           "fired for this particular parameter during this iteration.";
+  if (!with_name)
+    param_info += " You can set the environment variable TORCH_DISTRIBUTED_DEBUG to either INFO or DETAIL to print "
+                  "parameter names for further debugging.";
+  std::string common_error =
+      "Expected to mark a variable ready only once. This error is caused by one of the following reasons: 1) Use of a "
+      "module parameter outside the `forward` function. Please make sure model parameters are not shared across "
+      "multiple concurrent forward-backward passes. or try to use _set_static_graph() as a workaround if this module "
+      "graph does not change during training loop.2) Reused parameters in multiple reentrant backward passes. For "
+      "example, if you use multiple `checkpoint` functions to wrap the same part of your model, it would result in "
+      "the same set of parameters been used by different reentrant backward passes multiple times, and hence marking "
+      "a variable ready multiple times. DDP does not support such use cases in default. You can try to use "
+      "_set_static_graph() as a workaround if your module graph does not change over iterations.";
+  common_error += "\n" + param_info;
+  if (!has_marked_unused_parameters_)
+    common_error +=
+        "3) Incorrect unused parameter detection. The return value of the `forward` function is inspected by the "
+        "distributed data parallel wrapper to figure out if any of the module's parameters went unused. For unused "
+        "parameters, DDP would not expect gradients from then. However, if an unused parameter becomes part of the "
+        "autograd graph at a later point in time (e.g., in a reentrant backward when using `checkpoint`), the "
+        "gradient will show up unexpectedly. If all parameters in the model participate in the backward pass, you can "
+        "disable unused parameter detection by passing the keyword argument `find_unused_parameters=False` to "
+        "`torch.nn.parallel.DistributedDataParallel`. If unused parameters in the model do not change over "
+        "iterations, You can try to use _set_static_graph() as a workaround if this module graph does not change "
+        "during training loop.";
+  throw Error(common_error);
+}
+
+void Reducer::mark_variable_ready(size_t index) {
+  TINYDDP_CHECK(index < locators_.size(), "Out of range variable index.");
+  check_and_raise_marked_twice(index);
+  per_iteration_ready_.insert(index);
+  // From now on a finalize must happen before the next iteration (checked by the next forward).
+  require_finalize_ = true;
+  if (div_factor_ == 0) div_factor_ = pg_->size();
+  mark_variable_ready_dense(index);
+  emit(ReducerEvent::Kind::marked_ready, index);
+  Bucket& bucket = buckets_[locators_[index].bucket];
+  if (--bucket.pending == 0) mark_bucket_ready(locators_[index].bucket);
+  if (next_bucket_ == buckets_.size()) {
+    if (dynamic_graph_find_unused()) all_reduce_local_used_map();
+    autograd::Engine::queue_callback([this, alive = alive_] {
+      if (*alive == nullptr) return;
+      Lock lock(mu_);
+      TINYDDP_INTERNAL_ASSERT(next_bucket_ == buckets_.size(), "finalize queued before every bucket launched");
+      if (static_graph_after_first_iteration() && should_rebuild_buckets())
+        for (size_t unused : unused_parameters_) rebuilt_param_indices_.push_back(unused);
+      finalize_backward();
+    });
+  }
+}
+
+void Reducer::mark_variable_ready_dense(size_t index) {
+  const Locator loc = locators_[index];
+  Bucket& bucket = buckets_[loc.bucket];
+  const Tensor& view = bucket.views[loc.intra];
+  const Tensor& param = params_[index];
+  const Tensor grad = param.grad();
+  NoGradGuard no_grad;
+  if (grad.defined()) {
+    TINYDDP_CHECK(grad.dtype() == view.dtype() && grad.numel() == view.numel(), "Expected ",
+                  legacy_type_name(view.dtype()), " of ", view.numel(), " elements, got ", legacy_type_name(grad.dtype()),
+                  " of ", grad.numel(), " elements for parameter ", names_[index], ".");
+    if (grad.requires_grad() && !warned_create_graph_) {
+      warned_create_graph_ = true;
+      warn("Using DistributedDataParallel with create_graph=True  is not well-supported. The higher-order gradient "
+           "will  not be synchronized across ranks, and backpropagation  through all_reduce operations will not "
+           "occur. If you require  DDP to work with higher-order gradients for your use case,  please ping "
+           "https://github.com/pytorch/pytorch/issues/63929");
+    }
+    if (!is_alias(grad, view)) {
+      // Divide while copying into the bucket (one pass); a comm hook does its own division.
+      copy_scaled(view, grad, comm_hook_ ? 1.0 : 1.0 / div_factor_);
+      if (options_.gradient_as_bucket_view) param.set_grad(view);
+    } else if (!comm_hook_) {
+      Tensor v = view;
+      v.mul_(1.0 / div_factor_);
+    }
+  } else {
+    if (dynamic_graph_find_unused() || static_graph_first_iteration())
+      TINYDDP_CHECK(local_used_map_.data_ptr<int64_t>()[index] == 0,
+                    "Encountered gradient which is undefined, but still allreduced by DDP reducer. This indicates a bug "
+                    "in DDP implementation, please report a bug with a repro to PyTorch.");
+    Tensor v = view;
+    v.zero_();
+  }
+}
+
+// Note [Why buckets launch in index order] (reducer.h).
+void Reducer::mark_bucket_ready(size_t bucket_index) {
+  TINYDDP_INTERNAL_ASSERT(bucket_index >= next_bucket_, "bucket ", bucket_index, " ready after ", next_bucket_, " launched");
+  if (bucket_index > next_bucket_) return;
+  for (; next_bucket_ < buckets_.size() && buckets_[next_bucket_].pending == 0; ++next_bucket_)
+    all_reduce_bucket(next_bucket_);
+}
+
+void Reducer::all_reduce_bucket(size_t bucket_index) {
+  Bucket& bucket = buckets_[bucket_index];
+  std::ostringstream detail;
+  detail << bucket.gradients.numel() * element_size(bucket.gradients.dtype()) << " bytes, params";
+  for (size_t v : bucket.variable_indices) detail << " " << v;
+  emit(ReducerEvent::Kind::bucket_launched, bucket_index, detail.str());
+  if (comm_hook_) {
+    GradBucket gb{bucket_index, bucket.gradients, bucket.variable_indices, bucket_index + 1 == buckets_.size()};
+    bucket.work = comm_hook_(*pg_, gb);
+  } else {
+    bucket.work = pg_->allreduce({bucket.gradients});
+  }
+}
+
+void Reducer::all_reduce_local_used_map() {
+  local_used_map_reduced_ = local_used_map_.clone();
+  local_used_work_ = pg_->allreduce({local_used_map_reduced_});
+}
+
+void Reducer::finalize_backward() {
+  TINYDDP_INTERNAL_ASSERT(expect_autograd_hooks_, "expect_autograd_hooks_");
+  expect_autograd_hooks_ = false;
+  TINYDDP_INTERNAL_ASSERT(require_finalize_, "require_finalize_");
+  require_finalize_ = false;
+  div_factor_ = 0;
+  for (Bucket& bucket : buckets_) {
+    TINYDDP_INTERNAL_ASSERT(bucket.work, "Expected bucket.work not to be null. This may indicate that allreduce hooks "
+                                         "were not properly installed.");
+    bucket.work->wait();
+    finalize_bucket_dense(bucket);
+  }
+  if ((dynamic_graph_find_unused() || static_graph_first_iteration()) && !local_used_map_is_reduced_)
+    local_used_work_->wait();
+  if (dynamic_graph_find_unused()) {
+    local_used_map_.zero_();
+    local_used_map_is_reduced_ = false;
+  }
+  emit(ReducerEvent::Kind::finalized, 0);
+}
+
+void Reducer::finalize_bucket_dense(Bucket& bucket) {
+  NoGradGuard no_grad;
+  for (size_t k = 0; k < bucket.variable_indices.size(); ++k) {
+    const size_t index = bucket.variable_indices[k];
+    const Tensor& param = params_[index];
+    bool global_unused = false;
+    if (static_graph_ || options_.find_unused_parameters) {
+      // Wait for the used-map allreduce only when a locally unused parameter needs the global answer.
+      global_unused = local_used_map_.data_ptr<int64_t>()[index] == 0;
+      if (global_unused && !local_used_map_is_reduced_) {
+        local_used_work_->wait();
+        Tensor m = local_used_map_;
+        m.copy_(local_used_map_reduced_);
+        local_used_map_is_reduced_ = true;
+        global_unused = local_used_map_.data_ptr<int64_t>()[index] == 0;
+      }
+    }
+    if (global_unused) continue;   // a globally unused parameter keeps its .grad untouched (maybe undefined)
+    const Tensor& view = bucket.views[k];
+    if (!options_.gradient_as_bucket_view) {
+      if (!param.grad().defined()) {
+        param.set_grad(view.clone());
+      } else {
+        Tensor g = param.grad();
+        g.copy_(view);
+      }
+    } else if (!param.grad().defined()) {
+      param.set_grad(view);
+    } else {
+      TINYDDP_CHECK(is_alias(param.grad(), view),
+                    "Detected at least one parameter gradient is not the expected DDP bucket view with "
+                    "gradient_as_bucket_view=True. This may happen (for example) if multiple allreduce hooks were "
+                    "registered onto the same parameter. If you hit this error, please file an issue with a minimal "
+                    "repro.");
+    }
+  }
+}
+
+void Reducer::delay_all_reduce() {
+  Lock lock(mu_);
+  all_reduce_local_used_map();
+  unused_parameters_.clear();
+  for (size_t i = 0; i < params_.size(); ++i) {
+    if (hooks_triggered_[i] == 0) unused_parameters_.push_back(i);
+    require_finalize_ = true;
+    if (div_factor_ == 0) div_factor_ = pg_->size();
+    mark_variable_ready_dense(i);
+  }
+  for (size_t b = 0; b < buckets_.size(); ++b) all_reduce_bucket(b);
+  if (options_.debug_level != DebugLevel::off && !unused_parameters_.empty()) {
+    std::vector<std::string> items;
+    for (size_t i : unused_parameters_) items.push_back("{" + names_[i] + "," + std::to_string(i) + "}");
+    warn("[Rank " + std::to_string(pg_->rank()) + "]: Parameter(s) (in the format of {param_name, index}): " +
+         join(items, ", ") + " is(are) unused during first iteration. Since static_graph=True is enabled for DDP, we "
+         "expect this set of unused parameters to remain consistent on this rank throughout the training.");
+  }
+  finalize_backward();
+}
+
+void Reducer::ensure_prior_reduction_finished() {
+  if (!require_finalize_) return;
+  std::vector<size_t> unmarked;
+  for (size_t i = 0; i < params_.size(); ++i)
+    if (!per_iteration_ready_.count(i)) unmarked.push_back(i);
+  TINYDDP_INTERNAL_ASSERT(!unmarked.empty(), "a finalize is pending but every parameter was marked ready");
+  std::string indices;
+  for (size_t i = 0; i < unmarked.size(); ++i) indices += (i ? " " : "") + std::to_string(unmarked[i]);
+  const std::string rank = std::to_string(pg_->rank());
+  const std::string index_info = "\nParameter indices which did not receive grad for rank " + rank + ": " + indices;
+  std::string msg = "Expected to have finished reduction in the prior iteration before starting a new one. ";
+  if (static_graph_) {
+    msg += "This error indicates that your training graph has changed in this iteration, e.g., one parameter is used "
+           "in first iteration, but then got unused in the second iteration. this is not compatible with "
+           "static_graph set to True.";
+  } else {
+    msg += "This error indicates that your module has parameters that were not used in producing loss. ";
+    const std::string outputs_in_loss = "making sure all `forward` function outputs participate in calculating loss. ";
+    const std::string ddp_bug =
+        "\nIf you already have done the above, then the distributed data parallel module wasn't able to locate the "
+        "output tensors in the return value of your module's `forward` function. Please include the loss function "
+        "and the structure of the return value of `forward` of your module when reporting this issue (e.g. list, "
+        "dict, iterable).";
+    if (!options_.find_unused_parameters) {
+      msg += "You can enable unused parameter detection by passing the keyword argument `find_unused_parameters=True` "
+             "to `torch.nn.parallel.DistributedDataParallel`, and by \n";
+    } else {
+      msg += "Since `find_unused_parameters=True` is enabled, this likely  means that not all `forward` outputs "
+             "participate in computing loss. You can fix this by ";
+    }
+    msg += outputs_in_loss + ddp_bug;
+  }
+  if (options_.debug_level == DebugLevel::off) {
+    msg += index_info;
+    msg += "\n In addition, you can set the environment variable TORCH_DISTRIBUTED_DEBUG to either INFO or DETAIL to "
+           "print out information about which particular parameters did not receive gradient on this rank as part of "
+           "this error";
+  } else {
+    std::vector<std::string> names;
+    for (size_t i : unmarked) names.push_back(names_[i]);
+    msg += "\nParameters which did not receive grad for rank " + rank + ": " + join(names, ", ");
+    msg += index_info;
+  }
+  throw Error(msg);
+}
+
+bool Reducer::rebuild_buckets() {
+  Lock lock(mu_);
+  ensure_prior_reduction_finished();
+  if (!should_rebuild_buckets() || rebuilt_param_indices_.empty()) return false;
+  TINYDDP_INTERNAL_ASSERT(rebuilt_param_indices_.size() == params_.size(),
+                          "rebuilt parameter indices size is not same as original model parameters size.Original model "
+                          "param size is: ", params_.size(), " versus rebuilt params size of: ",
+                          rebuilt_param_indices_.size());
+  std::vector<Tensor> ordered;
+  for (size_t i : rebuilt_param_indices_) ordered.push_back(params_[i]);
+  auto assignment = compute_bucket_assignment_by_size(ordered, {options_.first_bucket_bytes, options_.bucket_bytes_cap},
+                                                      rebuilt_param_indices_);
+  // Rank 0's order wins: every rank must build identical buckets (Note [Why buckets launch in index order]).
+  std::vector<int64_t> flat;
+  for (const auto& b : assignment.buckets)
+    for (size_t i : b) flat.push_back(static_cast<int64_t>(i));
+  flat.push_back(static_cast<int64_t>(assignment.buckets.size()));
+  Tensor indices = from_vector(flat, {static_cast<int64_t>(flat.size())});
+  pg_->broadcast({indices}, 0)->wait();
+  const auto got = indices.to_vector<int64_t>();
+  const size_t num_buckets = static_cast<size_t>(got.back());
+  std::vector<int64_t> sizes;
+  for (size_t b = 0; b < num_buckets; ++b)
+    sizes.push_back(static_cast<int64_t>(assignment.buckets[std::min(b, assignment.buckets.size() - 1)].size()));
+  Tensor sizes_t = from_vector(sizes, {static_cast<int64_t>(num_buckets)});
+  pg_->broadcast({sizes_t}, 0)->wait();
+  const auto got_sizes = sizes_t.to_vector<int64_t>();
+  std::vector<std::vector<size_t>> synced;
+  size_t pos = 0;
+  for (size_t b = 0; b < num_buckets; ++b) {
+    std::vector<size_t> bucket;
+    for (int64_t k = 0; k < got_sizes[b]; ++k) bucket.push_back(static_cast<size_t>(got[pos++]));
+    synced.push_back(std::move(bucket));
+  }
+  has_rebuilt_bucket_ = true;
+  rebuilt_param_indices_.clear();
+  initialize_buckets(std::move(synced));
+  emit(ReducerEvent::Kind::rebuilt, buckets_.size());
+  return true;
+}
+
+void Reducer::set_static_graph() {
+  Lock lock(mu_);
+  TINYDDP_CHECK(num_iterations_ == 0, "set_static_graph() should be called before training loop starts and after "
+                                      "DistributedDataParallel is constructed.");
+  static_graph_ = true;
+  local_used_map_ = zeros({static_cast<int64_t>(params_.size())}, DType::i64);
+  hooks_triggered_.assign(params_.size(), 0);
+}
+
+void Reducer::register_comm_hook(CommHook hook) {
+  Lock lock(mu_);
+  TINYDDP_CHECK(!comm_hook_, "register_comm_hook or register_builtin_comm_hook can only be called once.");
+  comm_hook_ = std::move(hook);
+}
+
+}  // namespace tinyddp::dist
