@@ -180,7 +180,7 @@ NOTES = {
     },
     "iterations": "each plan iteration starts with optimizer.zero_grad() (set_to_none=False in 1.13); a plan "
                   "may contain several forwards/steps, so DDP iterations (forwards) and plan iterations differ",
-    "raised_at": "'<kind> #<n> of iteration <i>': i counts plan iterations from 0, n counts calls of that kind "
+    "raised_at": "'<kind> #<n> of iteration <i>': i counts plan iterations from 1, n counts calls of that kind "
                  "within the plan iteration from 1 (calls inside no_sync{} included)",
     "grads_in_sync": "per parameter after a backward: true = bitwise identical on all ranks, false = differ, "
                      "null = None on every rank. Iteration-level value: after the iteration's last backward "
@@ -367,7 +367,7 @@ def worker(spec, rank, logpath):
                     emit(ev="call", kind="no_sync_exit", iteration=it)
                     continue
                 counts[kind] = counts.get(kind, 0) + 1
-                at = f"{kind} #{counts[kind]} of iteration {it}"
+                at = f"{kind} #{counts[kind]} of iteration {it + 1}"   # iterations count from 1, as tinyddp prints them
                 where[0] = at
                 mark(at)
                 emit(ev="begin", at=at, kind=kind, iteration=it, call=counts[kind])
@@ -393,7 +393,7 @@ def worker(spec, rank, logpath):
                          params=params_state())
 
         for it in range(opts["iterations"]):
-            where[0] = f"zero_grad of iteration {it}"
+            where[0] = f"zero_grad of iteration {it + 1}"
             opt.zero_grad()
             run_steps(plan, it, {}, False)
         flush_warnings()
