@@ -1,0 +1,102 @@
+// nn::Module: the base of every layer and model. A module owns parameters (leaf tensors that require
+// grad) and child modules, both registered by name, and walks them the way PyTorch 1.13 does.
+//
+//   struct TwoTask : nn::Module {
+//     std::shared_ptr<nn::Sequential> trunk = register_module("trunk", std::make_shared<nn::Sequential>(...));
+//     std::shared_ptr<nn::Linear> head = register_module("head", std::make_shared<nn::Linear>(8, 1));
+//   };
+//   TwoTask m;
+//   for (auto& [name, p] : m.named_parameters()) ...   // "trunk.0.weight", "trunk.0.bias", ..., "head.bias"
+//   m.zero_grad();                                      // zero .grad in place (PyTorch 1.13's default)
+//   m.eval();                                           // training = false here and in every descendant
+//   Tensor y = (*m.trunk)(x);                           // operator() calls forward()
+//
+// Invariants:
+//  - registration order is iteration order; names are unique among a module's parameters and children, and
+//    contain no '.', which joins names across levels;
+//  - parameters are held by handle: a registered tensor keeps its identity for the module's lifetime
+//    (optimizers, DDP hooks and load_parameters rely on it), so change values in place, never reassign;
+//  - traversal visits a module's own parameters before its children's, depth first, and lists a module
+//    or a tensor reached twice only once (PyTorch's memo), under the first name it was reached by.
+#pragma once
+
+#include <memory>
+#include <ostream>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "engine/tinyddp.h"
+
+namespace tinyddp::nn {
+
+class Module {
+ public:
+  Module() = default;
+  virtual ~Module() = default;
+  // Not copyable: a copy would share parameter tensors with the original without saying so. Movable, so
+  // that a module built by value can be handed over (see Sequential's constructors).
+  Module(const Module&) = delete;
+  Module& operator=(const Module&) = delete;
+  Module(Module&&) = default;
+  Module& operator=(Module&&) = default;
+
+  // The computation of a single-input, single-output module. The default throws, naming the module type:
+  // modules with several inputs or outputs (losses, multi-task models) define their own methods instead.
+  virtual Tensor forward(const Tensor& x);
+  Tensor operator()(const Tensor& x) { return forward(x); }
+
+  // The class name used in messages and printing ("Linear", "Sequential"). The default is the dynamic type's
+  // unqualified C++ name, so user subclasses need not override it.
+  virtual std::string type_name() const;
+  // The text inside the parentheses when printed, e.g. "in_features=4, out_features=8, bias=True".
+  virtual std::string extra_repr() const { return {}; }
+  // PyTorch's repr: type_name(extra_repr) and, indented, each child as "(name): ...".
+  std::string to_string() const;
+
+  // Registers `tensor` as parameter `name`, marks it requires_grad, and returns it (the same handle).
+  Tensor register_parameter(const std::string& name, Tensor tensor);
+
+  // Registers `module` as child `name` and returns it.
+  template <typename M>
+  std::shared_ptr<M> register_module(const std::string& name, std::shared_ptr<M> module) {
+    add_child(name, module);
+    return module;
+  }
+
+  // Recursive, in registration order, each tensor once (see the invariants above).
+  std::vector<Tensor> parameters() const;
+  std::vector<std::pair<std::string, Tensor>> named_parameters() const;
+  // This module's own parameters only, in registration order.
+  const std::vector<std::pair<std::string, Tensor>>& named_own_parameters() const { return params_; }
+  // Direct children, in registration order.
+  const std::vector<std::pair<std::string, std::shared_ptr<Module>>>& named_children() const { return children_; }
+  // This module (name "") and every descendant, depth first, each module once.
+  std::vector<std::pair<std::string, const Module*>> named_modules() const;
+  // The parameter with dotted name `name` (e.g. "trunk.2.weight"); throws listing the names when absent.
+  Tensor parameter(const std::string& name) const;
+
+  // PyTorch 1.13's Module.zero_grad: set_to_none = false zeroes every existing .grad in place (under
+  // NoGradGuard, detaching a .grad that carries history first); true drops the .grad tensors instead.
+  void zero_grad(bool set_to_none = false);
+
+  // Sets training mode here and in every descendant; returns *this. eval() is train(false).
+  Module& train(bool mode = true);
+  Module& eval() { return train(false); }
+  bool is_training() const { return training_; }
+
+ private:
+  void add_child(const std::string& name, std::shared_ptr<Module> module);
+  void check_new_name(const std::string& name, const char* kind) const;
+
+  bool training_ = true;   // PyTorch modules start in training mode
+  std::vector<std::pair<std::string, Tensor>> params_;                      // own parameters, registration order
+  std::vector<std::pair<std::string, std::shared_ptr<Module>>> children_;   // children, registration order
+};
+
+std::ostream& operator<<(std::ostream& os, const Module& m);
+
+// The shared body of Module::zero_grad and Optimizer::zero_grad (see Module::zero_grad).
+void zero_grad_of(const std::vector<Tensor>& params, bool set_to_none);
+
+}  // namespace tinyddp::nn

@@ -1,0 +1,42 @@
+#include "models/optim/sgd.h"
+
+#include <cmath>
+
+namespace tinyddp::optim {
+
+SGD::SGD(std::vector<Tensor> params, SGDOptions options)
+    : Optimizer(std::move(params)), options_(options), momentum_buffers_(params_.size()) {
+  // PyTorch's texts (torch/optim/sgd.py), plus what to try where it has none.
+  TINYDDP_CHECK(!std::isnan(options.lr), "SGD: the learning rate is required; pass it as SGDOptions{.lr = 0.01}.");
+  TINYDDP_CHECK(options.lr >= 0.0, "Invalid learning rate: ", options.lr);
+  TINYDDP_CHECK(options.momentum >= 0.0, "Invalid momentum value: ", options.momentum);
+  TINYDDP_CHECK(options.weight_decay >= 0.0, "Invalid weight_decay value: ", options.weight_decay);
+  TINYDDP_CHECK(!options.nesterov || (options.momentum > 0.0 && options.dampening == 0.0),
+                "Nesterov momentum requires a momentum and zero dampening");
+}
+
+void SGD::step() {
+  NoGradGuard no_grad;
+  const SGDOptions& o = options_;
+  for (size_t i = 0; i < params_.size(); ++i) {
+    Tensor& p = params_[i];
+    const Tensor& grad = p.grad();
+    if (!grad.defined()) continue;
+    // d_p aliases .grad until an out-of-place op replaces it; nothing below writes into d_p in place.
+    Tensor d_p = o.maximize ? neg(grad) : grad;
+    if (o.weight_decay != 0.0) d_p = add(d_p, mul(p, o.weight_decay));
+    if (o.momentum != 0.0) {
+      Tensor& buf = momentum_buffers_[i];
+      if (!buf.defined()) {
+        buf = d_p.clone();
+      } else {
+        buf.mul_(o.momentum);
+        buf.add_(d_p, 1.0 - o.dampening);
+      }
+      d_p = o.nesterov ? add(d_p, mul(buf, o.momentum)) : buf;
+    }
+    p.add_(d_p, -o.lr);
+  }
+}
+
+}  // namespace tinyddp::optim
