@@ -80,7 +80,10 @@ DistributedDataParallel::DistributedDataParallel(const NamedParameters& paramete
   TINYDDP_CHECK(pg_ != nullptr, "DistributedDataParallel: the process group is null.");
   std::vector<Tensor> params;
   std::vector<std::string> names;
-  for (const auto& [name, p] : parameters) {
+  for (const auto& [dotted, p] : parameters) {
+    // Names as PyTorch's DDP builds them for its messages: module name + "." + parameter name, so a
+    // parameter of the root module reads ".unused_scale".
+    const std::string name = dotted.find('.') == std::string::npos ? "." + dotted : dotted;
     if (!p.requires_grad()) continue;
     bool duplicate = false;   // a shared parameter is reduced once
     for (const Tensor& q : params) duplicate |= q.is_same(p);
@@ -160,6 +163,17 @@ std::vector<Tensor> DistributedDataParallel::forward(const std::function<std::ve
     }
   }
   return outputs;
+}
+
+void DistributedDataParallel::check_before_step() {
+  if (!reducer_->has_unreduced_local_grads() || options_.unsynced_grads == UnsyncedGradPolicy::ignore) return;
+  const std::string msg =
+      "tinyddp: optimizer step on rank " + std::to_string(pg_->rank()) + " with gradients accumulated inside no_sync() "
+      "that no synchronized backward has averaged: they are not averaged across ranks and the replicas drift apart "
+      "(PyTorch 1.13 does this silently). Run the last micro-batch of the accumulation window (forward and "
+      "backward) outside no_sync().";
+  if (options_.unsynced_grads == UnsyncedGradPolicy::error) throw Error(msg);
+  reducer_->warn_external(msg);
 }
 
 DistributedDataParallel::NoSyncGuard::NoSyncGuard(DistributedDataParallel& ddp)

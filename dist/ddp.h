@@ -61,6 +61,10 @@ class DistributedDataParallel {
   NoSyncGuard no_sync() { return NoSyncGuard(*this); }
 
   void register_comm_hook(CommHook hook) { reducer_->register_comm_hook(std::move(hook)); }
+  // Call before optimizer.step(): warns (or throws, per DDPOptions::unsynced_grads) when gradients
+  // accumulated inside no_sync() were never averaged by a synchronized backward, so that this step would
+  // make the replicas drift (e.g. the last micro-batch of an accumulation window run inside no_sync()).
+  void check_before_step();
   Reducer& reducer() { return *reducer_; }
   ProcessGroup& process_group() { return *pg_; }
   const std::vector<std::string>& warnings() const { return warnings_; }

@@ -208,6 +208,7 @@ void Reducer::autograd_hook(size_t index, bool grad_arrived) {
     // PyTorch returns here silently; see Note [Hooks the reducer does not expect].
     emit(ReducerEvent::Kind::hook_ignored, index);
     if (grad_arrived && last_forward_synced_) report_unsynced_grad(index);
+    if (grad_arrived && !last_forward_synced_) unreduced_local_grads_ = true;   // no_sync accumulation
     return;
   }
   if (!sync_enabled_ && !warned_no_sync_forward_outside_) {
@@ -393,8 +394,13 @@ void Reducer::all_reduce_local_used_map() {
 }
 
 void Reducer::finalize_backward() {
-  TINYDDP_INTERNAL_ASSERT(expect_autograd_hooks_, "expect_autograd_hooks_");
+  // A finalize with no armed iteration is a broken state that PyTorch 1.13 reaches too (static_graph with
+  // two backwards: both queue the delayed reduction). Its assertion's exact text, so that it can be searched.
+  if (!expect_autograd_hooks_)
+    throw Error("expect_autograd_hooks_ INTERNAL ASSERT FAILED at \"./torch/csrc/distributed/c10d/reducer.cpp\":1490, "
+                "please report a bug to PyTorch. ");
   expect_autograd_hooks_ = false;
+  unreduced_local_grads_ = false;
   TINYDDP_INTERNAL_ASSERT(require_finalize_, "require_finalize_");
   require_finalize_ = false;
   div_factor_ = 0;
@@ -510,9 +516,10 @@ void Reducer::ensure_prior_reduction_finished() {
            "print out information about which particular parameters did not receive gradient on this rank as part of "
            "this error";
   } else {
-    std::vector<std::string> names;
-    for (size_t i : unmarked) names.push_back(names_[i]);
-    msg += "\nParameters which did not receive grad for rank " + rank + ": " + join(names, ", ");
+    std::set<std::string> sorted;   // PyTorch lists the names from an ordered set
+    for (size_t i : unmarked) sorted.insert(names_[i]);
+    msg += "\nParameters which did not receive grad for rank " + rank + ": " +
+           join(std::vector<std::string>(sorted.begin(), sorted.end()), ", ");
     msg += index_info;
   }
   throw Error(msg);

@@ -97,6 +97,8 @@ class Reducer {
   // Where warnings go (default: stderr). Each PyTorch TORCH_WARN_ONCE warns once per reducer.
   void set_warning_handler(std::function<void(const std::string&)> handler) { warn_ = std::move(handler); }
   void set_event_observer(std::function<void(const ReducerEvent&)> observer) { observe_ = std::move(observer); }
+  // Sends a warning about this reducer's state through the same handler (used by DDP's step check).
+  void warn_external(const std::string& message) { warn(message); }
 
   // ---- state, for timelines, tests and the DDP wrapper ----
   bool static_graph() const { return static_graph_; }
@@ -106,6 +108,8 @@ class Reducer {
   bool require_finalize() const { return require_finalize_; }
   size_t next_bucket() const { return next_bucket_; }
   bool has_rebuilt_buckets() const { return has_rebuilt_bucket_; }
+  // Gradients accumulated locally (inside no_sync) that no synchronized backward has averaged yet.
+  bool has_unreduced_local_grads() const { return unreduced_local_grads_; }
   std::vector<std::vector<size_t>> bucket_indices() const;
   std::vector<size_t> bucket_pending() const;
   std::vector<size_t> ready_parameters() const { return {per_iteration_ready_.begin(), per_iteration_ready_.end()}; }
@@ -183,6 +187,7 @@ class Reducer {
   CommHook comm_hook_;
   bool sync_enabled_ = true;
   bool last_forward_synced_ = false;
+  bool unreduced_local_grads_ = false;
   std::set<size_t> unsynced_reported_;   // parameters reported since the last DDP forward
   bool warned_no_unused_ = false, warned_create_graph_ = false, warned_no_sync_forward_outside_ = false;
   std::function<void(const std::string&)> warn_;

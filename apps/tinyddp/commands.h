@@ -1,11 +1,21 @@
-// The subcommands of `tinyddp`, one function each.
+// The subcommands of `tinyddp`, each registered on the command line by its own file.
 #pragma once
 
 #include <iosfwd>
+
+namespace CLI {
+class App;
+}
 
 namespace tinyddp::app {
 
 // A guided tour of the autograd engine: the graph, the engine's order, retain_graph, create_graph.
 int run_autograd_demo(std::ostream& out);
+
+// `tinyddp repro`: registers the subcommand; the callback runs it and sets *exit_code.
+void add_repro_command(CLI::App& app, int* exit_code);
+
+// What a new user runs first: the two-backward error and the fix that works.
+int run_demo(std::ostream& out);
 
 }  // namespace tinyddp::app

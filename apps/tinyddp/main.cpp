@@ -1,23 +1,32 @@
 // tinyddp: learn, reproduce and measure how data-parallel training works.
-//   tinyddp demo        what a new user runs first
+//   tinyddp demo        what a new user runs first: the two-backward DDP error and its fix
+//   tinyddp repro ...   any DDP pattern, deterministically, with PyTorch 1.13's errors
 //   tinyddp autograd    a walkthrough of the autograd engine
 #include <CLI/CLI.hpp>
 #include <iostream>
 
 #include "apps/tinyddp/commands.h"
+#include "dist/mpi_process_group.h"
 #include "engine/core/error.h"
 
 int main(int argc, char** argv) {
   CLI::App app{"tinyddp: a from-scratch autograd engine and DDP reducer that behave like PyTorch 1.13"};
   app.require_subcommand(1);
-  auto* demo = app.add_subcommand("demo", "Run the guided demo (currently: the autograd walkthrough)");
+  int exit_code = 0;
+  auto* demo = app.add_subcommand("demo", "The two-backward DDP error, reproduced on 2 ranks, and the fix that works");
   auto* autograd = app.add_subcommand("autograd", "Walk through the autograd engine: graph, order, retain_graph, create_graph");
-  CLI11_PARSE(app, argc, argv);
+  tinyddp::app::add_repro_command(app, &exit_code);
   try {
-    if (*demo || *autograd) return tinyddp::app::run_autograd_demo(std::cout);
-  } catch (const tinyddp::Error& e) {
+    app.parse(argc, argv);
+    if (*demo) return tinyddp::app::run_demo(std::cout);
+    if (*autograd) return tinyddp::app::run_autograd_demo(std::cout);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  } catch (const std::exception& e) {
     std::cerr << "tinyddp: error: " << e.what() << "\n";
+    // Under mpirun a rank that stops must not leave the others waiting in a collective.
+    if (tinyddp::dist::launched_by_mpirun()) tinyddp::dist::mpi_abort(1);
     return 1;
   }
-  return 0;
+  return exit_code;
 }

@@ -652,7 +652,7 @@ def summarize(spec, rank_events, rank_stderr, hung):
     steps = [by_at(evs, "step") for evs in rank_events]
     names = next((e["param_names"] for e in rank_events[0] if e["ev"] == "constructed"), [])
     iters = []
-    for it in range(spec["options"]["iterations"]):
+    for it in range(1, spec["options"]["iterations"] + 1):   # iterations count from 1
         bws = []
         k = 1
         while True:

@@ -1,0 +1,57 @@
+// The model behind `tinyddp repro`: a shared trunk and three task heads, as in the classic multi-task
+// DDP error reports. Parameter indices (PyTorch's order, which DDP's messages print):
+//
+//   [unused_scale]     (1)      only with extra_unused_parameter: registered first, never used
+//   0 trunk.0.weight   (8, 4)   trunk = Linear(4, 8) -> ReLU -> Linear(8, 8)
+//   1 trunk.0.bias     (8)
+//   2 trunk.2.weight   (8, 8)
+//   3 trunk.2.bias     (8)
+//   4 head_a.weight    (1, 8)   task a: regression, MSE
+//   5 head_a.bias      (1)
+//   6 head_b.weight    (3, 8)   task b: 3 classes, cross-entropy
+//   7 head_b.bias      (3)
+//   8 text_decoder.weight (5, 8)   task t: MSE; in the story task b's loss is b + t and task a never
+//   9 text_decoder.bias   (5)      touches the text decoder
+//
+// B = 6 rows per micro-batch, per rank.
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include "models/nn/nn.h"
+
+namespace tinyddp::models {
+
+// What the text decoder does in a forward (the plan language's forward(...)).
+enum class TextMode {
+  normal,      // returns a, b, t
+  no_text,     // the text decoder is not called; returns a, b
+  drop_text,   // the text decoder runs but its output is dropped; returns a, b
+  detach,      // returns a, b, t with head_b and the text decoder reading the trunk's output detached
+};
+
+class ScenarioModel : public nn::Module {
+ public:
+  explicit ScenarioModel(bool extra_unused_parameter = false);
+  // Outputs: a (B, 1), b (B, 3) and, unless the mode drops it, t (B, 5).
+  std::vector<Tensor> forward(const Tensor& x, TextMode mode);
+  std::string type_name() const override { return "ScenarioModel"; }
+
+  Tensor unused_scale;
+  std::shared_ptr<nn::Sequential> trunk;
+  std::shared_ptr<nn::Linear> head_a, head_b, text_decoder;
+};
+
+struct ScenarioBatch {
+  Tensor x;    // (B, 4)
+  Tensor ya;   // (B, 1)
+  Tensor yb;   // (B,) int64 in [0, 3)
+  Tensor yt;   // (B, 5)
+};
+
+// The k-th micro-batch of `rank`: a deterministic function of (seed, rank, k). With same_data every
+// rank draws the same batches.
+ScenarioBatch scenario_batch(uint64_t seed, int rank, int64_t k, bool same_data);
+
+}  // namespace tinyddp::models
