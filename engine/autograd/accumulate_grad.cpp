@@ -34,8 +34,9 @@ TensorList AccumulateGrad::apply(TensorList&& grads) {
   {
     std::lock_guard<std::mutex> lock(impl.autograd_mutex);
     if (!impl.grad.defined()) {
-      // Under create_graph keep the gradient's history (it is differentiable); otherwise own a fresh copy.
-      impl.grad = GradMode::is_enabled() ? new_grad : new_grad.detach().clone();
+      // Under create_graph keep the gradient's history (it is differentiable); either way own a fresh copy:
+      // the incoming gradient may be a stride-0 expand, or shared with another leaf (PyTorch clones too).
+      impl.grad = GradMode::is_enabled() ? clone(new_grad) : new_grad.detach().clone();
     } else if (!GradMode::is_enabled()) {
       NoGradGuard no_grad;
       impl.grad.add_(new_grad);   // in place: DDP's gradient_as_bucket_view relies on .grad keeping its storage

@@ -147,16 +147,17 @@ TensorList Engine::execute(const std::vector<Edge>& roots, const TensorList& roo
     }
     inputs.resize(fn->num_inputs());
 
+    bool pre_hooks_ran = false;   // a node both captured and needed runs its hooks once, not twice
     if (task.restricted) {
       if (auto it = task.captures.find(fn.get()); it != task.captures.end()) {
-        TensorList hooked = inputs;
-        fn->run_pre_hooks(hooked);
-        for (auto [input_nr, slot] : it->second) task.captured[slot] = hooked[input_nr];
+        fn->run_pre_hooks(inputs);
+        pre_hooks_ran = true;
+        for (auto [input_nr, slot] : it->second) task.captured[slot] = inputs[input_nr];
       }
       if (fn != graph_root && !task.needed.count(fn.get())) continue;
     }
 
-    fn->run_pre_hooks(inputs);
+    if (!pre_hooks_ran) fn->run_pre_hooks(inputs);
     TensorList outputs = fn->apply(std::move(TensorList(inputs)));
     if (!task.keep_graph) fn->release_saved();
     fn->run_post_hooks(outputs, inputs);

@@ -148,7 +148,7 @@ void Tensor::retain_grad() const {
     if (auto self = weak.lock()) {
       std::lock_guard<std::mutex> lock(self->autograd_mutex);
       if (!self->grad.defined()) {
-        self->grad = GradMode::is_enabled() ? g : g.detach().clone();
+        self->grad = GradMode::is_enabled() ? tinyddp::clone(g) : g.detach().clone();   // own copy, as AccumulateGrad
       } else {
         self->grad = self->grad + g;
       }

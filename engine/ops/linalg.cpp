@@ -138,6 +138,11 @@ Tensor matmul(const Tensor& a, const Tensor& b) {
   check_matmul_operands(a, b, "matmul");
   TINYDDP_CHECK(a.dim() >= 1 && b.dim() >= 1, "matmul: both arguments need at least 1 dimension, got ",
                 shape_str(a.shape()), " and ", shape_str(b.shape()), ".");
+  // Checked here, on the shapes the caller passed (the branches below reshape 1-D operands and call mm).
+  const int64_t k_a = a.shape().back(), k_b = b.dim() == 1 ? b.shape()[0] : b.shape()[b.dim() - 2];
+  TINYDDP_CHECK(k_a == k_b, "matmul: shapes ", shape_str(a.shape()), " and ", shape_str(b.shape()),
+                " cannot be multiplied: the last dim of the first (", k_a, ") must equal ",
+                b.dim() == 1 ? "the size of the second (" : "the second-to-last dim of the second (", k_b, ").");
   // 1-D operands become matrices (a row for a, a column for b) and the added dim is dropped afterwards.
   if (a.dim() == 1 && b.dim() == 1) return reshape(mm(unsqueeze(a, 0), unsqueeze(b, 1)), {});
   if (a.dim() == 1) {

@@ -31,6 +31,11 @@ Tensor cross_entropy(const Tensor& logits, const Tensor& target) {
                 shape_str(target.shape()), ".");
   const int64_t n = logits.shape()[0], c = logits.shape()[1];
   TINYDDP_CHECK(n > 0, "cross_entropy: the batch is empty.");
+  const std::vector<int64_t> classes = target.to_vector<int64_t>();
+  for (size_t i = 0; i < classes.size(); ++i)
+    TINYDDP_CHECK(classes[i] >= 0 && classes[i] < c, "cross_entropy: target[", i, "] = ", classes[i],
+                  " is out of bounds for logits of shape ", shape_str(logits.shape()), " (expected 0 <= target < ",
+                  c, ").");
   const Tensor picked = log_softmax(logits, 1) * one_hot(target, c, logits.dtype());
   return mul(sum(picked), -1.0 / static_cast<double>(n));
 }

@@ -1,0 +1,285 @@
+// Errors. Part 1: each case of tests/golden/gen_autograd_errors.py, mirrored with tinyddp's API, must
+// throw exactly PyTorch's text. Part 2: tinyddp's own errors (where PyTorch's wording does not apply)
+// name the op and what was found; none crashes.
+#include <gtest/gtest.h>
+
+#include <map>
+
+#include "tests/engine/test_util.h"
+
+namespace tinyddp::test {
+namespace {
+
+// ---- Part 1: PyTorch's messages, case by case (same names as the generator's functions) ----
+
+Tensor randn3(bool requires_grad) {
+  Tensor t = randn({3}, DType::f32);   // the generator runs in float32
+  if (requires_grad) t.requires_grad_();
+  return t;
+}
+
+const std::map<std::string, std::function<void()>>& golden_cases() {
+  static const std::map<std::string, std::function<void()>> cases = {
+      {"backward_twice",
+       [] {
+         const Tensor x = randn3(true);
+         const Tensor y = sum(exp(x));
+         y.backward();
+         y.backward();   // the graph's saved tensors are already freed
+       }},
+      {"allow_unused",
+       [] {
+         const Tensor x = randn3(true), z = randn3(true);
+         const Tensor y = sum(x * x);
+         autograd::grad({y}, {x, z});   // z is not in the graph
+       }},
+      {"non_scalar_implicit",
+       [] {
+         const Tensor x = randn3(true);
+         const Tensor y = x * 2.0;
+         y.backward();   // no gradient given for a non-scalar
+       }},
+      {"inplace_saved_leaf",
+       [] {
+         const Tensor w = randn3(true);
+         Tensor x = randn3(false);
+         const Tensor y = sum(w * x);   // mul saves x (needed for dL/dw)
+         x.mul_(2.0);                   // x's version 0 -> 1
+         y.backward();
+       }},
+      {"inplace_saved_param_after_step",
+       [] {
+         Tensor w = randn3(true);
+         const Tensor y = sum(exp(w) * w);   // mul saves w
+         {
+           NoGradGuard no_grad;
+           w.add_(scalar_tensor(1.0));   // an "optimizer step" before backward
+         }
+         y.backward();
+       }},
+      {"no_requires_grad",
+       [] {
+         const Tensor x = randn3(false);
+         sum(x * 2.0).backward();
+       }},
+      {"grad_no_requires_grad",
+       [] {
+         const Tensor x = randn3(false);
+         const Tensor y = sum(x * 2.0);
+         autograd::grad({y}, {x});
+       }},
+      {"leaf_inplace",
+       [] {
+         Tensor w = randn3(true);
+         w.add_(scalar_tensor(1.0));   // in place on a leaf that requires grad, outside NoGradGuard
+       }},
+      {"grad_of_nonscalar_implicit_grad",
+       [] {
+         const Tensor x = randn3(true);
+         autograd::grad({x * 2.0}, {x});
+       }},
+      {"queue_callback_outside", [] { autograd::Engine::queue_callback([] {}); }},
+  };
+  return cases;
+}
+
+TEST(GoldenErrors, EveryGoldenKeyHasACase) {
+  for (const auto& [key, value] : autograd_errors_golden().items()) {
+    if (key == "torch_version") continue;
+    EXPECT_TRUE(golden_cases().count(key)) << "no tinyddp case mirrors golden key " << key;
+  }
+  EXPECT_EQ(golden_cases().size() + 1, autograd_errors_golden().size());
+}
+
+class GoldenErrorTest : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(GoldenErrorTest, MessageIsPyTorchsExactly) {
+  manual_seed(0);
+  const std::string& key = GetParam();
+  EXPECT_EQ(error_message(golden_cases().at(key)), golden_error(key));
+}
+
+INSTANTIATE_TEST_SUITE_P(AutogradErrors, GoldenErrorTest,
+                         ::testing::Values("backward_twice", "allow_unused", "non_scalar_implicit",
+                                           "inplace_saved_leaf", "inplace_saved_param_after_step", "no_requires_grad",
+                                           "grad_no_requires_grad", "leaf_inplace", "grad_of_nonscalar_implicit_grad",
+                                           "queue_callback_outside"),
+                         [](const ::testing::TestParamInfo<std::string>& info) { return info.param; });
+
+// The "which is output 0 of ..." form: a saved non-leaf modified in place (PyTorch names its grad_fn).
+TEST(GoldenErrors, InplaceOnSavedNonLeafNamesItsGradFn) {
+  const Tensor w = make({1.0, 2.0}, {2}).requires_grad_();
+  Tensor h = exp(w);
+  const Tensor y = sum(h * h);
+  {
+    NoGradGuard no_grad;
+    h.mul_(2.0);
+  }
+  EXPECT_EQ(error_message([&] { y.backward(); }),
+            "one of the variables needed for gradient computation has been modified by an inplace operation: "
+            "[torch.DoubleTensor [2]], which is output 0 of ExpBackward0, is at version 1; expected version 0 "
+            "instead. Hint: enable anomaly detection to find the operation that failed to compute its gradient, "
+            "with torch.autograd.set_detect_anomaly(True).");
+}
+
+// ---- Part 2: tinyddp's own messages ----
+
+// The message fn throws contains every one of `parts` (and it did throw a tinyddp::Error).
+::testing::AssertionResult throws_containing(const std::function<void()>& fn, const std::vector<std::string>& parts) {
+  const std::string msg = error_message(fn);
+  if (msg == "<no exception>") return ::testing::AssertionFailure() << "no exception was thrown";
+  if (msg.rfind("<not a tinyddp::Error", 0) == 0) return ::testing::AssertionFailure() << msg;
+  for (const auto& p : parts)
+    if (msg.find(p) == std::string::npos)
+      return ::testing::AssertionFailure() << "message lacks \"" << p << "\": " << msg;
+  return ::testing::AssertionSuccess() << msg;
+}
+
+// A (2, 3) float32 operand for the checks below.
+Tensor x23() { return make({1, 2, 3, 4, 5, 6}, {2, 3}, DType::f32); }
+
+TEST(Errors, BroadcastMismatchNamesOpAndShapes) {
+  const Tensor b = zeros({4}, DType::f32);
+  EXPECT_TRUE(throws_containing([&] { add(x23(), b); }, {"add", "[2, 3]", "[4]"}));
+  EXPECT_TRUE(throws_containing([&] { sub(x23(), b); }, {"sub", "[2, 3]", "[4]"}));
+  EXPECT_TRUE(throws_containing([&] { mul(x23(), b); }, {"mul", "[2, 3]", "[4]"}));
+  EXPECT_TRUE(throws_containing([&] { div(x23(), zeros({3, 3}, DType::f32)); }, {"div", "[2, 3]", "[3, 3]"}));
+}
+
+TEST(Errors, DtypeMixIsRefusedNotPromoted) {
+  const Tensor d = zeros({2, 3}, DType::f64);
+  EXPECT_TRUE(throws_containing([&] { add(x23(), d); }, {"add", "float32", "float64", "[2, 3]"}));
+  EXPECT_TRUE(throws_containing([&] { matmul(x23(), zeros({3, 2}, DType::f64)); }, {"matmul", "float32", "float64"}));
+  EXPECT_TRUE(throws_containing([&] { cat({x23(), d}, 0); }, {"cat", "float32", "float64"}));
+  EXPECT_TRUE(throws_containing([&] { exp(zeros({2}, DType::i64)); }, {"exp", "int64"}));
+}
+
+TEST(Errors, BadDimNamesOpDimAndRank) {
+  EXPECT_TRUE(throws_containing([&] { sum(x23(), {2}); }, {"sum", "got 2", "2 dimensions"}));
+  EXPECT_TRUE(throws_containing([&] { sum(x23(), {-3}); }, {"sum", "got -3"}));
+  EXPECT_TRUE(throws_containing([&] { sum(x23(), {1, -1}); }, {"sum", "multiple times"}));
+  EXPECT_TRUE(throws_containing([&] { mean(x23(), {5}); }, {"mean", "got 5"}));
+  EXPECT_TRUE(throws_containing([&] { transpose(x23(), 0, 3); }, {"transpose", "got 3", "2 dimensions"}));
+  EXPECT_TRUE(throws_containing([&] { narrow(x23(), 2, 0, 1); }, {"narrow", "got 2"}));
+  EXPECT_TRUE(throws_containing([&] { max(x23(), 4); }, {"max", "got 4"}));
+  EXPECT_TRUE(throws_containing([&] { log_softmax(x23(), 2); }, {"log_softmax", "got 2"}));
+}
+
+TEST(Errors, NarrowOutOfRangeNamesShape) {
+  EXPECT_TRUE(throws_containing([&] { narrow(x23(), 1, 2, 5); }, {"narrow", "[2, 3]", "exceeds"}));
+  EXPECT_TRUE(throws_containing([&] { narrow(x23(), 0, 1, 2); }, {"narrow", "[2, 3]"}));
+}
+
+TEST(Errors, MatmulShapeMismatchNamesOpAndShapes) {
+  EXPECT_TRUE(throws_containing([&] { matmul(x23(), zeros({4, 5}, DType::f32)); }, {"matmul", "[2, 3]", "[4, 5]"}));
+  EXPECT_TRUE(throws_containing([&] { matmul(zeros({3}, DType::f32), zeros({4}, DType::f32)); },
+                                {"matmul", "[3]", "[4]"}));
+  EXPECT_TRUE(throws_containing([&] { matmul(x23(), zeros({4}, DType::f32)); }, {"matmul", "[2, 3]", "[4]"}));
+  EXPECT_TRUE(throws_containing([&] { matmul(zeros({4}, DType::f32), x23()); }, {"matmul", "[4]", "[2, 3]"}));
+  EXPECT_TRUE(throws_containing([&] { matmul(zeros({2, 2, 3}, DType::f32), zeros({2, 4, 2}, DType::f32)); },
+                                {"matmul", "[2, 2, 3]", "[2, 4, 2]"}));
+  EXPECT_TRUE(throws_containing([&] { matmul(zeros({2, 2, 3}, DType::f32), zeros({3, 3, 2}, DType::f32)); },
+                                {"matmul", "[2]", "[3]"}));   // batch dims do not broadcast
+  EXPECT_TRUE(throws_containing([&] { matmul(scalar_tensor(1.0), x23()); }, {"matmul", "[]", "[2, 3]"}));
+  EXPECT_TRUE(throws_containing([&] { mm(x23(), zeros({4, 5}, DType::f32)); }, {"mm", "2x3", "4x5"}));
+  EXPECT_TRUE(throws_containing([&] { mm(zeros({3}, DType::f32), x23()); }, {"mm", "[3]", "[2, 3]"}));
+  EXPECT_TRUE(throws_containing([&] { addmm(zeros({3}, DType::f32), x23(), zeros({4, 3}, DType::f32)); },
+                                {"addmm", "2x3", "4x3"}));
+  EXPECT_TRUE(throws_containing([&] { addmm(zeros({5}, DType::f32), x23(), zeros({3, 4}, DType::f32)); },
+                                {"addmm", "[5]", "[2, 4]"}));
+}
+
+TEST(Errors, CrossEntropyTargetProblemsNameOpAndShapes) {
+  const Tensor logits = zeros({3, 4}, DType::f32);
+  const Tensor out_of_range = from_vector(std::vector<int64_t>{0, 4, 1}, {3});
+  EXPECT_TRUE(throws_containing([&] { cross_entropy(logits, out_of_range); }, {"cross_entropy", "4", "[3, 4]"}));
+  const Tensor negative = from_vector(std::vector<int64_t>{0, -1, 1}, {3});
+  EXPECT_TRUE(throws_containing([&] { cross_entropy(logits, negative); }, {"cross_entropy", "-1", "[3, 4]"}));
+  const Tensor float_target = zeros({3}, DType::f32);
+  EXPECT_TRUE(throws_containing([&] { cross_entropy(logits, float_target); }, {"cross_entropy", "int64", "float32", "[3]"}));
+  const Tensor wrong_length = from_vector(std::vector<int64_t>{0, 1}, {2});
+  EXPECT_TRUE(throws_containing([&] { cross_entropy(logits, wrong_length); }, {"cross_entropy", "[3, 4]", "[2]"}));
+  EXPECT_TRUE(throws_containing([&] { cross_entropy(zeros({3}, DType::f32), wrong_length); }, {"cross_entropy", "[3]"}));
+}
+
+TEST(Errors, ViewOfNonContiguousPointsToReshape) {
+  EXPECT_TRUE(throws_containing([&] { view(t(x23()), {6}); }, {"view size is not compatible", "reshape"}));
+  EXPECT_NO_THROW(reshape(t(x23()), {6}));
+}
+
+TEST(Errors, ShapeErrorsNameOpAndShapes) {
+  EXPECT_TRUE(throws_containing([&] { reshape(x23(), {4, 2}); }, {"[4, 2]", "6", "[2, 3]"}));
+  EXPECT_TRUE(throws_containing([&] { view(x23(), {-1, 4}); }, {"view", "[-1, 4]", "6"}));
+  EXPECT_TRUE(throws_containing([&] { reshape(x23(), {-1, -1}); }, {"one dimension", "[-1, -1]"}));
+  EXPECT_TRUE(throws_containing([&] { expand(x23(), {2, 4}); }, {"expand", "[2, 4]", "[2, 3]"}));
+  EXPECT_TRUE(throws_containing([&] { expand(x23(), {3}); }, {"expand", "number of sizes"}));
+  EXPECT_TRUE(throws_containing([&] { cat({x23(), zeros({2, 2}, DType::f32)}, 0); }, {"cat", "[2, 3]", "[2, 2]"}));
+  EXPECT_TRUE(throws_containing([&] { cat({}, 0); }, {"cat", "non-empty"}));
+  EXPECT_TRUE(throws_containing([&] { mse_loss(x23(), zeros({3, 2}, DType::f32)); }, {"mse_loss", "[2, 3]", "[3, 2]"}));
+  EXPECT_TRUE(throws_containing([&] { t(zeros({2, 2, 2}, DType::f32)); }, {"t()", "3D"}));
+  EXPECT_TRUE(throws_containing([&] { clamp(x23(), 1.0, 0.0); }, {"clamp", "min"}));
+  EXPECT_TRUE(throws_containing([&] { x23().item(); }, {"item", "6 elements"}));
+  EXPECT_TRUE(throws_containing([&] { from_vector(std::vector<double>{1, 2}, {3}); }, {"from_vector", "[3]"}));
+  EXPECT_TRUE(throws_containing([&] { x23().data_ptr<double>(); }, {"data_ptr", "float32", "float64"}));
+  EXPECT_TRUE(throws_containing([&] { randint(3, 3, {2}); }, {"randint", "low"}));
+}
+
+TEST(Errors, InplaceOnNonLeafThatRequiresGradNamesOpAndNode) {
+  const Tensor w = make({1.0, 2.0, 3.0}, {3}).requires_grad_();
+  Tensor y = w * 2.0;
+  const Tensor one = ones({3}, DType::f64);
+  EXPECT_TRUE(throws_containing([&] { y.add_(one); }, {"add_", "MulBackward1", "out-of-place"}));
+  EXPECT_TRUE(throws_containing([&] { y.mul_(2.0); }, {"mul_", "MulBackward1"}));
+  EXPECT_TRUE(throws_containing([&] { y.mul_(one); }, {"mul_", "MulBackward1"}));
+  EXPECT_TRUE(throws_containing([&] { y.zero_(); }, {"fill_", "MulBackward1"}));
+  EXPECT_TRUE(throws_containing([&] { y.copy_(one); }, {"copy_", "MulBackward1"}));
+  EXPECT_EQ(y.version(), 0u);   // refused before touching the data
+  EXPECT_TRUE(all_close(y, make({2.0, 4.0, 6.0}, {3}), 0.0));
+  // Allowed under NoGradGuard (nothing is recorded, the version counter moves).
+  {
+    NoGradGuard no_grad;
+    y.add_(one);
+  }
+  EXPECT_EQ(y.version(), 1u);
+  // A source that requires grad cannot flow into an in-place op's destination.
+  Tensor plain = zeros({3}, DType::f64);
+  EXPECT_TRUE(throws_containing([&] { plain.add_(w); }, {"add_", "source requires grad"}));
+  EXPECT_TRUE(throws_containing([&] { plain.copy_(w); }, {"copy_", "source requires grad"}));
+}
+
+TEST(Errors, InplaceShapeAndDtypeErrors) {
+  Tensor a = zeros({2, 3}, DType::f32);
+  EXPECT_TRUE(throws_containing([&] { a.add_(zeros({3, 3}, DType::f32)); }, {"add_", "[3, 3]", "[2, 3]"}));
+  EXPECT_TRUE(throws_containing([&] { a.add_(zeros({2, 3}, DType::f64)); }, {"add_", "float32", "float64"}));
+  EXPECT_TRUE(throws_containing([&] { a.mul_(zeros({2, 1, 3}, DType::f32)); }, {"mul_", "[2, 1, 3]", "[2, 3]"}));
+  EXPECT_TRUE(throws_containing([&] { a.copy_(zeros({4}, DType::f32)); }, {"copy_", "[4]", "[2, 3]"}));
+  EXPECT_EQ(a.version(), 0u);
+}
+
+TEST(Errors, AutogradMisuse) {
+  const Tensor x = make({1.0, 2.0}, {2}).requires_grad_();
+  const Tensor y = x * 3.0;
+  // A gradient of the wrong shape or dtype for backward / grad.
+  EXPECT_TRUE(throws_containing([&] { y.backward(ones({3}, DType::f64)); }, {"backward", "[3]", "[2]"}));
+  EXPECT_TRUE(throws_containing([&] { y.backward(ones({2}, DType::f32)); }, {"backward", "float32", "float64"}));
+  EXPECT_TRUE(throws_containing([&] { autograd::grad({y}, {x}, {ones({1}, DType::f64)}); }, {"grad", "[1]", "[2]"}));
+  EXPECT_TRUE(throws_containing([&] { autograd::grad({y}, {x}, {ones({2}, DType::f64), ones({2}, DType::f64)}); },
+                                {"grad", "1 outputs", "2 output gradients"}));
+  EXPECT_TRUE(throws_containing([&] { autograd::grad({sum(y)}, {}); }, {"grad", "at least one input"}));
+  // Integer tensors never require grad.
+  EXPECT_TRUE(throws_containing([&] { zeros({2}, DType::i64).requires_grad_(); }, {"floating point", "int64"}));
+  // Hooks need a tensor that requires grad; post-accumulate hooks need a leaf.
+  EXPECT_TRUE(throws_containing([&] { zeros({2}).register_hook([](const Tensor&) { return Tensor(); }); },
+                                {"hook", "doesn't require gradient"}));
+  EXPECT_TRUE(throws_containing([&] { y.register_post_accumulate_grad_hook([](const Tensor&) {}); },
+                                {"post accumulate grad hooks", "non-leaf"}));
+  EXPECT_TRUE(throws_containing([&] { zeros({2}).retain_grad(); }, {"retain_grad", "requires_grad=False"}));
+  EXPECT_TRUE(throws_containing([&] { x.set_grad(zeros({3}, DType::f64)); }, {"set_grad", "[3]", "[2]"}));
+  // backward(inputs=...) with a non-leaf.
+  BackwardOptions o;
+  o.inputs = {y};
+  EXPECT_TRUE(throws_containing([&] { sum(y * y).backward({}, o); }, {"inputs=", "leaves"}));
+}
+
+}  // namespace
+}  // namespace tinyddp::test
