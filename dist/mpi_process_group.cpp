@@ -77,6 +77,22 @@ class MpiWork : public Work {
           std::vector<Tensor> keep_alive)
       : request_(request), rank_(rank), what_(std::move(what)), timeout_(timeout), keep_alive_(std::move(keep_alive)) {}
 
+  // A collective still in flight keeps writing into its buffers: give it a bounded chance to finish, and
+  // if it cannot, keep the buffers alive for the life of the process rather than let MPI write into freed
+  // memory (this happens when a rank stops on an error with a bucket's allreduce launched).
+  ~MpiWork() override {
+    if (done_) return;
+    try {
+      const auto deadline = std::chrono::steady_clock::now() + std::min(timeout_, std::chrono::milliseconds(5000));
+      while (!is_completed() && std::chrono::steady_clock::now() < deadline) std::this_thread::yield();
+    } catch (...) {
+    }
+    if (!done_) {
+      static std::vector<std::vector<Tensor>> orphaned;
+      orphaned.push_back(std::move(keep_alive_));
+    }
+  }
+
   void wait() override {
     if (done_) return;
     const auto deadline = std::chrono::steady_clock::now() + timeout_;

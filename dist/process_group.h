@@ -44,8 +44,8 @@ class ProcessGroup {
   std::chrono::milliseconds timeout() const { return timeout_; }
   void set_timeout(std::chrono::milliseconds t) { timeout_ = t; }
 
-  // In place: each tensor ends up holding op over all ranks' tensors. Tensors must be contiguous, and
-  // every rank must pass the same number, dtypes and sizes.
+  // In place: each tensor ends up holding op over all ranks' tensors. Tensors must be contiguous and of
+  // one dtype, and every rank must pass the same number and sizes.
   virtual std::shared_ptr<Work> allreduce(std::vector<Tensor> tensors, ReduceOp op = ReduceOp::sum) = 0;
   // In place: every rank's tensors get root's values.
   virtual std::shared_ptr<Work> broadcast(std::vector<Tensor> tensors, int root = 0) = 0;

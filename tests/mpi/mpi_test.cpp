@@ -1,0 +1,141 @@
+// The mpi backend, run by CTest as `mpirun -np 2 test_mpi`: collectives are correct, DDP over MPI equals
+// one process on the whole batch, and every PyTorch golden scenario has the same outcome as on threads.
+// Each rank runs every test; rank 0 prints; the exit code says whether any rank failed.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "apps/tinyddp/repro.h"
+#include "dist/ddp.h"
+#include "dist/mpi_process_group.h"
+#include "engine/tinyddp.h"
+
+namespace tinyddp::dist {
+namespace {
+
+std::shared_ptr<ProcessGroup> world() {
+  static auto pg = mpi_world();
+  return pg;
+}
+
+TEST(Mpi, AllreduceBroadcastAllgatherBarrier) {
+  auto pg = world();
+  ASSERT_EQ(pg->size(), 2) << "run under mpirun -np 2";
+  const int r = pg->rank();
+  Tensor a = full({5}, r + 1.0, DType::f64), b = full({3}, 10.0 * (r + 1), DType::f64);
+  pg->allreduce({a, b})->wait();   // two tensors: packed into one message and unpacked
+  EXPECT_EQ(a.to_vector<double>(), std::vector<double>(5, 3.0));
+  EXPECT_EQ(b.to_vector<double>(), std::vector<double>(3, 30.0));
+  Tensor m = full({2}, r == 0 ? 7.0 : -1.0, DType::f64);
+  pg->allreduce({m}, ReduceOp::max)->wait();
+  EXPECT_EQ(m.to_vector<double>(), std::vector<double>(2, 7.0));
+  Tensor c = full({4}, r == 0 ? 42.0 : 0.0, DType::i64);
+  pg->broadcast({c}, 0)->wait();
+  EXPECT_EQ(c.to_vector<int64_t>(), std::vector<int64_t>(4, 42));
+  std::vector<Tensor> out = {zeros({2}, DType::i64), zeros({2}, DType::i64)};
+  pg->allgather(out, full({2}, 100.0 + r, DType::i64))->wait();
+  EXPECT_EQ(out[0].to_vector<int64_t>(), std::vector<int64_t>(2, 100));
+  EXPECT_EQ(out[1].to_vector<int64_t>(), std::vector<int64_t>(2, 101));
+  pg->barrier()->wait();
+}
+
+TEST(Mpi, WaitTimesOutAndCanBeRetried) {
+  auto pg = world();
+  // Rank 1 arrives late: rank 0's short wait must fail with a clear error, and a later wait succeed.
+  if (pg->rank() == 0) pg->set_timeout(std::chrono::milliseconds(100));   // a Work keeps its group's timeout
+  auto work = [&] {
+    if (pg->rank() == 1) std::this_thread::sleep_for(std::chrono::milliseconds(600));
+    return pg->barrier();
+  }();
+  if (pg->rank() == 0) {
+    try {
+      work->wait();
+      ADD_FAILURE() << "the barrier completed before rank 1 arrived";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("[Rank 0] MPI barrier did not complete within 100 ms"), std::string::npos)
+          << e.what();
+    }
+  }
+  pg->set_timeout(kDefaultTimeout);
+  // The same Work, waited on again, completes once rank 1 has arrived: a timeout loses nothing.
+  bool completed = false;
+  for (int attempt = 0; attempt < 100 && !completed; ++attempt) {
+    try {
+      work->wait();
+      completed = true;
+    } catch (const Error&) {
+    }
+  }
+  EXPECT_TRUE(completed);
+}
+
+TEST(Mpi, DdpMatchesOneProcessOnTheWholeBatch) {
+  auto pg = world();
+  constexpr int kPerRank = 4, kSteps = 3;
+  manual_seed(5);
+  const Tensor x = randn({2 * kPerRank, 3}, DType::f64), y = randn({2 * kPerRank, 2}, DType::f64);
+  auto make = [](uint64_t seed) {
+    manual_seed(seed);
+    return std::vector<Tensor>{randn({2, 3}, DType::f64).requires_grad_(), randn({2}, DType::f64).requires_grad_()};
+  };
+  auto train = [&](std::vector<Tensor>& p, const Tensor& xs, const Tensor& ys, DistributedDataParallel* ddp) {
+    for (int s = 0; s < kSteps; ++s) {
+      for (Tensor& t : p) t.set_grad(Tensor());
+      auto forward = [&] { return std::vector<Tensor>{tanh(addmm(p[1], xs, t(p[0])))}; };
+      auto out = ddp ? ddp->forward(forward) : forward();
+      mse_loss(out[0], ys).backward();
+      NoGradGuard no_grad;
+      for (Tensor& t : p) t.add_(t.grad(), -0.2);
+    }
+  };
+  std::vector<Tensor> ref = make(1);
+  train(ref, x, y, nullptr);
+  std::vector<Tensor> mine = make(1 + pg->rank());   // different init: DDP broadcasts rank 0's
+  DistributedDataParallel ddp({{"w", mine[0]}, {"b", mine[1]}}, pg, {.print_warnings = false});
+  train(mine, x.narrow(0, pg->rank() * kPerRank, kPerRank), y.narrow(0, pg->rank() * kPerRank, kPerRank), &ddp);
+  for (size_t i = 0; i < ref.size(); ++i) {
+    const auto a = ref[i].to_vector<double>(), b = mine[i].to_vector<double>();
+    for (size_t k = 0; k < a.size(); ++k) EXPECT_NEAR(a[k], b[k], 1e-12);
+  }
+}
+
+TEST(Mpi, GoldenScenariosHaveTheSameOutcomeAsOnThreads) {
+  std::ifstream f("tests/golden/ddp_scenarios.json");
+  ASSERT_TRUE(f.good());
+  const auto golden = nlohmann::json::parse(f);
+  for (const auto& run : golden["runs"]) {
+    SCOPED_TRACE(run["id"].get<std::string>());
+    app::ReproOptions o;
+    o.backend = "mpi";
+    o.find_unused_parameters = run["options"]["find_unused_parameters"];
+    o.static_graph = run["options"]["static_graph"];
+    o.extra_unused_parameter = run["options"]["extra_unused_parameter"];
+    const std::string d = run["options"]["debug"];
+    o.debug = d == "INFO" ? DebugLevel::info : d == "DETAIL" ? DebugLevel::detail : DebugLevel::off;
+    const app::ReproResult r = app::run_repro(run["scenario"], run["plan"], o);
+    EXPECT_EQ(r.outcome, run["outcome"]);
+    EXPECT_EQ(r.replicas_in_sync, run["replicas_in_sync"].get<bool>());
+    if (!run["error"].is_null() && r.error) {
+      EXPECT_EQ(r.error->raised_at, run["error"]["raised_at"]);
+      EXPECT_EQ(r.error->message, run["error"]["message"]);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace tinyddp::dist
+
+int main(int argc, char** argv) {
+  ::testing::InitGoogleTest(&argc, argv);
+  auto pg = tinyddp::dist::mpi_world();
+  if (pg->rank() != 0) {
+    auto& listeners = ::testing::UnitTest::GetInstance()->listeners();
+    delete listeners.Release(listeners.default_result_printer());
+  }
+  const int failed = RUN_ALL_TESTS() != 0 ? 1 : 0;
+  // Every rank exits with the same status: failed anywhere means failed.
+  tinyddp::Tensor flag = tinyddp::full({1}, failed, tinyddp::DType::i64);
+  pg->allreduce({flag})->wait();
+  return flag.item<int64_t>() != 0 ? 1 : 0;
+}
