@@ -472,7 +472,7 @@ void Reducer::delay_all_reduce() {
     std::vector<std::string> items;
     for (size_t i : unused_parameters_) items.push_back("{" + names_[i] + "," + std::to_string(i) + "}");
     warn("[Rank " + std::to_string(pg_->rank()) + "]: Parameter(s) (in the format of {param_name, index}): " +
-         join(items, ", ") + " is(are) unused during first iteration. Since static_graph=True is enabled for DDP, we "
+         join(items, "") + " is(are) unused during first iteration. Since static_graph=True is enabled for DDP, we "
          "expect this set of unused parameters to remain consistent on this rank throughout the training.");
   }
   finalize_backward();

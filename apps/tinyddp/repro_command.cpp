@@ -19,7 +19,10 @@ struct ReproArgs {
   bool json = false;
   std::string debug;
   std::string unsynced = "warn";
-  std::optional<bool> find_unused, static_graph, extra_unused;
+  // Tri-state flags: given (on or off) overrides the named scenario; absent keeps it. CLI11 writes false
+  // into an unset optional<bool>, so presence is read from the option's count.
+  bool find_unused = false, static_graph = false, extra_unused = false;
+  CLI::Option *find_unused_opt = nullptr, *static_graph_opt = nullptr, *extra_unused_opt = nullptr;
   ReproOptions options;
 };
 
@@ -57,9 +60,9 @@ int run(ReproArgs& a) {
     o.static_graph = s->static_graph;
     o.extra_unused_parameter = s->extra_unused_parameter;
   }
-  if (a.find_unused) o.find_unused_parameters = *a.find_unused;
-  if (a.static_graph) o.static_graph = *a.static_graph;
-  if (a.extra_unused) o.extra_unused_parameter = *a.extra_unused;
+  if (a.find_unused_opt->count() > 0) o.find_unused_parameters = a.find_unused;
+  if (a.static_graph_opt->count() > 0) o.static_graph = a.static_graph;
+  if (a.extra_unused_opt->count() > 0) o.extra_unused_parameter = a.extra_unused;
   o.debug = a.debug.empty() ? dist::debug_level_from_env()
             : a.debug == "OFF" ? dist::DebugLevel::off
             : a.debug == "INFO" ? dist::DebugLevel::info
@@ -100,11 +103,11 @@ void add_repro_command(CLI::App& app, int* exit_code) {
       ->check(CLI::IsMember({"thread", "mpi"}))
       ->capture_default_str();
   cmd->add_option("--iterations", args->options.iterations, "Iterations of the plan")->capture_default_str();
-  cmd->add_flag("--find-unused-parameters,!--no-find-unused-parameters", args->find_unused,
-                "DDP(find_unused_parameters=True)");
-  cmd->add_flag("--static-graph,!--no-static-graph", args->static_graph, "DDP(static_graph=True)");
-  cmd->add_flag("--extra-unused-parameter,!--no-extra-unused-parameter", args->extra_unused,
-                "Register `unused_scale` first (index 0), never used");
+  args->find_unused_opt = cmd->add_flag("--find-unused-parameters,!--no-find-unused-parameters", args->find_unused,
+                                        "DDP(find_unused_parameters=True)");
+  args->static_graph_opt = cmd->add_flag("--static-graph,!--no-static-graph", args->static_graph, "DDP(static_graph=True)");
+  args->extra_unused_opt = cmd->add_flag("--extra-unused-parameter,!--no-extra-unused-parameter", args->extra_unused,
+                                         "Register `unused_scale` first (index 0), never used");
   cmd->add_option("--debug", args->debug, "TORCH_DISTRIBUTED_DEBUG level (default: the environment variable)")
       ->check(CLI::IsMember({"OFF", "INFO", "DETAIL"}));
   cmd->add_option("--bucket-cap-mb", args->options.bucket_cap_mb, "DDP bucket_cap_mb")->capture_default_str();
