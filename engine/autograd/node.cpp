@@ -13,6 +13,32 @@ thread_local uint64_t sequence_counter = 0;
 
 uint64_t next_sequence_nr() { return sequence_counter++; }
 
+namespace {
+thread_local std::vector<std::shared_ptr<Node>> nodes_to_release;
+thread_local bool releasing = false;
+}  // namespace
+
+void release_node(std::shared_ptr<Node>&& node) {
+  if (!node) return;
+  if (node.use_count() > 1) {   // not the last reference: dropping it destroys nothing
+    node.reset();
+    return;
+  }
+  nodes_to_release.push_back(std::move(node));
+  if (releasing) return;        // an outer call is draining the queue
+  releasing = true;
+  while (!nodes_to_release.empty()) {
+    std::shared_ptr<Node> next = std::move(nodes_to_release.back());
+    nodes_to_release.pop_back();
+    next.reset();               // its destructor queues its own children instead of destroying them
+  }
+  releasing = false;
+}
+
+Node::~Node() {
+  for (Edge& e : next_edges_) release_node(std::move(e.node));
+}
+
 void Node::run_pre_hooks(TensorList& grads) const {
   for (const auto& [input_nr, hook] : pre_hooks_) {
     if (input_nr >= grads.size() || !grads[input_nr].defined()) continue;

@@ -47,7 +47,8 @@ using NodePostHook = std::function<void(const TensorList& outputs, const TensorL
 class Node : public std::enable_shared_from_this<Node> {
  public:
   explicit Node(uint64_t sequence_nr = next_sequence_nr()) : sequence_nr_(sequence_nr) {}
-  virtual ~Node() = default;
+  // Releases the next edges iteratively: see release_node.
+  virtual ~Node();
   Node(const Node&) = delete;
   Node& operator=(const Node&) = delete;
 
@@ -79,6 +80,11 @@ class Node : public std::enable_shared_from_this<Node> {
   std::vector<std::pair<uint32_t, NodePreHook>> pre_hooks_;
   std::vector<NodePostHook> post_hooks_;
 };
+
+// Drops a reference to a node without recursing: a graph is a chain of shared_ptrs, and destroying a
+// million-node chain recursively overflows the stack (PyTorch's deleteNode solves the same problem). Nodes
+// whose last reference goes are queued and destroyed one at a time by the outermost caller.
+void release_node(std::shared_ptr<Node>&& node);
 
 // The edge a gradient for `t` must flow along: its grad_fn, or (for a leaf that requires grad) its
 // AccumulateGrad node; invalid when t does not require grad.

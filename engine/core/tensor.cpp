@@ -26,6 +26,8 @@ Storage::Storage(size_t nbytes_, Device device_) : nbytes(nbytes_), device(devic
 
 Storage::~Storage() { std::free(data); }
 
+TensorImpl::~TensorImpl() { autograd::release_node(std::move(grad_fn)); }
+
 // ---- metadata ----
 const Shape& Tensor::shape() const { return impl_->shape; }
 const Shape& Tensor::strides() const { return impl_->strides; }

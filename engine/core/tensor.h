@@ -142,6 +142,7 @@ class Tensor {
 };
 
 struct TensorImpl {
+  ~TensorImpl();   // releases grad_fn without recursing through the graph (autograd::release_node)
   std::shared_ptr<Storage> storage;
   Shape shape;
   Shape strides;

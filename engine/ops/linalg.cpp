@@ -45,6 +45,15 @@ void check_matmul_operands(const Tensor& a, const Tensor& b, const char* op) {
 
 Tensor transpose_last(const Tensor& x) { return transpose(x, -2, -1); }
 
+// d(a @ b)/db applied to g: a^T @ g, laid out like b. When b is the transpose of a contiguous matrix
+// (nn::Linear's W.t()), computing (g^T @ a)^T gives the gradient in b's own layout, so that after
+// TBackward0 the weight's gradient is contiguous and AccumulateGrad copies it without transposing
+// (PyTorch's mm_mat2_backward does the same).
+Tensor mm_grad_b(const Tensor& a, const Tensor& b, const Tensor& g) {
+  const bool b_transposed = b.strides()[0] == 1 && b.shape()[1] > 1;
+  return b_transposed ? t(mm(t(g), a)) : mm(t(a), g);
+}
+
 // Batched product of tensors with >= 2 dims each; batch dims broadcast.
 Tensor batched_matmul(const Tensor& a, const Tensor& b) {
   const int64_t m = a.shape()[a.dim() - 2], k = a.shape()[a.dim() - 1];
@@ -92,11 +101,11 @@ Tensor mm(const Tensor& a, const Tensor& b) {
   Tensor out = mm_kernel(a, b);
   auto node = autograd::make_node("MmBackward0", {a, b}, [](const TensorList& g, OpNode& n) {
     return TensorList{n.needs_input_grad(0) ? mm(g[0], t(n.saved(1))) : Tensor(),
-                      n.needs_input_grad(1) ? mm(t(n.saved(0)), g[0]) : Tensor()};
+                      n.needs_input_grad(1) ? mm_grad_b(n.saved(0), n.saved(1), g[0]) : Tensor()};
   });
   if (node) {
     node->save(node->needs_input_grad(1) ? a : Tensor());
-    node->save(node->needs_input_grad(0) ? b : Tensor());
+    node->save(b);   // its layout is read even when only b's gradient is wanted
   }
   autograd::set_history(out, node);
   return out;
@@ -124,11 +133,11 @@ Tensor addmm(const Tensor& bias, const Tensor& a, const Tensor& b) {
   auto node = autograd::make_node("AddmmBackward0", {bias, a, b}, [sbias = bias.shape()](const TensorList& g, OpNode& n) {
     return TensorList{n.needs_input_grad(0) ? sum_to(g[0], sbias) : Tensor(),
                       n.needs_input_grad(1) ? mm(g[0], t(n.saved(1))) : Tensor(),
-                      n.needs_input_grad(2) ? mm(t(n.saved(0)), g[0]) : Tensor()};
+                      n.needs_input_grad(2) ? mm_grad_b(n.saved(0), n.saved(1), g[0]) : Tensor()};
   });
   if (node) {
     node->save(node->needs_input_grad(2) ? a : Tensor());
-    node->save(node->needs_input_grad(1) ? b : Tensor());
+    node->save(b);   // its layout is read even when only b's gradient is wanted
   }
   autograd::set_history(out, node);
   return out;
