@@ -1,0 +1,86 @@
+#include "models/optim/adam.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace tinyddp::optim {
+
+namespace {
+
+// The elementwise part of one Adam step on contiguous buffers of n elements. Each line is one PyTorch
+// kernel of _single_tensor_adam, with its rounding order (CPU kernels compute in the tensor's dtype):
+//   grad.add(param, alpha=wd)          g + wd * p
+//   exp_avg.mul_(b1).add_(g, 1-b1)     (m * b1) + (1-b1) * g
+//   exp_avg_sq.mul_(b2).addcmul_(g, g, value=1-b2)    (v * b2) + (1-b2) * g * g
+//   denom = (v.sqrt() / bc2_sqrt).add_(eps)
+//   param.addcdiv_(exp_avg, denom, value=-step_size)   p + (-step_size) * m / denom
+template <typename T>
+void adam_kernel(T* p, const T* grad, T* m, T* v, T* v_max, int64_t n, const AdamOptions& o, double step_size,
+                 double bias_correction2_sqrt) {
+  const T wd = static_cast<T>(o.weight_decay), b1 = static_cast<T>(o.betas.first), b2 = static_cast<T>(o.betas.second);
+  const T one_minus_b1 = static_cast<T>(1.0 - o.betas.first), one_minus_b2 = static_cast<T>(1.0 - o.betas.second);
+  const T eps = static_cast<T>(o.eps), neg_step = static_cast<T>(-step_size), bc2 = static_cast<T>(bias_correction2_sqrt);
+  for (int64_t i = 0; i < n; ++i) {
+    T g = o.maximize ? -grad[i] : grad[i];
+    if (o.weight_decay != 0.0) g = g + wd * p[i];
+    m[i] = m[i] * b1 + one_minus_b1 * g;
+    v[i] = v[i] * b2 + one_minus_b2 * g * g;
+    T second = v[i];
+    if (v_max != nullptr) second = v_max[i] = std::max(v_max[i], v[i]);
+    const T denom = std::sqrt(second) / bc2 + eps;
+    p[i] = p[i] + neg_step * m[i] / denom;
+  }
+}
+
+}  // namespace
+
+Adam::Adam(std::vector<Tensor> params, AdamOptions options)
+    : Optimizer(std::move(params)),
+      options_(options),
+      steps_(params_.size(), 0),
+      exp_avg_(params_.size()),
+      exp_avg_sq_(params_.size()),
+      max_exp_avg_sq_(params_.size()) {
+  // PyTorch's texts (torch/optim/adam.py).
+  TINYDDP_CHECK(0.0 <= options.lr, "Invalid learning rate: ", options.lr);
+  TINYDDP_CHECK(0.0 <= options.eps, "Invalid epsilon value: ", options.eps);
+  TINYDDP_CHECK(0.0 <= options.betas.first && options.betas.first < 1.0, "Invalid beta parameter at index 0: ",
+                options.betas.first);
+  TINYDDP_CHECK(0.0 <= options.betas.second && options.betas.second < 1.0, "Invalid beta parameter at index 1: ",
+                options.betas.second);
+  TINYDDP_CHECK(0.0 <= options.weight_decay, "Invalid weight_decay value: ", options.weight_decay);
+}
+
+void Adam::step() {
+  NoGradGuard no_grad;
+  const AdamOptions& o = options_;
+  for (size_t i = 0; i < params_.size(); ++i) {
+    Tensor& p = params_[i];
+    const Tensor& grad = p.grad();
+    if (!grad.defined()) continue;
+    TINYDDP_CHECK(p.is_contiguous(), "Adam: parameter ", i, " is not contiguous; optimizers update parameters in "
+                  "place and need them contiguous (register .contiguous() tensors as parameters).");
+    TINYDDP_CHECK(grad.dtype() == p.dtype() && grad.shape() == p.shape(), "Adam: parameter ", i,
+                  "'s grad has dtype ", dtype_name(grad.dtype()), " and shape ", shape_str(grad.shape()),
+                  " but the parameter has ", dtype_name(p.dtype()), " and ", shape_str(p.shape()), ".");
+    if (!exp_avg_[i].defined()) {
+      exp_avg_[i] = zeros(p.shape(), p.dtype());
+      exp_avg_sq_[i] = zeros(p.shape(), p.dtype());
+      if (o.amsgrad) max_exp_avg_sq_[i] = zeros(p.shape(), p.dtype());
+    }
+    const int64_t t = ++steps_[i];
+    const double bias_correction1 = 1.0 - std::pow(o.betas.first, static_cast<double>(t));
+    const double bias_correction2 = 1.0 - std::pow(o.betas.second, static_cast<double>(t));
+    const double step_size = o.lr / bias_correction1;
+    const double bias_correction2_sqrt = std::sqrt(bias_correction2);
+    const Tensor g = grad.contiguous();
+    dispatch_floating(p.dtype(), "Adam", [&]<typename T>() {
+      adam_kernel<T>(p.data_ptr<T>(), g.data_ptr<T>(), exp_avg_[i].data_ptr<T>(), exp_avg_sq_[i].data_ptr<T>(),
+                     o.amsgrad ? max_exp_avg_sq_[i].data_ptr<T>() : nullptr, p.numel(), o, step_size,
+                     bias_correction2_sqrt);
+    });
+    p.bump_version();
+  }
+}
+
+}  // namespace tinyddp::optim

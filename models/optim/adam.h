@@ -1,0 +1,56 @@
+// optim::Adam: PyTorch 1.13's torch.optim.Adam update (its _single_tensor_adam, capturable = False),
+// step for step and in the same floating-point order.
+//
+//   optim::Adam opt(model.parameters(), {.lr = 1e-3, .betas = {0.9, 0.999}, .weight_decay = 0.0});
+//
+// For each parameter p with a defined grad, under NoGradGuard (t counts this parameter's steps from 1):
+//   g  = maximize ? -grad : grad
+//   g  = g + weight_decay * p                           (if weight_decay != 0: L2, not AdamW's decoupled decay)
+//   m  = beta1 * m + (1 - beta1) * g                    (m, v start at 0)
+//   v  = beta2 * v + (1 - beta2) * g * g
+//   v_max = max(v_max, v)                               (amsgrad only; denominators then use v_max)
+//   denom = sqrt(v) / sqrt(1 - beta2^t) + eps
+//   p  = p - (lr / (1 - beta1^t)) * m / denom           (in place: the parameter keeps its identity)
+// bias_correction1/2 and the step size are computed in double, as Python does; the elementwise work is done in
+// the parameter's dtype, in PyTorch's operation order (see adam.cpp), so f32 results round as PyTorch's do.
+#pragma once
+
+#include <limits>
+#include <utility>
+
+#include "models/optim/optimizer.h"
+
+namespace tinyddp::optim {
+
+struct AdamOptions {
+  double lr = 1e-3;                                 // PyTorch's default
+  std::pair<double, double> betas = {0.9, 0.999};   // decay rates of the first and second moment estimates
+  double eps = 1e-8;                                // added to the denominator (after the bias correction)
+  double weight_decay = 0.0;                        // L2 coefficient lambda of (lambda / 2) ||p||^2
+  bool amsgrad = false;
+  bool maximize = false;
+};
+
+class Adam : public Optimizer {
+ public:
+  Adam(std::vector<Tensor> params, AdamOptions options = {});
+
+  void step() override;
+
+  const AdamOptions& options() const { return options_; }
+  // Per-parameter state, indexed like params(); the tensors are undefined and the step 0 before the
+  // parameter's first update (PyTorch creates its state lazily, too).
+  int64_t step_count(size_t i) const { return steps_.at(i); }
+  const Tensor& exp_avg(size_t i) const { return exp_avg_.at(i); }
+  const Tensor& exp_avg_sq(size_t i) const { return exp_avg_sq_.at(i); }
+  const Tensor& max_exp_avg_sq(size_t i) const { return max_exp_avg_sq_.at(i); }
+
+ private:
+  AdamOptions options_;
+  std::vector<int64_t> steps_;          // t of each parameter
+  std::vector<Tensor> exp_avg_;         // m, the parameter's shape and dtype
+  std::vector<Tensor> exp_avg_sq_;      // v
+  std::vector<Tensor> max_exp_avg_sq_;  // v_max (amsgrad only)
+};
+
+}  // namespace tinyddp::optim

@@ -1,0 +1,112 @@
+// GradNorm (Chen, Badrinarayanan, Lee, Rabinovich; ICML 2018) and the squared variant some write-ups use.
+// See docs/gradnorm.md for the math and /work/shared/reference (section 5) for what public code gets wrong.
+//
+// Legend: T = tasks, W = the shared layer's weight (the last layer all tasks share), g_i = grad_W L_i (W's
+// shape), n_i = ||g_i||, w = the task weights (T), t = the step.
+//
+// Paper ("gradnorm"), at an update step t:
+//   G_i = ||grad_W w_i L_i|| = w_i n_i                 (w_i > 0, so no create_graph is needed)
+//   L~_i = L_i(t) / L_i(0),  r_i = L~_i / mean(L~)     (the relative inverse training rate)
+//   target_i = mean(G) r_i^alpha                        (held constant: not differentiated)
+//   L_grad = sum_i |G_i - target_i|,  dL_grad/dw_i = sign(G_i - target_i) n_i
+//   w <- w - lr dL_grad/dw;  w <- max(w, min_weight);  w <- w T / sum(w)
+// The w-gradient is taken by autograd on a tiny graph over a leaf w (gradnorm_balance(), so the code shows
+// the balance loss); gradnorm_balance_closed_form() is the formula above, and the tests check they agree.
+//
+// Squared variant ("gradnorm-squared"):
+//   G_i = ||grad_W L_i|| = n_i,  G_W(w) = ||grad_W sum_i w_i L_i||,  r_i = L_i(t) / L_i(0)
+//   balance = sum_i (w_i G_i - G_W r_i)^2, differentiated w.r.t. w through G_W too (create_graph: grad_W of
+//   the weighted sum is built as a graph in w), then the same step, clamp and renormalization.
+//   Under DDP (allreduce_mean set) G_W is built from the averaged g_i instead, G_W = ||sum_i w_i g_i||, the
+//   same function of w (grad_W is linear in the w_i), since a create_graph gradient cannot be averaged.
+//
+// Note [GradNorm never touches the network's .grad]: observe() takes every gradient with autograd::grad
+// (which returns gradients and accumulates nothing) and differentiates the balance loss w.r.t. a leaf w that
+// is private to the weighting; total_loss() multiplies by plain numbers. So the network's .grad after
+// total.backward() is exactly grad sum_i w_i(t) L_i, whether or not w was updated in the same step.
+//
+// Steps: observe(L, W, t) at every step. The baseline L_i(0) comes from the first observed step
+// (warmup_steps = 0) or the mean over the steps t < warmup_steps (which never update). The ratio EMA
+// advances at every step after the baseline. The weights update at steps with t % update_every == 0 and
+// (freeze_after < 0 or t <= freeze_after); only update steps compute per-task gradients.
+#pragma once
+
+#include "models/weighting/loss_weighting.h"
+
+namespace tinyddp::models {
+
+// A balance loss value and its gradient with respect to the task weights w.
+struct BalanceGradient {
+  double loss = 0.0;
+  std::vector<double> grad_w;   // (T)
+};
+
+// L_grad = sum_i |w_i n_i - target_i| and dL_grad/dw by autograd::grad on a leaf w (f64), targets constant.
+BalanceGradient gradnorm_balance(const std::vector<double>& w, const std::vector<double>& task_grad_norms,
+                                 const std::vector<double>& targets);
+// The same, in closed form: dL_grad/dw_i = sign(w_i n_i - target_i) n_i.
+BalanceGradient gradnorm_balance_closed_form(const std::vector<double>& w, const std::vector<double>& task_grad_norms,
+                                             const std::vector<double>& targets);
+
+// What both GradNorm variants share: loss bookkeeping (DDP averaging, nonfinite policy, baseline, EMA),
+// per-task gradients on W, the w step with clamp and renormalization.
+class GradNormBase : public LossWeighting {
+ public:
+  WeightingStep observe(const std::vector<Tensor>& losses, const Tensor& shared_weight, int64_t step) override;
+  Tensor total_loss(const std::vector<Tensor>& losses) override;
+  std::vector<double> weights() const override { return weights_; }
+  std::vector<double> loss_weights() const override { return loss_weights_; }
+  const WeightingOptions& options() const { return options_; }
+  // L_i(0), empty until taken.
+  const std::vector<double>& baseline() const { return baseline_; }
+
+ protected:
+  GradNormBase(const std::string& kind, int num_tasks, WeightingOptions options);
+  // r from the inverse training rates L~_i = L_i/L_i(0), before the EMA; returns an error text (and
+  // leaves r alone) when r is undefined.
+  virtual std::string ratios(const std::vector<double>& inverse_rates, std::vector<double>& r) const = 0;
+  // The balance loss and its w-gradient at an update step; fills rec's norms and targets. `task_grads`
+  // are g_i (averaged over ranks under DDP). Returns an error text when a value is not finite.
+  virtual std::string balance(const std::vector<Tensor>& losses, const Tensor& shared_weight,
+                              const std::vector<Tensor>& task_grads, const std::vector<double>& r,
+                              WeightingStep& rec, BalanceGradient& out) = 0;
+  // Throws `what` + the fix, or (skip_nonfinite) records it in rec as the reason for skipping.
+  WeightingStep skip_or_throw(WeightingStep rec, const std::string& what, const std::string& fix) const;
+
+  WeightingOptions options_;
+  int num_tasks_;
+
+ private:
+  std::vector<double> weights_;        // w, (T), > 0, sum T after every update
+  std::vector<double> loss_weights_;   // w(t) of the latest observe(), what total_loss() applies
+  std::vector<double> baseline_;       // L_i(0), (T); empty until taken
+  std::vector<double> warmup_sum_;     // sum of the losses of the warm-up steps seen so far, (T)
+  int warmup_count_ = 0;
+  std::vector<double> ema_ratios_;     // the smoothed r, (T); empty until the first ratio
+};
+
+class GradNormWeighting : public GradNormBase {
+ public:
+  GradNormWeighting(int num_tasks, WeightingOptions options);
+  std::string name() const override { return "gradnorm"; }
+
+ protected:
+  std::string ratios(const std::vector<double>& inverse_rates, std::vector<double>& r) const override;
+  std::string balance(const std::vector<Tensor>& losses, const Tensor& shared_weight,
+                      const std::vector<Tensor>& task_grads, const std::vector<double>& r, WeightingStep& rec,
+                      BalanceGradient& out) override;
+};
+
+class GradNormSquaredWeighting : public GradNormBase {
+ public:
+  GradNormSquaredWeighting(int num_tasks, WeightingOptions options);
+  std::string name() const override { return "gradnorm-squared"; }
+
+ protected:
+  std::string ratios(const std::vector<double>& inverse_rates, std::vector<double>& r) const override;
+  std::string balance(const std::vector<Tensor>& losses, const Tensor& shared_weight,
+                      const std::vector<Tensor>& task_grads, const std::vector<double>& r, WeightingStep& rec,
+                      BalanceGradient& out) override;
+};
+
+}  // namespace tinyddp::models

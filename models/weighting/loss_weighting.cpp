@@ -1,0 +1,21 @@
+#include "models/weighting/loss_weighting.h"
+
+#include "models/weighting/fixed.h"
+#include "models/weighting/gradnorm.h"
+#include "models/weighting/uncertainty.h"
+
+namespace tinyddp::models {
+
+std::vector<std::string> weighting_kinds() { return {"fixed", "uncertainty", "gradnorm", "gradnorm-squared"}; }
+
+std::unique_ptr<LossWeighting> make_weighting(const std::string& kind, int num_tasks, WeightingOptions options) {
+  if (kind == "fixed") return std::make_unique<FixedWeighting>(num_tasks, std::move(options));
+  if (kind == "uncertainty") return std::make_unique<UncertaintyWeighting>(num_tasks, std::move(options));
+  if (kind == "gradnorm") return std::make_unique<GradNormWeighting>(num_tasks, std::move(options));
+  if (kind == "gradnorm-squared") return std::make_unique<GradNormSquaredWeighting>(num_tasks, std::move(options));
+  std::string known;
+  for (const std::string& k : weighting_kinds()) known += (known.empty() ? "" : ", ") + k;
+  throw Error("make_weighting: unknown weighting '" + kind + "'; expected one of: " + known + ".");
+}
+
+}  // namespace tinyddp::models
