@@ -4,6 +4,8 @@
 #include <cstring>
 #include <string>
 
+#include "engine/core/trace.h"
+
 #ifdef TINYDDP_HAVE_MPI
 #include <mpi.h>
 
@@ -75,7 +77,12 @@ class MpiWork : public Work {
  public:
   MpiWork(MPI_Request request, int rank, std::string what, std::chrono::milliseconds timeout,
           std::vector<Tensor> keep_alive)
-      : request_(request), rank_(rank), what_(std::move(what)), timeout_(timeout), keep_alive_(std::move(keep_alive)) {}
+      : request_(request), rank_(rank), what_(std::move(what)), timeout_(timeout), keep_alive_(std::move(keep_alive)) {
+    // Trace: MPI progresses a nonblocking collective only inside MPI calls, so completion is seen at a test or wait.
+    if (trace::on())
+      trace::comm_begin(rank_, this, 0, what_.c_str(),
+                        keep_alive_.empty() ? 0 : keep_alive_[0].numel() * element_size(keep_alive_[0].dtype()));
+  }
 
   // A collective still in flight keeps writing into its buffers: give it a bounded chance to finish, and
   // if it cannot, keep the buffers alive for the life of the process rather than let MPI write into freed
@@ -109,6 +116,7 @@ class MpiWork : public Work {
     int flag = 0;
     TINYDDP_MPI_CHECK(MPI_Test(&request_, &flag, MPI_STATUS_IGNORE), rank_);
     done_ = flag != 0;
+    if (done_ && trace::on()) trace::comm_end(rank_, this, 0);
     if (done_) keep_alive_.clear();
     return done_;
   }

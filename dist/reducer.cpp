@@ -8,6 +8,7 @@
 #include "engine/autograd/accumulate_grad.h"
 #include "engine/autograd/engine.h"
 #include "engine/autograd/grad_mode.h"
+#include "engine/core/trace.h"
 #include "engine/ops/ops.h"
 #include "kernels/cpu/elementwise.h"
 
@@ -33,6 +34,18 @@ void copy_scaled(const Tensor& dst, const Tensor& src, double factor) {
     kernels::cpu::unary<T>(kernels::cpu::UnaryOp::mul_scalar, s.data_ptr<T>(), dst.data_ptr<T>(), dst.numel(), factor);
   });
   dst.bump_version();
+}
+
+// Trace arguments (docs/tracing.md): what a timeline needs to check the reducer's invariants.
+trace::Args param_args(size_t index, const std::string& name, int64_t iteration) {
+  return {{"param", static_cast<int64_t>(index)}, {"name", name}, {"iteration", iteration}};
+}
+trace::What marked_unused_event(size_t index, const std::string& name, int64_t iteration) {
+  return {"reducer", "marked unused", param_args(index, name, iteration)};
+}
+trace::Args bucket_args(size_t bucket, int64_t bytes, const std::vector<size_t>& params, int64_t iteration) {
+  return {{"bucket", static_cast<int64_t>(bucket)}, {"bytes", bytes},
+          {"params", std::vector<int64_t>(params.begin(), params.end())}, {"iteration", iteration}};
 }
 
 }  // namespace
@@ -86,10 +99,15 @@ Reducer::Reducer(std::vector<Tensor> params, std::vector<std::string> names,
 Reducer::~Reducer() { *alive_ = nullptr; }
 
 void Reducer::emit(ReducerEvent::Kind kind, size_t index, std::string detail) {
+  if (kind == ReducerEvent::Kind::marked_unused)
+    trace::instant([&] { return marked_unused_event(index, names_[index], num_iterations_); });
+  if (kind == ReducerEvent::Kind::rebuilt)
+    trace::instant([&] { return trace::What{"reducer", "buckets rebuilt", {{"buckets", int64_t(index)}}}; });
   if (observe_) observe_({kind, index, std::move(detail)});
 }
 
 void Reducer::warn(const std::string& message) {
+  trace::instant([&] { return trace::What{"warning", "warning", {{"message", message}}}; });
   if (warn_) warn_(message);
 }
 
@@ -203,6 +221,11 @@ void Reducer::search_unused_parameters(const std::vector<Tensor>& outputs) {
 // actually reached it (hooks also fire when an undefined gradient flows, e.g. an unused DDP output).
 void Reducer::autograd_hook(size_t index, bool grad_arrived) {
   Lock lock(mu_);
+  auto span = trace::span([&] {
+    trace::What w{"hook", names_[index], param_args(index, names_[index], num_iterations_)};
+    w.args.insert(w.args.end(), {{"armed", expect_autograd_hooks_}, {"grad", grad_arrived}});
+    return w;
+  });
   emit(ReducerEvent::Kind::hook, index, grad_arrived ? "" : "no gradient");
   if (!expect_autograd_hooks_) {
     // PyTorch returns here silently; see Note [Hooks the reducer does not expect].
@@ -369,6 +392,9 @@ void Reducer::mark_variable_ready_dense(size_t index) {
 // Note [Why buckets launch in index order] (reducer.h).
 void Reducer::mark_bucket_ready(size_t bucket_index) {
   TINYDDP_INTERNAL_ASSERT(bucket_index >= next_bucket_, "bucket ", bucket_index, " ready after ", next_bucket_, " launched");
+  trace::instant([&] {
+    return trace::What{"bucket", "bucket ready", {{"bucket", int64_t(bucket_index)}, {"iteration", num_iterations_}}};
+  });
   if (bucket_index > next_bucket_) return;
   for (; next_bucket_ < buckets_.size() && buckets_[next_bucket_].pending == 0; ++next_bucket_)
     all_reduce_bucket(next_bucket_);
@@ -380,6 +406,13 @@ void Reducer::all_reduce_bucket(size_t bucket_index) {
   detail << bucket.gradients.numel() * element_size(bucket.gradients.dtype()) << " bytes, params";
   for (size_t v : bucket.variable_indices) detail << " " << v;
   emit(ReducerEvent::Kind::bucket_launched, bucket_index, detail.str());
+  const auto traced = [&](const std::string& name) {
+    const int64_t bytes = bucket.gradients.numel() * static_cast<int64_t>(element_size(bucket.gradients.dtype()));
+    return trace::What{"bucket", name, bucket_args(bucket_index, bytes, bucket.variable_indices, num_iterations_)};
+  };
+  trace::instant([&] { return traced("launch bucket " + std::to_string(bucket_index)); });
+  // Names the allreduce on the comm track.
+  trace::CommLabel comm_label([&] { return traced("bucket " + std::to_string(bucket_index)); });
   if (comm_hook_) {
     GradBucket gb{bucket_index, bucket.gradients, bucket.variable_indices, bucket_index + 1 == buckets_.size()};
     bucket.work = comm_hook_(*pg_, gb);
@@ -389,11 +422,13 @@ void Reducer::all_reduce_bucket(size_t bucket_index) {
 }
 
 void Reducer::all_reduce_local_used_map() {
+  trace::CommLabel comm_label([&] { return trace::What{"reducer", "local-used map", {{"iteration", num_iterations_}}}; });
   local_used_map_reduced_ = local_used_map_.clone();
   local_used_work_ = pg_->allreduce({local_used_map_reduced_});
 }
 
 void Reducer::finalize_backward() {
+  auto span = trace::span([&] { return trace::What{"reducer", "finalize", {{"iteration", num_iterations_}}}; });
   // A finalize with no armed iteration is a broken state that PyTorch 1.13 reaches too (static_graph with
   // two backwards: both queue the delayed reduction). Its assertion's exact text, so that it can be searched.
   if (!expect_autograd_hooks_)
@@ -407,7 +442,13 @@ void Reducer::finalize_backward() {
   for (Bucket& bucket : buckets_) {
     TINYDDP_INTERNAL_ASSERT(bucket.work, "Expected bucket.work not to be null. This may indicate that allreduce hooks "
                                          "were not properly installed.");
-    bucket.work->wait();
+    {
+      auto wait = trace::span([&] {
+        const int64_t b = &bucket - buckets_.data();
+        return trace::What{"wait", "wait bucket " + std::to_string(b), {{"bucket", b}, {"iteration", num_iterations_}}};
+      });
+      bucket.work->wait();
+    }
     finalize_bucket_dense(bucket);
   }
   if ((dynamic_graph_find_unused() || static_graph_first_iteration()) && !local_used_map_is_reduced_)
@@ -459,10 +500,13 @@ void Reducer::finalize_bucket_dense(Bucket& bucket) {
 
 void Reducer::delay_all_reduce() {
   Lock lock(mu_);
+  auto span = trace::span([&] { return trace::What{"reducer", "delay_all_reduce", {{"iteration", num_iterations_}}}; });
   all_reduce_local_used_map();
   unused_parameters_.clear();
   for (size_t i = 0; i < params_.size(); ++i) {
     if (hooks_triggered_[i] == 0) unused_parameters_.push_back(i);
+    if (hooks_triggered_[i] == 0)
+      trace::instant([&] { return marked_unused_event(i, names_[i], num_iterations_); });
     require_finalize_ = true;
     if (div_factor_ == 0) div_factor_ = pg_->size();
     mark_variable_ready_dense(i);

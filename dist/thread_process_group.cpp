@@ -5,6 +5,8 @@
 #include <sstream>
 #include <thread>
 
+#include "engine/core/trace.h"
+
 namespace tinyddp::dist {
 
 namespace {
@@ -23,6 +25,13 @@ void reduce_into(std::vector<T*>& buffers, int64_t n, ReduceOp op) {
   for (size_t r = 1; r < buffers.size(); ++r)
     for (int64_t i = 0; i < n; ++i) acc[i] = op == ReduceOp::sum ? acc[i] + buffers[r][i] : std::max(acc[i], buffers[r][i]);
   for (T* b : buffers) std::copy(acc.begin(), acc.end(), b);
+}
+
+// Trace: the bytes a rank hands to a collective.
+int64_t arrival_bytes(const ThreadWorld::Arrival& a) {
+  int64_t bytes = a.input.defined() ? a.input.numel() * static_cast<int64_t>(element_size(a.input.dtype())) : 0;
+  for (const Tensor& t : a.tensors) bytes += t.numel() * static_cast<int64_t>(element_size(t.dtype()));
+  return bytes;
 }
 
 }  // namespace
@@ -147,6 +156,7 @@ std::shared_ptr<Work> ThreadWorld::arrive(int rank, Arrival arrival) {
   {
     std::lock_guard<std::mutex> lock(mu_);
     seq = next_seq_[rank]++;
+    if (trace::on()) trace::comm_begin(rank, this, seq, arrival.kind.c_str(), arrival_bytes(arrival));
     auto& entry = slots_[seq];
     if (!entry) {
       entry = std::make_shared<Slot>();
@@ -198,6 +208,8 @@ void ThreadWorld::perform(uint64_t seq, Slot& slot) {
       }
   }
   slot.done = true;
+  if (trace::on())   // the last arrival completes it for every rank
+    for (int r = 0; r < size_; ++r) trace::comm_end(r, this, seq);
   // Drop the tensors now: a finished slot keeps only its status for the waiters.
   for (auto& a : slot.arrivals) a.reset();
   slot.arrivals.assign(size_, std::nullopt);

@@ -5,6 +5,7 @@
 #include <unordered_set>
 
 #include "engine/autograd/grad_mode.h"
+#include "engine/core/trace.h"
 #include "engine/ops/ops.h"
 
 namespace tinyddp::autograd {
@@ -158,6 +159,12 @@ TensorList Engine::execute(const std::vector<Edge>& roots, const TensorList& roo
     }
 
     if (!pre_hooks_ran) fn->run_pre_hooks(inputs);
+    // Trace: one span per node, around apply and the post hooks (the DDP reducer's hook nests in AccumulateGrad's).
+    auto span = trace::span([&] {
+      const std::string name = fn->name();
+      return trace::What{name == "AccumulateGrad" ? "accumulate_grad" : "autograd", name,
+                         {{"seq", static_cast<int64_t>(fn->sequence_nr())}}};
+    });
     TensorList outputs = fn->apply(std::move(TensorList(inputs)));
     if (!task.keep_graph) fn->release_saved();
     fn->run_post_hooks(outputs, inputs);
