@@ -6,6 +6,7 @@
 #include <iostream>
 
 #include "apps/tinyddp/commands.h"
+#include "apps/tinyddp/trace_file.h"
 #include "dist/mpi_process_group.h"
 #include "engine/core/error.h"
 
@@ -16,6 +17,7 @@ int main(int argc, char** argv) {
   auto* demo = app.add_subcommand("demo", "The two-backward DDP error, reproduced on 2 ranks, and the fix that works");
   auto* autograd = app.add_subcommand("autograd", "Walk through the autograd engine: graph, order, retain_graph, create_graph");
   tinyddp::app::add_repro_command(app, &exit_code);
+  tinyddp::app::add_trace_commands(app, &exit_code);
   try {
     app.parse(argc, argv);
     if (*demo) return tinyddp::app::run_demo(std::cout);

@@ -5,6 +5,7 @@
 
 #include "dist/mpi_process_group.h"
 #include "dist/thread_process_group.h"
+#include "engine/core/trace.h"
 #include "models/nn/nn.h"
 #include "models/optim/sgd.h"
 
@@ -26,6 +27,7 @@ uint64_t hash_tensor(const Tensor& t) {
 RankResult run_rank(std::shared_ptr<dist::ProcessGroup> pg, const std::vector<PlanStep>& plan, const ReproOptions& o) {
   RankResult rr;
   rr.rank = pg->rank();
+  trace::RankScope trace_rank(pg->rank());   // this thread's trace events belong to this rank
   // Each rank starts from different weights; DDP's construction broadcasts rank 0's.
   manual_seed(o.seed + 17 * static_cast<uint64_t>(pg->rank() + 1));
   models::ScenarioModel model(o.extra_unused_parameter);
@@ -65,6 +67,10 @@ RankResult run_rank(std::shared_ptr<dist::ProcessGroup> pg, const std::vector<Pl
       rec.label = step.text();
       rec.in_no_sync = in_no_sync;
       current = &rec;
+      auto call_span = trace::span([&] {
+        return trace::What{"call", step.kind == PlanStep::Kind::step ? "optimizer step" : rec.label,
+                           {{"at", rec.at}, {"iteration", it}, {"no_sync", in_no_sync}}};
+      });
       try {
         if (step.kind == PlanStep::Kind::forward) {
           batch = models::scenario_batch(o.seed, pg->rank(), draws++, o.same_data);
@@ -133,6 +139,8 @@ RankResult run_rank(std::shared_ptr<dist::ProcessGroup> pg, const std::vector<Pl
       }
     });
     for (int it = 1; it <= o.iterations; ++it) {
+      auto iteration_span =
+          trace::span([&] { return trace::What{"iteration", "iteration " + std::to_string(it), {{"iteration", it}}}; });
       sgd.zero_grad();
       std::map<std::string, int> counts;
       run_steps(plan, it, counts, false);
@@ -144,6 +152,8 @@ RankResult run_rank(std::shared_ptr<dist::ProcessGroup> pg, const std::vector<Pl
     err.raised_at = rr.calls.empty() ? where : rr.calls.back().at;
     err.rank = pg->rank();
     if (!rr.calls.empty()) rr.calls.back().error = err.message;
+    trace::instant(
+        [&] { return trace::What{"error", err.type, {{"message", err.message}, {"raised_at", err.raised_at}}}; });
     rr.error = err;
   }
   if (ddp) rr.warnings = ddp->warnings();

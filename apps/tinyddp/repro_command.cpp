@@ -6,6 +6,7 @@
 #include "apps/tinyddp/commands.h"
 #include "apps/tinyddp/repro.h"
 #include "apps/tinyddp/scenarios.h"
+#include "apps/tinyddp/trace_file.h"
 #include "dist/mpi_process_group.h"
 
 namespace tinyddp::app {
@@ -19,6 +20,7 @@ struct ReproArgs {
   bool json = false;
   std::string debug;
   std::string unsynced = "warn";
+  std::string trace;   // --trace FILE
   // Tri-state flags: given (on or off) overrides the named scenario; absent keeps it. CLI11 writes false
   // into an unset optional<bool>, so presence is read from the option's count.
   bool find_unused = false, static_graph = false, extra_unused = false;
@@ -73,7 +75,17 @@ int run(ReproArgs& a) {
   if (o.backend == "mpi" && !dist::launched_by_mpirun())
     std::cerr << "tinyddp: note: --backend mpi without mpirun runs a single rank; launch with "
                  "`mpirun -np 2 tinyddp repro ... --backend mpi`.\n";
+  std::optional<TraceRecording> recording;
+  if (!a.trace.empty()) {
+    std::string flags = "ranks " + std::to_string(o.ranks);
+    if (o.find_unused_parameters) flags += ", find_unused_parameters";
+    if (o.static_graph) flags += ", static_graph";
+    if (o.extra_unused_parameter) flags += ", extra unused parameter";
+    recording.emplace(a.trace, o.backend, nlohmann::json{{"command", "tinyddp repro"}, {"scenario", scenario},
+                                                         {"plan", plan}, {"options", flags}});
+  }
   const ReproResult result = run_repro(scenario, plan, o);
+  if (recording) recording->finish();
   // Under mpirun every rank holds the whole result; rank 0 prints it.
   const bool printer = o.backend != "mpi" || dist::mpi_world()->rank() == 0;
   if (printer) {
@@ -118,6 +130,8 @@ void add_repro_command(CLI::App& app, int* exit_code) {
       ->capture_default_str();
   cmd->add_option("--timeout-ms", args->options.timeout_ms, "Timeout of every collective")->capture_default_str();
   cmd->add_flag("--json", args->json, "Print one JSON object");
+  cmd->add_option("--trace", args->trace,
+                  "Record a Chrome trace (Perfetto, chrome://tracing) in FILE; under mpirun, FILE.rank<N>.json");
   cmd->callback([args, exit_code] { *exit_code = run(*args); });
 }
 

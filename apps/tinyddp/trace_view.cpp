@@ -1,0 +1,480 @@
+#include "apps/tinyddp/trace_view.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <map>
+#include <regex>
+#include <set>
+#include <sstream>
+
+#include "engine/core/error.h"
+#include "engine/core/trace.h"
+
+namespace tinyddp::app {
+
+namespace {
+
+// Layout, in SVG pixels. The fonts are 11 px sans-serif, about 6.1 px per character.
+constexpr double kLeft = 150, kRight = 24, kTop = 74;        // plot area margins (title, subtitle, axis above)
+constexpr double kLaneH = 20, kLaneGap = 3, kRankHeader = 22, kRankGap = 18;
+constexpr double kCharW = 6.1;
+
+struct Ev {
+  std::string name, cat;
+  char ph = 'X';
+  double ts = 0, dur = 0;
+  int pid = 0, tid = 0;
+  nlohmann::json args;
+  double end() const { return ts + dur; }
+};
+
+enum Lane { kCalls, kAutograd, kHooks, kReducer, kComm, kNumLanes, kNone, kMarker };
+const char* const kLaneNames[kNumLanes] = {"calls", "autograd", "reducer hooks", "reducer", "comm"};
+
+Lane lane_of(const Ev& e) {
+  if (e.tid == trace::kCommTrack || e.cat == "comm") return kComm;
+  if (e.cat == "call") return kCalls;
+  if (e.cat == "autograd" || e.cat == "accumulate_grad") return kAutograd;
+  if (e.cat == "hook") return kHooks;
+  if (e.cat == "bucket" || e.cat == "reducer" || e.cat == "wait") return kReducer;
+  if (e.cat == "error" || e.cat == "warning") return kMarker;
+  return kNone;
+}
+
+std::string esc(const std::string& s) {
+  std::string out;
+  for (char c : s) {
+    switch (c) {
+      case '&': out += "&amp;"; break;
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '"': out += "&quot;"; break;
+      default: out += c;
+    }
+  }
+  return out;
+}
+
+std::string num(double v) {
+  std::ostringstream os;
+  os.setf(std::ios::fixed);
+  os.precision(1);
+  os << v;
+  return os.str();
+}
+
+std::string us_label(double us) {
+  if (us >= 10000) return num(us / 1000) + " ms";
+  std::ostringstream os;
+  os << std::round(us * 10) / 10 << " µs";
+  return os.str();
+}
+
+double nice_step(double range, int target) {
+  const double raw = range / target;
+  const double mag = std::pow(10, std::floor(std::log10(raw)));
+  for (double m : {1.0, 2.0, 5.0, 10.0})
+    if (raw <= m * mag) return m * mag;
+  return 10 * mag;
+}
+
+int64_t arg_int(const Ev& e, const char* key, int64_t fallback = -1) {
+  auto it = e.args.find(key);
+  return it != e.args.end() && it->is_number() ? it->get<int64_t>() : fallback;
+}
+bool arg_bool(const Ev& e, const char* key, bool fallback) {
+  auto it = e.args.find(key);
+  return it != e.args.end() && it->is_boolean() ? it->get<bool>() : fallback;
+}
+std::string arg_str(const Ev& e, const char* key) {
+  auto it = e.args.find(key);
+  return it != e.args.end() && it->is_string() ? it->get<std::string>() : "";
+}
+
+// The first sentence of a message, and the sentence naming parameters when there is one: what a reader needs
+// from PyTorch's long texts.
+std::string gist(const std::string& message) {
+  std::string first = message.substr(0, message.find_first_of("\n"));
+  if (auto dot = first.find(". "); dot != std::string::npos) first = first.substr(0, dot + 1);
+  std::smatch m;
+  static const std::regex names(
+      R"((Parameter at index \d+[^.]*?marked as ready twice)|(Parameter indices which did not receive grad for rank \d+: [\d ]+)|(unsynchronized gradients on rank \d+ for \d+ parameter\(s\))|(Parameter\(s\)[^.]*?unused during first iteration))");
+  if (std::regex_search(message, m, names) && first.find(m.str()) == std::string::npos) first += " … " + m.str();
+  if (first.size() > 260) first = first.substr(0, 257) + "…";
+  return first;
+}
+
+std::vector<std::string> wrap(const std::string& text, size_t width) {
+  std::vector<std::string> lines;
+  std::istringstream words(text);
+  std::string word, line;
+  while (words >> word) {
+    if (!line.empty() && line.size() + 1 + word.size() > width) {
+      lines.push_back(line);
+      line.clear();
+    }
+    line += (line.empty() ? "" : " ") + word;
+  }
+  if (!line.empty()) lines.push_back(line);
+  return lines;
+}
+
+class Svg {
+ public:
+  std::ostringstream out;
+  void rect(double x, double y, double w, double h, const std::string& fill, const std::string& stroke = "none",
+            double stroke_w = 1, const std::string& extra = "", const std::string& tooltip = "") {
+    out << "<rect x=\"" << num(x) << "\" y=\"" << num(y) << "\" width=\"" << num(std::max(w, 1.0)) << "\" height=\""
+        << num(h) << "\" fill=\"" << fill << "\" stroke=\"" << stroke << "\" stroke-width=\"" << stroke_w << "\"" << extra;
+    if (tooltip.empty()) out << "/>\n";
+    else out << "><title>" << esc(tooltip) << "</title></rect>\n";
+  }
+  void text(double x, double y, const std::string& s, const std::string& extra = "") {
+    out << "<text x=\"" << num(x) << "\" y=\"" << num(y) << "\"" << extra << ">" << esc(s) << "</text>\n";
+  }
+  void line(double x1, double y1, double x2, double y2, const std::string& stroke, double w = 1,
+            const std::string& extra = "") {
+    out << "<line x1=\"" << num(x1) << "\" y1=\"" << num(y1) << "\" x2=\"" << num(x2) << "\" y2=\"" << num(y2)
+        << "\" stroke=\"" << stroke << "\" stroke-width=\"" << w << "\"" << extra << "/>\n";
+  }
+  void path(const std::string& d, const std::string& fill, const std::string& stroke, const std::string& tooltip) {
+    out << "<path d=\"" << d << "\" fill=\"" << fill << "\" stroke=\"" << stroke << "\"><title>" << esc(tooltip)
+        << "</title></path>\n";
+  }
+};
+
+struct Style {
+  std::string fill, stroke = "none", text = "#111";
+  double stroke_w = 1;
+  std::string extra;
+};
+
+Style span_style(const Ev& e, Lane lane) {
+  const bool threw = arg_bool(e, "exception", false);
+  Style s;
+  switch (lane) {
+    case kCalls:
+      s.fill = e.name.starts_with("forward") ? "#9ecae1" : e.name.starts_with("backward") ? "#6baed6" : "#a1d99b";
+      break;
+    case kAutograd: s.fill = e.cat == "accumulate_grad" ? "#fd8d3c" : "#fdd0a2"; s.stroke = "#e6550d"; s.stroke_w = 0.5; break;
+    case kHooks:
+      if (!arg_bool(e, "armed", true)) {
+        s.fill = "#e0e0e0", s.stroke = "#888", s.extra = " stroke-dasharray=\"3,2\"", s.text = "#555";
+      } else if (!arg_bool(e, "grad", true)) {
+        s.fill = "#ffffff", s.stroke = "#31a354", s.text = "#31a354";
+      } else {
+        s.fill = "#74c476", s.stroke = "#31a354";
+      }
+      break;
+    case kReducer:
+      s.fill = e.cat == "wait" ? "#756bb1" : e.name == "finalize" ? "#bcbddc" : "#efedf5";
+      s.text = e.cat == "wait" ? "#fff" : "#111";
+      if (e.name == "delay_all_reduce") s.stroke = "#9e9ac8";
+      break;
+    case kComm:
+      if (e.args.contains("bucket")) s.fill = "#3182bd", s.text = "#fff";
+      else s.fill = "#bdbdbd";
+      break;
+    default: s.fill = "#ccc";
+  }
+  if (threw) s.stroke = "#d62728", s.stroke_w = 2;
+  return s;
+}
+
+std::string short_label(const Ev& e, Lane lane) {
+  if (lane == kHooks) return std::to_string(arg_int(e, "param"));
+  if (lane == kAutograd && e.name.ends_with("Backward0")) return e.name.substr(0, e.name.size() - 9);
+  if (lane == kAutograd && e.name == "AccumulateGrad") return "Acc";
+  return e.name;
+}
+
+std::string tooltip(const Ev& e) {
+  std::string t = e.name + " [" + e.cat + "]";
+  if (e.ph == 'X') t += " " + us_label(e.dur);
+  if (!e.args.empty()) t += " " + e.args.dump();
+  return t;
+}
+
+}  // namespace
+
+std::string render_trace_svg(const nlohmann::json& trace_json, const TraceViewOptions& options) {
+  TINYDDP_CHECK(trace_json.contains("traceEvents"), "trace-view: not a Chrome trace (no traceEvents).");
+  std::vector<Ev> events;
+  std::map<int, std::string> process_names;
+  for (const auto& j : trace_json["traceEvents"]) {
+    const std::string ph = j.value("ph", "X");
+    if (ph == "M") {
+      if (j.value("name", "") == "process_name") process_names[j.value("pid", 0)] = j["args"].value("name", "");
+      continue;
+    }
+    if (ph != "X" && ph != "i") continue;
+    Ev e;
+    e.name = j.value("name", "");
+    e.cat = j.value("cat", "");
+    e.ph = ph[0];
+    e.ts = j.value("ts", 0.0);
+    e.dur = j.value("dur", 0.0);
+    e.pid = j.value("pid", 0);
+    e.tid = j.value("tid", 0);
+    e.args = j.value("args", nlohmann::json::object());
+    events.push_back(std::move(e));
+  }
+  std::vector<int> ranks;
+  for (const Ev& e : events)
+    if (std::find(ranks.begin(), ranks.end(), e.pid) == ranks.end()) ranks.push_back(e.pid);
+  std::sort(ranks.begin(), ranks.end());
+  TINYDDP_CHECK(!ranks.empty(), "trace-view: the trace has no events.");
+
+  // The window: per rank, from the start of iteration K to the start of iteration K+1 (or the rank's last
+  // event: an error raised by iteration K comes after its span has unwound).
+  const double inf = std::numeric_limits<double>::infinity();
+  std::map<int, std::pair<double, double>> windows;
+  std::set<int64_t> iterations_seen;
+  bool has_iterations = false;
+  for (int r : ranks) {
+    std::vector<const Ev*> its;
+    for (const Ev& e : events)
+      if (e.pid == r && e.cat == "iteration" && e.ph == 'X') its.push_back(&e);
+    has_iterations |= !its.empty();
+    std::sort(its.begin(), its.end(), [](const Ev* a, const Ev* b) { return a->ts < b->ts; });
+    for (size_t k = 0; k < its.size(); ++k) {
+      iterations_seen.insert(arg_int(*its[k], "iteration"));
+      if (arg_int(*its[k], "iteration") == options.iteration)
+        windows[r] = {its[k]->ts, k + 1 < its.size() ? its[k + 1]->ts : inf};
+    }
+  }
+  if (!has_iterations) {
+    for (int r : ranks) windows[r] = {-inf, inf};
+  } else if (windows.empty()) {
+    std::string seen;
+    for (int64_t k : iterations_seen) seen += (seen.empty() ? "" : ", ") + std::to_string(k);
+    throw Error("trace-view: iteration " + std::to_string(options.iteration) + " is not in the trace; it has " +
+                (seen.empty() ? "none" : "iterations " + seen) + ".");
+  }
+  std::map<int, std::vector<const Ev*>> shown;
+  double t0 = inf, t1 = -inf;
+  for (const Ev& e : events) {
+    auto w = windows.find(e.pid);
+    if (w == windows.end() || e.cat == "iteration" || e.cat == "clock") continue;
+    const auto [ws, we] = w->second;
+    if (!(e.ts < we && (e.end() >= ws))) continue;
+    if (e.ph == 'i' && e.ts < ws) continue;
+    shown[e.pid].push_back(&e);
+    t0 = std::min(t0, std::max(e.ts, ws));
+    t1 = std::max(t1, std::min(e.end(), we));
+  }
+  for (auto& [r, w] : windows)
+    if (std::isfinite(w.first)) t0 = std::min(t0, w.first);
+  TINYDDP_CHECK(std::isfinite(t0) && std::isfinite(t1), "trace-view: nothing to draw in iteration ", options.iteration, ".");
+  if (t1 <= t0) t1 = t0 + 1;
+  const double pad = (t1 - t0) * 0.01;
+  t0 -= pad;
+  t1 += pad;
+
+  const double width = options.width_px;
+  const double plot_w = width - kLeft - kRight;
+  auto X = [&](double t) { return kLeft + (std::clamp(t, t0, t1) - t0) / (t1 - t0) * plot_w; };
+  const double rank_h = kRankHeader + static_cast<int>(kNumLanes) * (kLaneH + kLaneGap);
+
+  // Markers (errors, warnings), numbered in time order, listed under the legend.
+  struct Note {
+    int number;
+    const Ev* e;
+  };
+  std::vector<Note> notes;
+  for (int r : ranks)
+    for (const Ev* e : shown[r])
+      if (lane_of(*e) == kMarker) notes.push_back({0, e});
+  std::stable_sort(notes.begin(), notes.end(), [](const Note& a, const Note& b) { return a.e->ts < b.e->ts; });
+  // Identical warnings of several ranks share one note.
+  std::vector<std::pair<std::string, std::vector<int>>> note_texts;   // text, ranks
+  std::map<const Ev*, int> note_of;
+  for (Note& n : notes) {
+    const Ev& e = *n.e;
+    std::string text = e.cat == "error" ? e.name + " at " + arg_str(e, "raised_at") + ": " + gist(arg_str(e, "message"))
+                                        : "warning: " + gist(arg_str(e, "message"));
+    // Ranks' messages differ only by their rank number: compare with digits after "rank" blanked.
+    const std::string key = std::regex_replace(text, std::regex(R"(([Rr]ank) \d+)"), "$1 N");
+    size_t k = 0;
+    while (k < note_texts.size() && std::regex_replace(note_texts[k].first, std::regex(R"(([Rr]ank) \d+)"), "$1 N") != key) ++k;
+    if (k == note_texts.size()) note_texts.push_back({text, {}});
+    note_texts[k].second.push_back(e.pid);
+    note_of[n.e] = static_cast<int>(k) + 1;
+  }
+
+  const double rows_h = ranks.size() * (rank_h + kRankGap);
+  const double legend_y = kTop + rows_h + 6;
+  const size_t chars_per_line = static_cast<size_t>((width - 60) / kCharW);
+
+  Svg svg;   // the body; the header, which needs the final height, goes in front at the end
+
+  // Title: what was run.
+  const nlohmann::json other = trace_json.value("otherData", nlohmann::json::object());
+  std::string title = "tinyddp trace";
+  if (other.contains("scenario")) title += " · " + other["scenario"].get<std::string>();
+  title += has_iterations ? " · iteration " + std::to_string(options.iteration) : " · whole trace";
+  title += " · " + std::to_string(ranks.size()) + (ranks.size() == 1 ? " rank" : " ranks");
+  if (other.contains("backend")) title += " (" + other["backend"].get<std::string>() + " backend)";
+  svg.text(12, 22, title, " font-size=\"15\" font-weight=\"bold\"");
+  std::string subtitle;
+  if (other.contains("plan")) subtitle += "plan: " + other["plan"].get<std::string>();
+  if (other.contains("options")) subtitle += (subtitle.empty() ? "" : "   ") + other["options"].get<std::string>();
+  if (!subtitle.empty()) svg.text(12, 40, subtitle, " fill=\"#444\"");
+
+  // Time axis and grid.
+  const double step = nice_step(t1 - t0, 10);
+  const double axis_y = kTop - 10;
+  svg.line(kLeft, axis_y, kLeft + plot_w, axis_y, "#444");
+  svg.text(kLeft - 8, axis_y + 4, "time", " text-anchor=\"end\" fill=\"#444\"");
+  const double origin = t0 + pad;
+  for (double t = origin; t <= t1 + 1e-9; t += step) {
+    const double x = X(t);
+    svg.line(x, axis_y - 4, x, axis_y, "#444");
+    svg.line(x, kTop - 4, x, kTop + rows_h - kRankGap, "#eeeeee");
+    svg.text(x, axis_y - 7, us_label(t - origin), " text-anchor=\"middle\" fill=\"#444\"");
+  }
+
+  for (size_t ri = 0; ri < ranks.size(); ++ri) {
+    const int r = ranks[ri];
+    const double top = kTop + ri * (rank_h + kRankGap);
+    svg.out << "<g class=\"rank-row\" data-rank=\"" << r << "\">\n";
+    const std::string pname = process_names.count(r) ? process_names[r] : "rank " + std::to_string(r);
+    svg.text(12, top + 15, pname, " font-size=\"13\" font-weight=\"bold\"");
+    svg.line(kLeft, top + kRankHeader - 3, kLeft + plot_w, top + kRankHeader - 3, "#999", 0.5);
+    auto lane_y = [&](int lane) { return top + kRankHeader + lane * (kLaneH + kLaneGap); };
+    for (int lane = 0; lane < kNumLanes; ++lane) {
+      svg.rect(kLeft, lane_y(lane), plot_w, kLaneH, lane % 2 ? "#fafafa" : "#f4f4f4");
+      svg.text(kLeft - 8, lane_y(lane) + 14, kLaneNames[lane], " text-anchor=\"end\" fill=\"#555\"");
+    }
+    if (shown[r].empty())
+      svg.text(kLeft + 8, lane_y(0) + 14, "no events in this iteration (the rank had stopped)", " fill=\"#d62728\"");
+    // Spans, parents before children (longer first), so nested spans draw on top.
+    std::vector<const Ev*> spans;
+    for (const Ev* e : shown[r])
+      if (e->ph == 'X' && lane_of(*e) < kNumLanes) spans.push_back(e);
+    std::stable_sort(spans.begin(), spans.end(), [](const Ev* a, const Ev* b) { return a->dur > b->dur; });
+    for (const Ev* e : spans) {
+      const Lane lane = lane_of(*e);
+      const Style s = span_style(*e, lane);
+      double y = lane_y(lane), h = kLaneH;
+      if (lane == kReducer && e->cat == "wait") y += 5, h -= 10;
+      else if (lane == kReducer && e->name == "finalize") y += 2, h -= 4;
+      const double x0 = X(e->ts), x1 = X(e->end());
+      svg.rect(x0, y, x1 - x0, h, s.fill, s.stroke, s.stroke_w, s.extra, tooltip(*e));
+      std::string label = e->name;
+      if (lane == kComm) label = e->name + " (" + std::to_string(arg_int(*e, "bytes", 0)) + " B)";
+      if (label.size() * kCharW + 6 > x1 - x0) label = short_label(*e, lane);
+      if (label.size() * kCharW + 4 <= x1 - x0 && e->cat != "wait")
+        svg.text((x0 + x1) / 2, y + h / 2 + 4, label, " text-anchor=\"middle\" fill=\"" + s.text + "\"");
+    }
+    // Instants: bucket ready / launched, unused marks, rebuilds, collectives that never completed.
+    for (const Ev* e : shown[r]) {
+      if (e->ph != 'i') continue;
+      const Lane lane = lane_of(*e);
+      const double x = X(e->ts);
+      if (lane == kReducer) {
+        const double y = lane_y(kReducer);
+        if (e->name == "bucket ready") {
+          std::ostringstream d;
+          d << "M" << num(x) << " " << num(y + 1) << " l4 5 l-4 5 l-4 -5 z";
+          svg.path(d.str(), "#ffffff", "#08519c", tooltip(*e));
+        } else if (e->name.starts_with("launch bucket")) {
+          std::ostringstream d;
+          d << "M" << num(x - 5) << " " << num(y + 9) << " l10 0 l-5 9 z";
+          svg.path(d.str(), "#08519c", "#08519c", tooltip(*e));
+          svg.text(x + 6, y + 18, "b" + std::to_string(arg_int(*e, "bucket")), " fill=\"#08519c\" font-size=\"10\"");
+        } else if (e->name == "marked unused") {
+          svg.text(x, y + 14, "×" + std::to_string(arg_int(*e, "param")),
+                   " text-anchor=\"middle\" fill=\"#636363\" font-size=\"10\"");
+        } else if (e->name == "buckets rebuilt") {
+          svg.text(x + 2, y + 14, "⚑ rebuilt", " fill=\"#636363\" font-size=\"10\"");
+        }
+      } else if (lane == kComm && !arg_bool(*e, "completed", true)) {
+        const double y = lane_y(kComm);
+        svg.rect(x, y + 2, X(t1) - x, kLaneH - 4, "#fde0dd", "#d62728", 1.5, " stroke-dasharray=\"5,3\"", tooltip(*e));
+        svg.text(x + 4, y + 14, e->name + ": never completed", " fill=\"#d62728\"");
+      }
+    }
+    // Error and warning markers over the lanes, with their note numbers.
+    for (const Ev* e : shown[r]) {
+      if (lane_of(*e) != kMarker) continue;
+      const bool error = e->cat == "error";
+      const std::string color = error ? "#d62728" : "#ff7f0e";
+      const double x = X(e->ts);
+      svg.line(x, top + kRankHeader - 6, x, lane_y(kNumLanes) - kLaneGap, color, error ? 2.5 : 1.5,
+               error ? "" : " stroke-dasharray=\"4,2\"");
+      svg.out << "<circle cx=\"" << num(x) << "\" cy=\"" << num(top + 10) << "\" r=\"8\" fill=\"" << color
+              << "\"><title>" << esc(arg_str(*e, "message")) << "</title></circle>\n";
+      svg.text(x, top + 14, std::to_string(note_of[e]), " text-anchor=\"middle\" fill=\"#fff\" font-size=\"10\" font-weight=\"bold\"");
+    }
+    svg.out << "</g>\n";
+  }
+
+  // Legend.
+  struct Key {
+    std::string label, fill, stroke, extra;
+  };
+  const std::vector<Key> keys = {
+      {"forward", "#9ecae1", "none", ""},      {"backward", "#6baed6", "none", ""},
+      {"optimizer step", "#a1d99b", "none", ""}, {"autograd node", "#fdd0a2", "#e6550d", ""},
+      {"AccumulateGrad", "#fd8d3c", "#e6550d", ""}, {"hook (param index)", "#74c476", "#31a354", ""},
+      {"hook, no gradient", "#ffffff", "#31a354", ""}, {"hook ignored", "#e0e0e0", "#888", " stroke-dasharray=\"3,2\""},
+      {"raised", "#ffffff", "#d62728", ""},      {"finalize", "#bcbddc", "none", ""},
+      {"wait", "#756bb1", "none", ""},           {"allreduce of a bucket", "#3182bd", "none", ""},
+      {"other collective", "#bdbdbd", "none", ""}};
+  double lx = 12, ly = legend_y + 8;
+  svg.out << "<g class=\"legend\">\n";
+  for (const Key& k : keys) {
+    const double w = 16 + k.label.size() * kCharW + 16;
+    if (lx + w > width - 12) lx = 12, ly += 18;
+    svg.rect(lx, ly, 12, 12, k.fill, k.stroke, k.label == "raised" ? 2 : 1, k.extra);
+    svg.text(lx + 16, ly + 10, k.label);
+    lx += w;
+  }
+  // The markers' keys.
+  if (lx + 360 > width - 12) lx = 12, ly += 18;
+  svg.path("M" + num(lx + 6) + " " + num(ly + 1) + " l5 5 l-5 5 l-5 -5 z", "#ffffff", "#08519c", "bucket ready");
+  svg.text(lx + 16, ly + 10, "bucket ready");
+  lx += 100;
+  svg.path("M" + num(lx + 1) + " " + num(ly + 1) + " l10 0 l-5 9 z", "#08519c", "#08519c", "bucket launched");
+  svg.text(lx + 16, ly + 10, "launched (b = bucket)");
+  lx += 150;
+  svg.out << "<circle cx=\"" << num(lx + 6) << "\" cy=\"" << num(ly + 6) << "\" r=\"6\" fill=\"#d62728\"/>\n";
+  svg.text(lx + 16, ly + 10, "error");
+  lx += 56;
+  svg.out << "<circle cx=\"" << num(lx + 6) << "\" cy=\"" << num(ly + 6) << "\" r=\"6\" fill=\"#ff7f0e\"/>\n";
+  svg.text(lx + 16, ly + 10, "warning");
+  svg.out << "</g>\n";
+
+  // Notes: the errors' and warnings' messages.
+  double ny = ly + 34;
+  svg.out << "<g class=\"notes\">\n";
+  for (size_t k = 0; k < note_texts.size(); ++k) {
+    const std::string& text = note_texts[k].first;
+    std::vector<int> rs = note_texts[k].second;
+    std::sort(rs.begin(), rs.end());
+    std::string who = "rank";
+    if (rs.size() > 1) who += "s";
+    for (size_t i = 0; i < rs.size(); ++i) who += (i ? ", " : " ") + std::to_string(rs[i]);
+    const auto lines = wrap(who + ": " + text, chars_per_line - 12);
+    const bool error = text.find("warning: ") != 0;
+    svg.out << "<circle cx=\"20\" cy=\"" << num(ny - 4) << "\" r=\"7\" fill=\"" << (error ? "#d62728" : "#ff7f0e")
+            << "\"/>\n";
+    svg.text(20, ny, std::to_string(k + 1), " text-anchor=\"middle\" fill=\"#fff\" font-size=\"10\" font-weight=\"bold\"");
+    for (const std::string& l : lines) {
+      svg.text(34, ny, l);
+      ny += 15;
+    }
+  }
+  svg.out << "</g>\n</svg>\n";
+  const double height = ny + 4;
+  Svg head;
+  head.out << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << width << "\" height=\"" << num(height)
+           << "\" viewBox=\"0 0 " << width << " " << num(height)
+           << "\" font-family=\"DejaVu Sans, Helvetica, Arial, sans-serif\" font-size=\"11\">\n";
+  head.rect(0, 0, width, height, "#ffffff");
+  return head.out.str() + svg.out.str();
+}
+
+}  // namespace tinyddp::app
