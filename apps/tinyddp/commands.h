@@ -15,6 +15,9 @@ int run_autograd_demo(std::ostream& out);
 // `tinyddp repro`: registers the subcommand; the callback runs it and sets *exit_code.
 void add_repro_command(CLI::App& app, int* exit_code);
 
+// `tinyddp train`: registers the subcommand (train_command.cpp); the callback runs it and sets *exit_code.
+void add_train_command(CLI::App& app, int* exit_code);
+
 // What a new user runs first: the two-backward error and the fix that works.
 int run_demo(std::ostream& out);
 

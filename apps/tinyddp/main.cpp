@@ -2,6 +2,7 @@
 //   tinyddp demo        what a new user runs first: the two-backward DDP error and its fix
 //   tinyddp repro ...   any DDP pattern, deterministically, with PyTorch 1.13's errors
 //   tinyddp autograd    a walkthrough of the autograd engine
+//   tinyddp train ...   multi-task training with fixed, uncertainty or GradNorm weighting, on DDP ranks too
 #include <CLI/CLI.hpp>
 #include <iostream>
 
@@ -17,6 +18,7 @@ int main(int argc, char** argv) {
   auto* demo = app.add_subcommand("demo", "The two-backward DDP error, reproduced on 2 ranks, and the fix that works");
   auto* autograd = app.add_subcommand("autograd", "Walk through the autograd engine: graph, order, retain_graph, create_graph");
   tinyddp::app::add_repro_command(app, &exit_code);
+  tinyddp::app::add_train_command(app, &exit_code);
   tinyddp::app::add_trace_commands(app, &exit_code);
   try {
     app.parse(argc, argv);

@@ -1,0 +1,342 @@
+// `tinyddp train`: the training loop, in one process or on each DDP rank.
+//
+// Note [One DDP backward per iteration]
+//   PyTorch users who put GradNorm under DDP typically call backward once per task (or backward of the balance
+//   loss after the network's), which raises "Expected to mark a variable ready only once" or, worse, runs and
+//   leaves gradients unsynced (`tinyddp repro two-backward`). Here each iteration has exactly one backward
+//   through the network: that of sum_i w_i L_i, which DDP averages. GradNorm's per-task gradients on W come
+//   from autograd::grad, which captures gradients instead of accumulating them, so no AccumulateGrad runs
+//   and no DDP hook fires. Those gradients are local to the rank; WeightingOptions::allreduce_mean (an
+//   allreduce then a division by the world size, below) turns them into the gradient of the global mean loss,
+//   so G_i is the norm of the global gradient, not a mean of local norms. The loss values are averaged the same
+//   way. Every rank then computes the same weight update from the same numbers, bit for bit (the thread
+//   backend sums in rank order; MPI's allreduce gives every rank the same result), which train checks.
+#include "apps/tinyddp/train.h"
+
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <iomanip>
+#include <iostream>
+#include <optional>
+#include <sstream>
+
+#include "dist/ddp.h"
+#include "dist/mpi_process_group.h"
+#include "dist/thread_process_group.h"
+#include "models/experiments/experiment.h"
+#include "models/optim/adam.h"
+#include "models/optim/sgd.h"
+#include "models/weighting/loss_weighting.h"
+
+namespace tinyddp::app {
+
+namespace {
+
+using models::MultiTaskBatch;
+using models::experiments::Experiment;
+
+// FNV-1a over the bits of a vector of doubles, folded into `h`: equal hashes mean bitwise-equal values.
+uint64_t hash_doubles(uint64_t h, const std::vector<double>& v) {
+  for (double d : v) {
+    uint64_t bits;
+    std::memcpy(&bits, &d, sizeof bits);
+    for (int i = 0; i < 8; ++i) h = (h ^ ((bits >> (8 * i)) & 0xff)) * 1099511628211ULL;
+  }
+  return h;
+}
+
+uint64_t hash_parameters(const std::vector<Tensor>& params) {
+  uint64_t h = 1469598103934665603ULL;
+  for (const Tensor& p : params) h = hash_doubles(h, p.detach().contiguous().to(DType::f64).to_vector<double>());
+  return h;
+}
+
+// WeightingOptions::allreduce_mean over a process group: each tensor becomes the mean over ranks.
+// Tensors without history are overwritten in place. A tensor with history (a create_graph gradient, as the
+// squared variant may pass) cannot be changed in place without breaking its graph; it is replaced by
+// t + (mean - t).detach(): the global mean's value, with t's local derivative.
+std::function<void(std::vector<Tensor>&)> allreduce_mean_over(std::shared_ptr<dist::ProcessGroup> pg) {
+  return [pg](std::vector<Tensor>& tensors) {
+    if (tensors.empty()) return;
+    const double inv_world = 1.0 / pg->size();
+    std::vector<Tensor> buffers;
+    {
+      NoGradGuard no_grad;
+      for (const Tensor& t : tensors) buffers.push_back(t.detach().clone());   // contiguous copies
+    }
+    pg->allreduce(buffers)->wait();
+    NoGradGuard no_grad;
+    for (size_t i = 0; i < tensors.size(); ++i) {
+      buffers[i].mul_(inv_world);
+      if (!tensors[i].requires_grad()) {
+        tensors[i].copy_(buffers[i]);
+      } else {
+        AutoGradMode grad_on(true);
+        tensors[i] = tensors[i] + (buffers[i] - tensors[i].detach());
+      }
+    }
+  };
+}
+
+std::unique_ptr<optim::Optimizer> make_optimizer(const std::string& kind, std::vector<Tensor> params, double lr) {
+  if (kind == "adam") return std::make_unique<optim::Adam>(std::move(params), optim::AdamOptions{.lr = lr});
+  if (kind == "sgd") return std::make_unique<optim::SGD>(std::move(params), optim::SGDOptions{.lr = lr});
+  throw Error("train: unknown optimizer '" + kind + "'; expected adam or sgd.");
+}
+
+std::vector<double> normalized(const std::vector<double>& w) {
+  double s = 0;
+  for (double x : w) s += x;
+  std::vector<double> n;
+  for (double x : w) n.push_back(x / s);
+  return n;
+}
+
+// What one rank saw; rank 0's becomes the result.
+struct RankOutput {
+  std::vector<HistoryRow> history;
+  std::vector<ReportRow> report;
+  std::vector<double> final_weights, initial_test_losses, final_test_losses;
+  int64_t weight_updates = 0;
+  uint64_t weights_hash = 1469598103934665603ULL;   // over the weights after every iteration
+  uint64_t params_hash = 0;                          // network parameters at the end
+  std::vector<std::string> warnings;
+  double seconds = 0;
+};
+
+struct Plan {
+  int64_t steps, batch_size, history_every;
+  double lr, alpha;
+  std::vector<int64_t> report_steps;
+};
+
+bool contains(const std::vector<int64_t>& v, int64_t x) { return std::find(v.begin(), v.end(), x) != v.end(); }
+
+RankOutput train_rank(const Experiment& e, const TrainOptions& o, const Plan& plan,
+                      std::shared_ptr<dist::ProcessGroup> pg) {
+  const int world = pg ? pg->size() : 1;
+  const int rank = pg ? pg->rank() : 0;
+  const bool printer = rank == 0 && o.progress;
+  const int tasks = e.num_tasks();
+  RankOutput out;
+
+  auto net = e.make_model(o.model_seed);
+  models::WeightingOptions wo;
+  wo.alpha = plan.alpha;
+  wo.lr = o.lr_weights;
+  wo.update_every = o.update_every;
+  wo.ema = o.ema;
+  wo.warmup_steps = o.warmup_steps;
+  wo.freeze_after = static_cast<int>(o.freeze_after);
+  wo.skip_nonfinite = o.skip_nonfinite;
+  wo.task_names = e.task_names;
+  wo.dtype = e.dtype;   // uncertainty's log-variances, like the losses
+  std::function<void(std::vector<Tensor>&)> mean_over_ranks;
+  if (world > 1) wo.allreduce_mean = mean_over_ranks = allreduce_mean_over(pg);
+  auto weighting = models::make_weighting(o.weighting, tasks, wo);
+
+  // The network's parameters and the weighting's own (uncertainty weighting's log-variances) train together
+  // and, under DDP, are averaged together by the one backward.
+  dist::NamedParameters named = net->named_parameters();
+  const std::vector<Tensor> weighting_params = weighting->parameters();
+  for (size_t i = 0; i < weighting_params.size(); ++i)
+    named.emplace_back("weighting." + std::to_string(i), weighting_params[i]);
+  std::vector<Tensor> params;
+  for (const auto& [name, p] : named) params.push_back(p);
+  std::optional<dist::DistributedDataParallel> ddp;
+  if (world > 1) ddp.emplace(named, pg, dist::DDPOptions{.print_warnings = false});
+  auto optimizer = make_optimizer(o.optimizer, params, plan.lr);
+
+  const Tensor w_shared = net->last_shared_weight();
+  std::vector<double> loss0;
+  const auto start = std::chrono::steady_clock::now();
+  const int64_t progress_every = std::max<int64_t>(1, (plan.steps + 9) / 10);
+
+  // Whole-batch means of this rank's shard losses: with equal shards, the mean over ranks.
+  auto global_values = [&](const std::vector<Tensor>& losses) {
+    std::vector<double> v;
+    for (const Tensor& l : losses) v.push_back(l.item());
+    if (world > 1) {
+      std::vector<Tensor> t{from_vector(v, {static_cast<int64_t>(v.size())}, DType::f64)};
+      mean_over_ranks(t);
+      v = t[0].to_vector<double>();
+    }
+    return v;
+  };
+  auto record = [&](int64_t step, const std::vector<double>& weights, const std::vector<double>& losses,
+                    const std::vector<double>& grad_norms) {
+    if (loss0.empty()) loss0 = losses;
+    HistoryRow row{.step = step, .weights = weights, .losses = losses, .grad_norms = grad_norms};
+    for (int i = 0; i < tasks; ++i) row.ratios.push_back(losses[i] / loss0[i]);
+    out.history.push_back(std::move(row));
+  };
+  auto report = [&](int64_t step, const std::vector<double>& weights) {
+    if (rank != 0) return;   // every replica is the same network: rank 0 evaluates
+    ReportRow row{.step = step, .weights = weights, .normalized = normalized(weights),
+                  .test_losses = e.test_losses(*net)};
+    if (out.initial_test_losses.empty()) out.initial_test_losses = row.test_losses;
+    row.metric = Experiment::metric(row.test_losses, out.initial_test_losses);
+    out.report.push_back(std::move(row));
+  };
+
+  if (rank == 0) out.initial_test_losses = e.test_losses(*net);
+  for (int64_t step = 0; step < plan.steps; ++step) {
+    const MultiTaskBatch b = e.batch(step, plan.batch_size, rank, world);
+    // DDP's forward around the model's: its outputs are the task losses (a module may return its losses).
+    const std::vector<Tensor> losses = ddp ? ddp->forward([&] { return net->task_losses(b); }) : net->task_losses(b);
+    const std::vector<double> weights_before = weighting->weights();
+    const std::vector<double> values = global_values(losses);
+    if (contains(plan.report_steps, step)) report(step, weights_before);
+
+    const models::WeightingStep ws = weighting->observe(losses, w_shared, step);
+    if (ws.updated) ++out.weight_updates;
+    if (step % plan.history_every == 0 || contains(plan.report_steps, step))
+      record(step, weights_before, values, ws.grad_norms);
+
+    optimizer->zero_grad();
+    weighting->total_loss(losses).backward();   // the one backward (DDP averages the gradients)
+    if (ddp) ddp->check_before_step();
+    optimizer->step();
+    out.weights_hash = hash_doubles(out.weights_hash, weighting->weights());
+
+    if (printer && ((step + 1) % progress_every == 0 || step + 1 == plan.steps)) {
+      const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      std::ostringstream line;
+      line << "train " << e.name << "/" << o.weighting << ": step " << step + 1 << "/" << plan.steps << " ("
+           << (100 * (step + 1)) / plan.steps << "%)  losses";
+      for (double v : values) line << " " << std::setprecision(4) << v;
+      line << "  weights";
+      for (double w : normalized(weighting->weights())) line << " " << std::fixed << std::setprecision(3) << w;
+      line << "  " << std::setprecision(1) << s << " s";
+      std::cerr << line.str() << "\n";
+    }
+  }
+  out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+
+  // Step N: the final weights, and the losses of the next batch (no update).
+  out.final_weights = weighting->weights();
+  {
+    const MultiTaskBatch b = e.batch(plan.steps, plan.batch_size, rank, world);
+    std::vector<double> values;
+    {
+      NoGradGuard no_grad;
+      values = global_values(net->task_losses(b));
+    }
+    record(plan.steps, out.final_weights, values, {});
+    if (contains(plan.report_steps, plan.steps)) report(plan.steps, out.final_weights);
+  }
+  if (rank == 0) out.final_test_losses = e.test_losses(*net);
+  out.params_hash = hash_parameters(params);
+  if (ddp) out.warnings = ddp->warnings();
+  return out;
+}
+
+// Whether every rank holds the same value of `h` (one allgather).
+bool same_on_all_ranks(dist::ProcessGroup& pg, uint64_t h) {
+  std::vector<Tensor> all;
+  for (int r = 0; r < pg.size(); ++r) all.push_back(zeros({1}, DType::i64));
+  int64_t v;
+  std::memcpy(&v, &h, sizeof v);
+  pg.allgather(all, from_vector(std::vector<int64_t>{v}, {1}, DType::i64))->wait();
+  for (const Tensor& t : all)
+    if (t.item<int64_t>() != v) return false;
+  return true;
+}
+
+}  // namespace
+
+TrainResult run_train(const TrainOptions& options) {
+  TrainOptions o = options;
+  const std::vector<std::string> kinds{"fixed", "uncertainty", "gradnorm", "gradnorm-squared"};
+  TINYDDP_CHECK(std::find(kinds.begin(), kinds.end(), o.weighting) != kinds.end(), "train: unknown weighting '",
+                o.weighting, "'; expected fixed, uncertainty, gradnorm or gradnorm-squared.");
+  TINYDDP_CHECK(o.update_every >= 1, "train: --update-every must be at least 1, got ", o.update_every, ".");
+  const Experiment e = models::experiments::make_experiment(
+      o.experiment, {.seed = o.data_seed, .dtype = o.dtype, .train_rows = o.train_rows, .test_rows = o.test_rows});
+
+  Plan plan;
+  plan.steps = o.steps.value_or(e.defaults.steps);
+  plan.batch_size = o.batch_size.value_or(e.defaults.batch_size);
+  plan.lr = o.lr.value_or(e.defaults.lr);
+  plan.alpha = o.alpha.value_or(e.defaults.alpha);
+  TINYDDP_CHECK(plan.steps >= 1, "train: --steps must be at least 1, got ", plan.steps, ".");
+  plan.history_every = o.history_every > 0 ? o.history_every : std::max<int64_t>(1, plan.steps / 500);
+  if (o.report_steps.empty()) {
+    for (int64_t s : e.defaults.report_steps)
+      if (s <= plan.steps) plan.report_steps.push_back(s);
+    if (!contains(plan.report_steps, plan.steps)) plan.report_steps.push_back(plan.steps);
+  } else {
+    for (int64_t s : o.report_steps) {
+      TINYDDP_CHECK(s >= 0 && s <= plan.steps, "train: report step ", s, " is outside 0..", plan.steps,
+                    " (the run has ", plan.steps, " steps; step ", plan.steps, " means after the last one).");
+      if (!contains(plan.report_steps, s)) plan.report_steps.push_back(s);
+    }
+    std::sort(plan.report_steps.begin(), plan.report_steps.end());
+  }
+  o.steps = plan.steps;
+  o.batch_size = plan.batch_size;
+  o.lr = plan.lr;
+  o.alpha = plan.alpha;
+  o.report_steps = plan.report_steps;
+  o.history_every = plan.history_every;
+
+  TrainResult r;
+  r.alpha = plan.alpha;
+  r.steps = plan.steps;
+  r.batch_size = plan.batch_size;
+  r.lr = plan.lr;
+  r.description = e.description;
+  r.task_names = e.task_names;
+
+  RankOutput mine;
+  if (o.backend == "mpi") {
+    TINYDDP_CHECK(dist::mpi_available(), "train: this tinyddp was built without Open MPI; install libopenmpi-dev and "
+                                         "openmpi-bin, rebuild, and launch with mpirun -np 2.");
+    auto pg = dist::mpi_world();
+    pg->set_timeout(std::chrono::milliseconds(o.timeout_ms));
+    r.world = pg->size();
+    mine = train_rank(e, o, plan, r.world > 1 ? pg : nullptr);
+    if (r.world > 1) {
+      r.weights_identical_across_ranks = same_on_all_ranks(*pg, mine.weights_hash);
+      r.replicas_in_sync = same_on_all_ranks(*pg, mine.params_hash);
+    }
+  } else if (o.backend == "thread") {
+    TINYDDP_CHECK(o.ranks >= 1 && o.ranks <= 64, "train: --ranks must be between 1 and 64, got ", o.ranks, ".");
+    r.world = o.ranks;
+    if (o.ranks == 1) {
+      mine = train_rank(e, o, plan, nullptr);
+    } else {
+      std::vector<RankOutput> outs(o.ranks);
+      const auto errors = dist::ThreadWorld::run(
+          o.ranks,
+          [&](dist::ProcessGroup& pg) {
+            outs[pg.rank()] = train_rank(e, o, plan, std::shared_ptr<dist::ProcessGroup>(&pg, [](auto*) {}));
+          },
+          std::chrono::milliseconds(o.timeout_ms));
+      for (const auto& err : errors)
+        if (err) std::rethrow_exception(err);
+      mine = outs[0];
+      for (const RankOutput& other : outs) {
+        r.weights_identical_across_ranks &= other.weights_hash == mine.weights_hash;
+        r.replicas_in_sync &= other.params_hash == mine.params_hash;
+      }
+    }
+  } else {
+    throw Error("train: unknown backend '" + o.backend + "'; expected thread or mpi.");
+  }
+  o.ranks = r.world;
+  r.options = o;
+  r.history = std::move(mine.history);
+  r.report = std::move(mine.report);
+  r.final_weights = mine.final_weights;
+  r.initial_test_losses = mine.initial_test_losses;
+  r.final_test_losses = mine.final_test_losses;
+  r.metric = r.final_test_losses.empty() ? 0 : Experiment::metric(r.final_test_losses, r.initial_test_losses);
+  r.weight_updates = mine.weight_updates;
+  r.warnings = mine.warnings;
+  r.seconds = mine.seconds;
+  return r;
+}
+
+}  // namespace tinyddp::app

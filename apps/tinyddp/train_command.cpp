@@ -1,0 +1,126 @@
+// `tinyddp train`: the command line around run_train.
+#include <CLI/CLI.hpp>
+#include <iostream>
+#include <sstream>
+
+#include "apps/tinyddp/commands.h"
+#include "apps/tinyddp/train.h"
+#include "dist/mpi_process_group.h"
+
+namespace tinyddp::app {
+
+namespace {
+
+struct TrainArgs {
+  TrainOptions options;
+  double alpha = 0, lr = 0;
+  int64_t steps = 0, batch = 0;
+  CLI::Option *alpha_opt = nullptr, *lr_opt = nullptr, *steps_opt = nullptr, *batch_opt = nullptr;
+  std::string report_steps;
+  std::string dtype = "f32";
+  std::string csv, plot;
+  bool json = false, quiet = false;
+};
+
+std::vector<int64_t> parse_steps(const std::string& text) {
+  std::vector<int64_t> steps;
+  std::stringstream ss(text);
+  std::string item;
+  while (std::getline(ss, item, ',')) {
+    try {
+      size_t used = 0;
+      steps.push_back(std::stoll(item, &used));
+      if (used != item.size()) throw std::invalid_argument(item);
+    } catch (const std::exception&) {
+      throw Error("train: --report-steps takes comma-separated step numbers like 0,200,800,2000; '" + item +
+                  "' is not one.");
+    }
+  }
+  return steps;
+}
+
+int run(TrainArgs& a) {
+  TrainOptions o = a.options;
+  if (a.alpha_opt->count()) o.alpha = a.alpha;
+  if (a.lr_opt->count()) o.lr = a.lr;
+  if (a.steps_opt->count()) o.steps = a.steps;
+  if (a.batch_opt->count()) o.batch_size = a.batch;
+  if (!a.report_steps.empty()) o.report_steps = parse_steps(a.report_steps);
+  o.dtype = a.dtype == "f64" ? DType::f64 : DType::f32;
+  o.progress = !a.quiet;
+  if (o.backend == "mpi" && !dist::launched_by_mpirun())
+    std::cerr << "tinyddp: note: --backend mpi without mpirun runs a single rank; launch with "
+                 "`mpirun -np 2 tinyddp train ... --backend mpi`.\n";
+  const TrainResult r = run_train(o);
+  // Under mpirun every rank trained; rank 0 reports and writes the files.
+  if (o.backend == "mpi" && dist::mpi_world()->rank() != 0) return 0;
+  std::string plot_written;
+  if (!a.csv.empty()) write_csv(a.csv, r);
+  if (!a.plot.empty()) plot_written = write_plot(a.plot, r);
+  if (a.json) {
+    std::cout << train_to_json(r).dump(1) << "\n";
+  } else {
+    print_train_report(std::cout, r);
+    if (!a.csv.empty()) std::cout << "CSV: " << a.csv << "\n";
+    if (!plot_written.empty()) std::cout << "Plot: " << plot_written << "\n";
+  }
+  if (!plot_written.empty() && plot_written != a.plot)
+    std::cerr << "tinyddp: note: gnuplot is not on PATH (Debian: gnuplot-nox); wrote an SVG instead: " << plot_written
+              << "\n";
+  return r.weights_identical_across_ranks && r.replicas_in_sync ? 0 : 3;
+}
+
+}  // namespace
+
+void add_train_command(CLI::App& app, int* exit_code) {
+  auto a = std::make_shared<TrainArgs>();
+  CLI::App* cmd = app.add_subcommand(
+      "train", "Train a multi-task experiment with a loss weighting (fixed, uncertainty, GradNorm), optionally on DDP ranks");
+  cmd->footer(
+      "Experiments: toy2, toy10 (Chen et al. 2018's toy regression, T = 2 with sigma = (1, 100), T = 10), recsys\n"
+      "(rating regression, MSE ~100 at start, + 3-class engagement, cross-entropy ~0.6). Examples:\n"
+      "  tinyddp train --experiment toy2 --weighting gradnorm\n"
+      "  tinyddp train --experiment recsys --weighting gradnorm --update-every 100 --csv r.csv --plot r.png\n"
+      "  tinyddp train --experiment toy2 --weighting gradnorm --ranks 2          # 2 DDP ranks as threads\n"
+      "  mpirun -np 2 tinyddp train --experiment toy2 --backend mpi             # one process per rank\n"
+      "Step s in the table: the weights after s iterations; the metric is sum_i L_i(t)/L_i(0) on held-out data.");
+  TrainOptions& o = a->options;
+  cmd->add_option("--experiment", o.experiment, "toy2, toy10 or recsys")
+      ->check(CLI::IsMember({"toy2", "toy10", "recsys"}))
+      ->capture_default_str();
+  cmd->add_option("--weighting", o.weighting, "fixed, uncertainty, gradnorm or gradnorm-squared")
+      ->check(CLI::IsMember({"fixed", "uncertainty", "gradnorm", "gradnorm-squared"}))
+      ->capture_default_str();
+  a->alpha_opt = cmd->add_option("--alpha", a->alpha, "GradNorm's alpha (default: 0.12 toy, 1.5 recsys, the paper's)");
+  cmd->add_option("--lr-weights", o.lr_weights, "Learning rate of the task weights")->capture_default_str();
+  cmd->add_option("--update-every", o.update_every, "Update the task weights every K steps")->capture_default_str();
+  a->steps_opt = cmd->add_option("--steps", a->steps, "Training steps (default: the experiment's, 2000)");
+  a->batch_opt = cmd->add_option("--batch", a->batch, "Rows per step over all ranks (default: 100 toy, 256 recsys)");
+  a->lr_opt = cmd->add_option("--lr", a->lr, "The network's learning rate (default 1e-3)");
+  cmd->add_option("--optimizer", o.optimizer, "adam or sgd (network)")
+      ->check(CLI::IsMember({"adam", "sgd"}))
+      ->capture_default_str();
+  cmd->add_option("--ranks", o.ranks, "DDP ranks (thread backend)")->capture_default_str();
+  cmd->add_option("--backend", o.backend, "thread, or mpi under mpirun")
+      ->check(CLI::IsMember({"thread", "mpi"}))
+      ->capture_default_str();
+  cmd->add_option("--report-steps", a->report_steps, "Steps of the weight table, e.g. 0,200,800,2000");
+  cmd->add_option("--history-every", o.history_every, "Record a history row every K steps (0: ~500 rows)");
+  cmd->add_option("--ema", o.ema, "EMA factor of GradNorm's loss ratios (0: none)")->capture_default_str();
+  cmd->add_option("--warmup-steps", o.warmup_steps, "Baseline L_i(0) = mean of the first K steps (0: step 0)")
+      ->capture_default_str();
+  cmd->add_option("--freeze-after", o.freeze_after, "Stop updating the weights after this step (-1: never)")
+      ->capture_default_str();
+  cmd->add_flag("--skip-nonfinite", o.skip_nonfinite, "Skip weight updates on NaN/inf losses instead of failing");
+  cmd->add_option("--data-seed", o.data_seed, "Seed of the data")->capture_default_str();
+  cmd->add_option("--seed", o.model_seed, "Seed of the initial network weights")->capture_default_str();
+  cmd->add_option("--dtype", a->dtype, "f32 or f64")->check(CLI::IsMember({"f32", "f64"}))->capture_default_str();
+  cmd->add_option("--csv", a->csv, "Write step, weights, losses and loss ratios to this CSV file");
+  cmd->add_option("--plot", a->plot, "Plot weights and loss ratios: FILE.png (gnuplot) or FILE.svg");
+  cmd->add_flag("--json", a->json, "Print one JSON object (experiment, weighting, steps, weights, history, metric, ...)");
+  cmd->add_flag("--quiet", a->quiet, "No progress lines on stderr");
+  cmd->add_option("--timeout-ms", o.timeout_ms, "Timeout of every collective")->capture_default_str();
+  cmd->callback([a, exit_code] { *exit_code = run(*a); });
+}
+
+}  // namespace tinyddp::app

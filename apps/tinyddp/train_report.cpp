@@ -1,0 +1,309 @@
+// `tinyddp train`'s outputs: the weight table, --json, the CSV and the plot (gnuplot PNG or a hand-drawn SVG).
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iomanip>
+#include <ostream>
+#include <sstream>
+
+#include "apps/tinyddp/train.h"
+#include "engine/core/error.h"
+
+namespace tinyddp::app {
+
+namespace {
+
+std::string fmt(double v, int precision = 3) {
+  std::ostringstream s;
+  s << std::fixed << std::setprecision(precision) << v;
+  return s.str();
+}
+
+std::string gfmt(double v, int precision = 4) {
+  std::ostringstream s;
+  s << std::setprecision(precision) << v;
+  return s.str();
+}
+
+std::vector<double> normalized(const std::vector<double>& w) {
+  double s = 0;
+  for (double x : w) s += x;
+  std::vector<double> n;
+  for (double x : w) n.push_back(x / s);
+  return n;
+}
+
+std::string weighting_summary(const TrainResult& r) {
+  const TrainOptions& o = r.options;
+  std::ostringstream s;
+  s << o.weighting;
+  if (o.weighting == "gradnorm" || o.weighting == "gradnorm-squared")
+    s << " (alpha " << gfmt(r.alpha) << ", weight lr " << gfmt(o.lr_weights) << ", update every " << o.update_every
+      << (o.update_every == 1 ? " step" : " steps") << ")";
+  return s.str();
+}
+
+}  // namespace
+
+void print_train_report(std::ostream& out, const TrainResult& r) {
+  const TrainOptions& o = r.options;
+  out << "tinyddp train: " << o.experiment << " with " << weighting_summary(r) << "\n";
+  out << "  " << r.steps << " steps, batch " << r.batch_size << ", " << o.optimizer << " lr " << gfmt(r.lr) << ", "
+      << r.world << (r.world == 1 ? " process" : " ranks (" + o.backend + ", DDP)") << ", " << dtype_name(o.dtype)
+      << ", " << gfmt(r.seconds, 3) << " s\n";
+  out << "  data: " << r.description << "\n\n";
+
+  const size_t tasks = r.task_names.size();
+  constexpr int kCol = 18;
+  out << "Task weights at chosen steps: normalized to sum 1 (raw in parentheses), and the held-out metric\n"
+      << "sum_i L_i(t)/L_i(0) (" << tasks << " = no progress; lower is better).\n\n";
+  out << std::right << std::setw(7) << "step";
+  for (const std::string& name : r.task_names) out << std::setw(kCol) << name;
+  out << std::setw(10) << "metric" << "\n";
+  for (const ReportRow& row : r.report) {
+    out << std::setw(7) << row.step;
+    for (size_t i = 0; i < tasks; ++i)
+      out << std::setw(kCol) << (fmt(row.normalized[i]) + " (" + gfmt(row.weights[i], 3) + ")");
+    out << std::setw(10) << fmt(row.metric, 4) << "\n";
+  }
+  out << "\nHeld-out task losses, step 0 -> step " << r.steps << ":";
+  for (size_t i = 0; i < tasks; ++i)
+    out << "  " << r.task_names[i] << " " << gfmt(r.initial_test_losses[i]) << " -> " << gfmt(r.final_test_losses[i]);
+  out << "\nFinal metric sum_i L_i/L_i(0) = " << fmt(r.metric, 4) << "   (weight updates: " << r.weight_updates
+      << ")\n";
+  if (r.world > 1)
+    out << "DDP: task weights bit-identical on every rank after every iteration: "
+        << (r.weights_identical_across_ranks ? "yes" : "NO") << "; replicas in sync: "
+        << (r.replicas_in_sync ? "yes" : "NO") << "; warnings: " << r.warnings.size() << "\n";
+  for (const std::string& w : r.warnings) out << "  warning: " << w << "\n";
+}
+
+nlohmann::json train_to_json(const TrainResult& r) {
+  const TrainOptions& o = r.options;
+  nlohmann::json j;
+  j["experiment"] = o.experiment;
+  j["weighting"] = o.weighting;
+  j["steps"] = r.steps;
+  j["tasks"] = r.task_names;
+  j["weights"] = r.final_weights;
+  j["weights_normalized"] = normalized(r.final_weights);
+  j["metric"] = r.metric;
+  j["options"] = {{"alpha", r.alpha},
+                  {"lr_weights", o.lr_weights},
+                  {"update_every", o.update_every},
+                  {"batch_size", r.batch_size},
+                  {"optimizer", o.optimizer},
+                  {"lr", r.lr},
+                  {"dtype", dtype_name(o.dtype)},
+                  {"ema", o.ema},
+                  {"warmup_steps", o.warmup_steps},
+                  {"freeze_after", o.freeze_after},
+                  {"data_seed", o.data_seed},
+                  {"model_seed", o.model_seed}};
+  j["ranks"] = r.world;
+  j["backend"] = o.backend;
+  j["description"] = r.description;
+  j["initial_test_losses"] = r.initial_test_losses;
+  j["final_test_losses"] = r.final_test_losses;
+  j["weight_updates"] = r.weight_updates;
+  j["weights_identical_across_ranks"] = r.weights_identical_across_ranks;
+  j["replicas_in_sync"] = r.replicas_in_sync;
+  j["warnings"] = r.warnings;
+  nlohmann::json report = nlohmann::json::array();
+  for (const ReportRow& row : r.report)
+    report.push_back({{"step", row.step},
+                      {"weights", row.weights},
+                      {"weights_normalized", row.normalized},
+                      {"test_losses", row.test_losses},
+                      {"metric", row.metric}});
+  j["report"] = report;
+  nlohmann::json history = nlohmann::json::array();
+  for (const HistoryRow& row : r.history) {
+    nlohmann::json h = {{"step", row.step}, {"weights", row.weights}, {"losses", row.losses}, {"ratios", row.ratios}};
+    if (!row.grad_norms.empty()) h["grad_norms"] = row.grad_norms;
+    history.push_back(std::move(h));
+  }
+  j["history"] = history;
+  return j;
+}
+
+void write_csv(const std::string& path, const TrainResult& r) {
+  std::ofstream f(path);
+  TINYDDP_CHECK(f.good(), "train: cannot write the CSV file '", path, "' (does its directory exist?).");
+  const size_t tasks = r.task_names.size();
+  bool have_norms = false;
+  for (const HistoryRow& row : r.history) have_norms |= !row.grad_norms.empty();
+  f << "step";
+  for (const char* prefix : {"w_", "wn_", "loss_", "ratio_"})
+    for (const std::string& name : r.task_names) f << "," << prefix << name;
+  if (have_norms)
+    for (const std::string& name : r.task_names) f << ",gradnorm_" << name;
+  f << "\n";
+  f << std::setprecision(17);
+  for (const HistoryRow& row : r.history) {
+    f << row.step;
+    for (double w : row.weights) f << "," << w;
+    for (double w : normalized(row.weights)) f << "," << w;
+    for (double l : row.losses) f << "," << l;
+    for (double x : row.ratios) f << "," << x;
+    if (have_norms)
+      for (size_t i = 0; i < tasks; ++i) {
+        f << ",";
+        if (i < row.grad_norms.size()) f << row.grad_norms[i];
+      }
+    f << "\n";
+  }
+}
+
+// ---- plots ----
+
+namespace {
+
+// Ten distinguishable colors (Tableau 10).
+const char* kColors[] = {"#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f",
+                         "#edc948", "#b07aa1", "#ff9da7", "#9c755f", "#bab0ac"};
+
+std::string title_of(const TrainResult& r) {
+  std::ostringstream s;
+  s << r.options.experiment << ", " << weighting_summary(r) << ", " << r.world << (r.world == 1 ? " process" : " ranks");
+  return s.str();
+}
+
+std::string xml_escape(const std::string& s) {
+  std::string out;
+  for (char c : s) {
+    if (c == '&') out += "&amp;";
+    else if (c == '<') out += "&lt;";
+    else if (c == '>') out += "&gt;";
+    else out += c;
+  }
+  return out;
+}
+
+bool on_path(const std::string& program) {
+  const char* path = std::getenv("PATH");
+  if (!path) return false;
+  std::stringstream ss(path);
+  std::string dir;
+  while (std::getline(ss, dir, ':'))
+    if (!dir.empty() && std::filesystem::exists(std::filesystem::path(dir) / program)) return true;
+  return false;
+}
+
+std::string gnuplot_quote(const std::string& s) {
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"' || c == '\\') out += '\\';
+    out += c;
+  }
+  return out + "\"";
+}
+
+}  // namespace
+
+std::string render_svg(const TrainResult& r) {
+  // Two panels side by side: normalized weights (linear, 0..1) and loss ratios L_i(t)/L_i(0) (log10).
+  constexpr double kW = 900, kH = 380, kPanelW = 360, kPanelH = 270, kTop = 50, kLeft[2] = {70, 520};
+  const size_t tasks = r.task_names.size();
+  const double max_step = std::max<double>(1, static_cast<double>(r.steps));
+  double lo = INFINITY, hi = -INFINITY;
+  for (const HistoryRow& row : r.history)
+    for (double x : row.ratios)
+      if (x > 0 && std::isfinite(x)) lo = std::min(lo, std::log10(x)), hi = std::max(hi, std::log10(x));
+  if (!std::isfinite(lo)) lo = -1, hi = 0;
+  lo = std::floor(lo), hi = std::max(std::ceil(hi), lo + 1);
+  std::ostringstream s;
+  s << std::fixed << std::setprecision(1);
+  s << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << kW << "\" height=\"" << kH
+    << "\" font-family=\"sans-serif\" font-size=\"12\">\n<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n";
+  s << "<text x=\"" << kW / 2 << "\" y=\"22\" text-anchor=\"middle\" font-size=\"14\">" << xml_escape(title_of(r))
+    << "</text>\n";
+  for (int panel = 0; panel < 2; ++panel) {
+    const double x0 = kLeft[panel], y0 = kTop;
+    const double ylo = panel == 0 ? 0 : lo, yhi = panel == 0 ? 1 : hi;
+    auto px = [&](double step) { return x0 + kPanelW * step / max_step; };
+    auto py = [&](double v) { return y0 + kPanelH * (1 - (v - ylo) / (yhi - ylo)); };
+    s << "<rect x=\"" << x0 << "\" y=\"" << y0 << "\" width=\"" << kPanelW << "\" height=\"" << kPanelH
+      << "\" fill=\"none\" stroke=\"#333\"/>\n";
+    s << "<text x=\"" << x0 + kPanelW / 2 << "\" y=\"" << y0 - 8 << "\" text-anchor=\"middle\">"
+      << (panel == 0 ? "task weights (normalized to sum 1)" : "loss ratio L_i(t)/L_i(0) (log scale)") << "</text>\n";
+    for (int k = 0; k <= 4; ++k) {   // x ticks
+      const double step = max_step * k / 4;
+      s << "<line x1=\"" << px(step) << "\" y1=\"" << y0 + kPanelH << "\" x2=\"" << px(step) << "\" y2=\""
+        << y0 + kPanelH + 4 << "\" stroke=\"#333\"/><text x=\"" << px(step) << "\" y=\"" << y0 + kPanelH + 17
+        << "\" text-anchor=\"middle\">" << static_cast<int64_t>(std::llround(step)) << "</text>\n";
+    }
+    s << "<text x=\"" << x0 + kPanelW / 2 << "\" y=\"" << y0 + kPanelH + 34 << "\" text-anchor=\"middle\">step</text>\n";
+    const int yticks = panel == 0 ? 4 : static_cast<int>(yhi - ylo);
+    for (int k = 0; k <= yticks; ++k) {
+      const double v = ylo + (yhi - ylo) * k / yticks;
+      const std::string label = panel == 0 ? fmt(v, 2) : "1e" + std::to_string(static_cast<int>(std::lround(v)));
+      s << "<line x1=\"" << x0 << "\" y1=\"" << py(v) << "\" x2=\"" << x0 + kPanelW << "\" y2=\"" << py(v)
+        << "\" stroke=\"#ddd\"/><text x=\"" << x0 - 6 << "\" y=\"" << py(v) + 4 << "\" text-anchor=\"end\">" << label
+        << "</text>\n";
+    }
+    for (size_t i = 0; i < tasks; ++i) {
+      s << "<polyline fill=\"none\" stroke-width=\"1.5\" stroke=\"" << kColors[i % 10] << "\" points=\"";
+      for (const HistoryRow& row : r.history) {
+        double v = panel == 0 ? normalized(row.weights)[i] : row.ratios[i];
+        if (panel == 1) {
+          if (!(v > 0) || !std::isfinite(v)) continue;
+          v = std::log10(v);
+        }
+        s << px(static_cast<double>(row.step)) << "," << py(std::clamp(v, ylo, yhi)) << " ";
+      }
+      s << "\"/>\n";
+    }
+  }
+  for (size_t i = 0; i < tasks; ++i) {   // legend under the panels
+    const double x = kLeft[0] + 150.0 * static_cast<double>(i % 5), y = kTop + kPanelH + 52 + 16.0 * (i / 5);
+    s << "<line x1=\"" << x << "\" y1=\"" << y - 4 << "\" x2=\"" << x + 20 << "\" y2=\"" << y - 4 << "\" stroke=\""
+      << kColors[i % 10] << "\" stroke-width=\"2\"/><text x=\"" << x + 25 << "\" y=\"" << y << "\">"
+      << xml_escape(r.task_names[i]) << "</text>\n";
+  }
+  s << "</svg>\n";
+  return s.str();
+}
+
+std::string write_plot(const std::string& path, const TrainResult& r) {
+  namespace fs = std::filesystem;
+  const bool want_png = fs::path(path).extension() == ".png";
+  if (want_png && on_path("gnuplot")) {
+    // gnuplot reads a CSV we write next to the plot, then both it and the script are removed.
+    const std::string data = path + ".data.csv", script = path + ".gp";
+    write_csv(data, r);
+    const size_t tasks = r.task_names.size();
+    std::ofstream g(script);
+    g << "set terminal pngcairo size 1000,420 font ',10'\nset output " << gnuplot_quote(path) << "\n"
+      << "set datafile separator ','\nset key outside bottom center horizontal\n"
+      << "set multiplot layout 1,2 title " << gnuplot_quote(title_of(r)) << "\n"
+      << "set xlabel 'step'\nset title 'task weights (normalized to sum 1)'\nset yrange [0:1]\n";
+    g << "plot ";
+    for (size_t i = 0; i < tasks; ++i)
+      g << (i ? ", " : "") << gnuplot_quote(data) << " skip 1 using 1:" << 2 + tasks + i << " with lines lw 2 lc rgb '"
+        << kColors[i % 10] << "' title " << gnuplot_quote(r.task_names[i]);
+    g << "\nset title 'loss ratio L_i(t)/L_i(0)'\nset logscale y\nset autoscale y\nplot ";
+    for (size_t i = 0; i < tasks; ++i)
+      g << (i ? ", " : "") << gnuplot_quote(data) << " skip 1 using 1:" << 2 + 3 * tasks + i << " with lines lw 2 lc rgb '"
+        << kColors[i % 10] << "' title " << gnuplot_quote(r.task_names[i]);
+    g << "\nunset multiplot\n";
+    g.close();
+    const std::string cmd = "gnuplot " + gnuplot_quote(script) + " 2>&1";
+    const int rc = std::system(cmd.c_str());
+    fs::remove(data);
+    fs::remove(script);
+    TINYDDP_CHECK(rc == 0, "train: gnuplot failed (exit ", rc, ") writing '", path,
+                  "'; write an SVG instead with --plot FILE.svg.");
+    return path;
+  }
+  std::string out = path;
+  if (want_png) out = fs::path(path).replace_extension(".svg").string();
+  std::ofstream f(out);
+  TINYDDP_CHECK(f.good(), "train: cannot write the plot file '", out, "' (does its directory exist?).");
+  f << render_svg(r);
+  return out;
+}
+
+}  // namespace tinyddp::app

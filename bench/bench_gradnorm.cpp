@@ -1,0 +1,310 @@
+// bench_gradnorm: what GradNorm costs per training step, relative to a plain step with fixed weights.
+//
+// The model: a shared MLP of about 1.05M parameters (models::SharedBottomMLP), f32, batch 64:
+//   trunk  Linear(512,512)-ReLU x 4                     1,050,624 parameters; W = the 4th Linear's weight
+//   heads  Linear(512,1) (MSE) and Linear(512,3) (cross-entropy)   2,052
+// One step: forward, task losses, weighting.observe(L, W, step), weighting.total_loss(L).backward(), SGD step.
+// Each benchmark iteration is a block of kBlock = 100 steps, so "every 100 steps" includes exactly one update;
+// times are reported per step.
+//
+// Variants:
+//   fixed                    the plain step (w = 1, observe does nothing)
+//   gradnorm / every 1, 100  tinyddp's GradNorm (models/weighting): autograd::grad of each L_i w.r.t. W only,
+//                            no create_graph, closed-form dL_grad/dw_i
+//   gradnorm-squared         the squared variant (create_graph), every 1 and 100
+//   uncertainty              Kendall et al.'s log-variances (no extra backward)
+//   textbook / every 1       what public PyTorch implementations do (docs/gradnorm.md): per task,
+//                            grad(w_i L_i, W, create_graph=True); L_grad = sum |G_i - target|; then a backward of
+//                            L_grad to w through the double-backward graph. Written here with engine ops.
+//
+// Check, then time: main() first checks that (1) GradNorm's network gradients are exactly those of a plain
+// backward of sum w_i L_i (the balance loss leaks nothing into the network), (2) its G_i equal w_i ||dL_i/dW||
+// computed independently, (3) with update_every = 100 the weights move once per 100 steps, (4) the textbook
+// variant's dL_grad/dw agrees with the closed form sign(G_i - target_i) ||dL_i/dW||; prints "All results match.
+// Starting benchmarks." and only then times. After the runs it prints the table of ratios to `fixed`.
+//
+//   ./build/bench/bench_gradnorm                         # checks, all variants, the ratio table
+//   ./build/bench/bench_gradnorm --benchmark_filter=fixed|gradnorm/every:1
+#include <benchmark/benchmark.h>
+
+#include <cmath>
+#include <cstdio>
+#include <map>
+#include <string>
+
+#include "engine/tinyddp.h"
+#include "models/multitask/multitask.h"
+#include "models/optim/sgd.h"
+#include "models/weighting/loss_weighting.h"
+
+namespace tinyddp::bench {
+namespace {
+
+
+constexpr int64_t kBatch = 64;
+constexpr int64_t kWidth = 512;
+constexpr int kBlock = 100;   // steps per benchmark iteration
+
+bool g_all_ok = true;
+void expect(bool ok, const std::string& what) {
+  if (!ok) {
+    std::fprintf(stderr, "MISMATCH: %s\n", what.c_str());
+    g_all_ok = false;
+  }
+}
+
+struct Setup {
+  std::shared_ptr<models::SharedBottomMLP> net;
+  models::MultiTaskBatch batch;
+  std::unique_ptr<optim::SGD> sgd;
+  explicit Setup(uint64_t seed = 1) {
+    manual_seed(seed);
+    net = std::make_shared<models::SharedBottomMLP>(kWidth, std::vector<int64_t>{kWidth, kWidth, kWidth, kWidth}, 3);
+    batch.x = randn({kBatch, kWidth});
+    batch.targets = {randn({kBatch, 1}) * 3.0, randint(0, 3, {kBatch})};
+    sgd = std::make_unique<optim::SGD>(net->parameters(), optim::SGDOptions{.lr = 1e-3});
+  }
+  std::vector<Tensor> losses() { return net->task_losses(batch); }
+  int64_t numel() const {
+    int64_t n = 0;
+    for (const Tensor& p : net->parameters()) n += p.numel();
+    return n;
+  }
+};
+
+// One step with a LossWeighting.
+models::WeightingStep step(Setup& s, models::LossWeighting& w, int64_t t) {
+  const auto L = s.losses();
+  models::WeightingStep ws = w.observe(L, s.net->last_shared_weight(), t);
+  s.sgd->zero_grad();
+  w.total_loss(L).backward();
+  s.sgd->step();
+  return ws;
+}
+
+// The textbook PyTorch GradNorm step (hosseinshn/GradNorm, lucidrains/gradnorm-pytorch style), with engine
+// ops: w is a leaf tensor; per task grad(w_i L_i, W, create_graph) and its norm; L1 balance loss against
+// detached targets; grad of L_grad w.r.t. w through the double-backward graph; the network's own backward; then
+// SGD on w and renormalization. Returns dL_grad/dw (for the check).
+struct Textbook {
+  Tensor w = ones({2}).requires_grad_();
+  std::vector<double> l0;
+  double alpha = 1.5, lr = 0.025;
+  std::vector<double> step(Setup& s) {
+    const auto L = s.losses();
+    const Tensor W = s.net->last_shared_weight();
+    std::vector<Tensor> G;
+    std::vector<double> ratios;
+    for (int i = 0; i < 2; ++i) {
+      const Tensor wl = w.narrow(0, i, 1).sum() * L[i];
+      const Tensor g = autograd::grad({wl}, {W}, {}, {.retain_graph = true, .create_graph = true})[0];
+      G.push_back((g * g).sum().sqrt());
+      ratios.push_back(L[i].item());
+    }
+    if (l0.empty()) l0 = ratios;
+    double mean_g = 0, mean_r = 0;
+    for (int i = 0; i < 2; ++i) {
+      ratios[i] /= l0[i];
+      mean_g += G[i].item() / 2;
+      mean_r += ratios[i] / 2;
+    }
+    Tensor lgrad;
+    for (int i = 0; i < 2; ++i) {
+      const double target = mean_g * std::pow(ratios[i] / mean_r, alpha);
+      const Tensor term = abs(G[i] - target);
+      lgrad = lgrad.defined() ? lgrad + term : term;
+    }
+    const std::vector<double> dw = autograd::grad({lgrad}, {w}, {}, {.retain_graph = true})[0].to_vector<double>();
+    Tensor total;
+    {
+      NoGradGuard no_grad;
+      total = w.detach().clone();
+    }
+    s.sgd->zero_grad();
+    (L[0] * total.narrow(0, 0, 1).sum() + L[1] * total.narrow(0, 1, 1).sum()).backward();
+    s.sgd->step();
+    {
+      NoGradGuard no_grad;
+      std::vector<double> nw = w.to_vector<double>();
+      double sum = 0;
+      for (int i = 0; i < 2; ++i) sum += nw[i] = std::max(nw[i] - lr * dw[i], 1e-6);
+      for (double& v : nw) v *= 2 / sum;
+      w.copy_(from_vector(nw, {2}, DType::f32));
+    }
+    return dw;
+  }
+};
+
+models::WeightingOptions options_every(int k) {
+  models::WeightingOptions o;
+  o.alpha = 1.5;
+  o.lr = 0.025;
+  o.update_every = k;
+  return o;
+}
+
+// ---- checks ----
+
+std::vector<std::vector<float>> grads_of(const Setup& s) {
+  std::vector<std::vector<float>> g;
+  for (const Tensor& p : s.net->parameters()) g.push_back(p.grad().to_vector<float>());
+  return g;
+}
+
+void check_no_leak_and_grad_norms() {
+  for (const char* kind : {"gradnorm", "gradnorm-squared"}) {
+    Setup s;
+    auto w = models::make_weighting(kind, 2, options_every(1));
+    for (int t = 0; t < 3; ++t) {
+      const auto L = s.losses();
+      // Independent G_i = w_i ||dL_i/dW||, before the update.
+      const std::vector<double> w_before = w->weights();
+      std::vector<double> expected_g;
+      for (int i = 0; i < 2; ++i) {
+        const Tensor g = autograd::grad({L[i]}, {s.net->last_shared_weight()}, {}, {.retain_graph = true})[0];
+        expected_g.push_back(w_before[i] * std::sqrt((g * g).sum().item()));
+      }
+      const models::WeightingStep ws = w->observe(L, s.net->last_shared_weight(), t);
+      s.sgd->zero_grad();
+      w->total_loss(L).backward();
+      const auto got = grads_of(s);
+      // Reference: a plain backward of sum w_i L_i with the weights total_loss() applied (w(t), the ones this
+      // step started from: Algorithm 1 steps the network with L(t) while w moves to w(t+1)), on a fresh graph.
+      const std::vector<double> wv = w->loss_weights();
+      s.sgd->zero_grad();
+      const auto L2 = s.losses();
+      (L2[0] * wv[0] + L2[1] * wv[1]).backward();
+      const auto want = grads_of(s);
+      double diff = 0;
+      for (size_t p = 0; p < got.size(); ++p)
+        for (size_t k = 0; k < got[p].size(); ++k) diff = std::max(diff, double(std::abs(got[p][k] - want[p][k])));
+      expect(diff == 0.0, std::string(kind) + ": network gradients differ from a plain backward of sum w_i L_i by " +
+                              std::to_string(diff) + " (the balance loss must not reach the network)");
+      if (std::string(kind) == "gradnorm" && ws.grad_norms.size() == 2)
+        for (int i = 0; i < 2; ++i)
+          expect(std::abs(ws.grad_norms[i] - expected_g[i]) <= 1e-4 * expected_g[i],
+                 "gradnorm: G_" + std::to_string(i) + " = " + std::to_string(ws.grad_norms[i]) + ", expected " +
+                     std::to_string(expected_g[i]));
+      s.sgd->step();
+    }
+  }
+}
+
+void check_update_every_100() {
+  Setup s;
+  auto w = models::make_weighting("gradnorm", 2, options_every(100));
+  int updates = 0;
+  for (int t = 0; t < 2 * kBlock; ++t) {
+    const std::vector<double> before = w->weights();
+    const auto ws = step(s, *w, t);
+    updates += ws.updated;
+    if (!ws.updated) expect(w->weights() == before, "update_every 100: weights moved at step " + std::to_string(t));
+  }
+  expect(updates == 2, "update_every 100: expected 2 updates in 200 steps, got " + std::to_string(updates));
+}
+
+void check_textbook_matches_closed_form() {
+  Setup s;
+  Textbook tb;
+  const auto L = s.losses();
+  std::vector<double> norms;
+  for (int i = 0; i < 2; ++i) {
+    const Tensor g = autograd::grad({L[i]}, {s.net->last_shared_weight()}, {}, {.retain_graph = true})[0];
+    norms.push_back(std::sqrt((g * g).sum().item()));
+  }
+  // At step 0 every r_i = 1, so the target is mean G and dL_grad/dw_i = sign(G_i - mean G) ||dL_i/dW||.
+  const std::vector<double> dw = tb.step(s);
+  const double sign0 = norms[0] > norms[1] ? 1 : -1;
+  expect(std::abs(dw[0] - sign0 * norms[0]) <= 1e-4 * norms[0] && std::abs(dw[1] + sign0 * norms[1]) <= 1e-4 * norms[1],
+         "textbook: dL_grad/dw = (" + std::to_string(dw[0]) + ", " + std::to_string(dw[1]) +
+             ") differs from the closed form (" + std::to_string(sign0 * norms[0]) + ", " +
+             std::to_string(-sign0 * norms[1]) + ")");
+}
+
+// ---- benchmarks ----
+
+void BM_weighting(benchmark::State& state, std::string kind, int every) {
+  Setup s;
+  auto w = models::make_weighting(kind, 2, options_every(every));
+  int64_t t = 0;
+  for (auto _ : state)
+    for (int k = 0; k < kBlock; ++k) step(s, *w, t++);
+  state.counters["steps"] = kBlock;
+}
+
+void BM_textbook(benchmark::State& state) {
+  Setup s;
+  Textbook tb;
+  for (auto _ : state)
+    for (int k = 0; k < kBlock; ++k) tb.step(s);
+  state.counters["steps"] = kBlock;
+}
+
+// Keeps the fastest repetition of each benchmark (real and CPU time per iteration), for the ratio table: on a
+// shared machine the minimum is the least disturbed measurement.
+class RatioReporter : public benchmark::ConsoleReporter {
+ public:
+  void ReportRuns(const std::vector<Run>& runs) override {
+    for (const Run& r : runs) {
+      if (r.run_type != Run::RT_Iteration || r.error_occurred) continue;
+      const std::string name = r.run_name.function_name;
+      const double real_ms = r.GetAdjustedRealTime() / kBlock, cpu_ms = r.GetAdjustedCPUTime() / kBlock;
+      auto it = best_.find(name);
+      if (it == best_.end()) order_.push_back(name);
+      if (it == best_.end() || real_ms < it->second.first) best_[name] = {real_ms, cpu_ms};
+    }
+    ConsoleReporter::ReportRuns(runs);
+  }
+  void print_ratios() const {
+    auto base = best_.find("fixed");
+    if (base == best_.end()) return;
+    std::printf("\nPer step (fastest repetition; %d steps per iteration), ratio to `fixed`:\n", kBlock);
+    std::printf("%-34s %10s %10s %10s %10s\n", "variant", "real ms", "cpu ms", "real x", "cpu x");
+    for (const std::string& name : order_) {
+      const auto& [real, cpu] = best_.at(name);
+      std::printf("%-34s %10.3f %10.3f %10.3f %10.3f\n", name.c_str(), real, cpu, real / base->second.first,
+                  cpu / base->second.second);
+    }
+  }
+
+ private:
+  std::map<std::string, std::pair<double, double>> best_;
+  std::vector<std::string> order_;
+};
+
+}  // namespace
+}  // namespace tinyddp::bench
+
+int main(int argc, char** argv) {
+  using namespace tinyddp::bench;
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  benchmark::AddCustomContext("model", "SharedBottomMLP(512, {512 x 4}, 3), " + std::to_string(Setup().numel()) +
+                                           " parameters, f32, batch " + std::to_string(kBatch));
+
+  check_no_leak_and_grad_norms();
+  check_update_every_100();
+  check_textbook_matches_closed_form();
+  if (!g_all_ok) {
+    std::fprintf(stderr, "Results do not match; not timing.\n");
+    return 1;
+  }
+  std::printf("All results match. Starting benchmarks.\n");
+  std::fflush(stdout);
+
+  auto reg = [](const std::string& name, auto fn, auto... args) {
+    benchmark::RegisterBenchmark(name.c_str(), fn, args...)->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(1);
+  };
+  reg("fixed", BM_weighting, std::string("fixed"), 1);
+  reg("gradnorm/every:1", BM_weighting, std::string("gradnorm"), 1);
+  reg("gradnorm/every:100", BM_weighting, std::string("gradnorm"), 100);
+  reg("gradnorm-squared/every:1", BM_weighting, std::string("gradnorm-squared"), 1);
+  reg("gradnorm-squared/every:100", BM_weighting, std::string("gradnorm-squared"), 100);
+  reg("uncertainty", BM_weighting, std::string("uncertainty"), 1);
+  reg("textbook-create-graph/every:1", BM_textbook);
+  RatioReporter reporter;
+  benchmark::RunSpecifiedBenchmarks(&reporter);
+  reporter.print_ratios();
+  benchmark::Shutdown();
+  return 0;
+}
