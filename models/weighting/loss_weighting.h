@@ -83,7 +83,8 @@ class LossWeighting {
   virtual std::string name() const = 0;
   // Sees this step's task losses (and, for GradNorm, the shared layer W) and updates the weights.
   virtual WeightingStep observe(const std::vector<Tensor>& losses, const Tensor& shared_weight, int64_t step) = 0;
-  // The loss for the network's backward this step: sum_i loss_weights()_i L_i with the weights as constants.
+  // The loss for the network's backward this step: sum_i loss_weights()_i L_i with the weights as constants
+  // (uncertainty: 0.5 sum_i (exp(-s_i) L_i + s_i), differentiable in its own parameters() s).
   virtual Tensor total_loss(const std::vector<Tensor>& losses) = 0;
   // The current weights (after the last update).
   virtual std::vector<double> weights() const = 0;
