@@ -340,6 +340,11 @@ void Reducer::mark_variable_ready(size_t index) {
   emit(ReducerEvent::Kind::marked_ready, index);
   Bucket& bucket = buckets_[locators_[index].bucket];
   if (--bucket.pending == 0) mark_bucket_ready(locators_[index].bucket);
+  // Drive launched reductions forward while the backward goes on: MPI's nonblocking collectives progress
+  // only inside MPI calls (Open MPI has no progress thread by default), so without this poll a bucket's
+  // allreduce would only really run at finalize's wait.
+  for (size_t b = 0; b < next_bucket_; ++b)
+    if (buckets_[b].work) buckets_[b].work->is_completed();
   if (next_bucket_ == buckets_.size()) {
     if (dynamic_graph_find_unused()) all_reduce_local_used_map();
     autograd::Engine::queue_callback([this, alive = alive_] {
