@@ -15,10 +15,10 @@ namespace tinyddp::app {
 
 namespace {
 
-// Layout, in SVG pixels. The fonts are 11 px sans-serif, about 6.1 px per character.
+// Layout, in SVG pixels. The fonts are 11 px sans-serif, about 6.5 px per character.
 constexpr double kLeft = 150, kRight = 24, kTop = 74;        // plot area margins (title, subtitle, axis above)
 constexpr double kLaneH = 20, kLaneGap = 3, kRankHeader = 22, kRankGap = 18;
-constexpr double kCharW = 6.1;
+constexpr double kCharW = 6.8;   // a little wide, so that a label never spills out of its box
 
 struct Ev {
   std::string name, cat;
@@ -184,6 +184,7 @@ Style span_style(const Ev& e, Lane lane) {
 
 std::string short_label(const Ev& e, Lane lane) {
   if (lane == kHooks) return std::to_string(arg_int(e, "param"));
+  if (lane == kComm) return e.name;
   if (lane == kAutograd && e.name.ends_with("Backward0")) return e.name.substr(0, e.name.size() - 9);
   if (lane == kAutograd && e.name == "AccumulateGrad") return "Acc";
   return e.name;
@@ -275,7 +276,29 @@ std::string render_trace_svg(const nlohmann::json& trace_json, const TraceViewOp
   const double width = options.width_px;
   const double plot_w = width - kLeft - kRight;
   auto X = [&](double t) { return kLeft + (std::clamp(t, t0, t1) - t0) / (t1 - t0) * plot_w; };
-  const double rank_h = kRankHeader + static_cast<int>(kNumLanes) * (kLaneH + kLaneGap);
+  // Collectives overlap (a bucket's allreduce is still in flight when the next launches): the comm lane gets
+  // one sub-row per collective in flight at once, packed greedily, the same number in every rank's row.
+  std::map<const Ev*, int> comm_row;
+  int comm_rows = 1;
+  for (int r : ranks) {
+    std::vector<const Ev*> comms;
+    for (const Ev* e : shown[r])
+      if (lane_of(*e) == kComm) comms.push_back(e);
+    std::stable_sort(comms.begin(), comms.end(), [](const Ev* a, const Ev* b) { return a->ts < b->ts; });
+    std::vector<double> row_end;
+    for (const Ev* e : comms) {
+      const double end = e->ph == 'i' ? inf : e->end();
+      size_t row = 0;
+      while (row < row_end.size() && row_end[row] > e->ts) ++row;
+      if (row == row_end.size()) row_end.push_back(end);
+      row_end[row] = end;
+      comm_row[e] = static_cast<int>(row);
+    }
+    comm_rows = std::max(comm_rows, static_cast<int>(row_end.size()));
+  }
+  const double comm_row_h = comm_rows == 1 ? kLaneH : 16;
+  const double comm_h = comm_rows * comm_row_h;
+  const double rank_h = kRankHeader + static_cast<int>(kComm) * (kLaneH + kLaneGap) + comm_h + kLaneGap;
 
   // Markers (errors, warnings), numbered in time order, listed under the legend.
   struct Note {
@@ -292,13 +315,15 @@ std::string render_trace_svg(const nlohmann::json& trace_json, const TraceViewOp
   std::map<const Ev*, int> note_of;
   for (Note& n : notes) {
     const Ev& e = *n.e;
-    std::string text = e.cat == "error" ? e.name + " at " + arg_str(e, "raised_at") + ": " + gist(arg_str(e, "message"))
-                                        : "warning: " + gist(arg_str(e, "message"));
-    // Ranks' messages differ only by their rank number: compare with digits after "rank" blanked.
-    const std::string key = std::regex_replace(text, std::regex(R"(([Rr]ank) \d+)"), "$1 N");
+    const std::string text = e.cat == "error" ? e.name + " at " + arg_str(e, "raised_at") + ": " + gist(arg_str(e, "message"))
+                                              : "warning: " + gist(arg_str(e, "message"));
+    // Ranks' messages often differ only by the rank they name: one note for all, naming "rank r".
+    static const std::regex rank_number(R"(([Rr]ank) \d+)");
+    const std::string key = std::regex_replace(text, rank_number, "$1 r");
     size_t k = 0;
-    while (k < note_texts.size() && std::regex_replace(note_texts[k].first, std::regex(R"(([Rr]ank) \d+)"), "$1 N") != key) ++k;
+    while (k < note_texts.size() && std::regex_replace(note_texts[k].first, rank_number, "$1 r") != key) ++k;
     if (k == note_texts.size()) note_texts.push_back({text, {}});
+    else note_texts[k].first = key;
     note_texts[k].second.push_back(e.pid);
     note_of[n.e] = static_cast<int>(k) + 1;
   }
@@ -344,7 +369,7 @@ std::string render_trace_svg(const nlohmann::json& trace_json, const TraceViewOp
     svg.line(kLeft, top + kRankHeader - 3, kLeft + plot_w, top + kRankHeader - 3, "#999", 0.5);
     auto lane_y = [&](int lane) { return top + kRankHeader + lane * (kLaneH + kLaneGap); };
     for (int lane = 0; lane < kNumLanes; ++lane) {
-      svg.rect(kLeft, lane_y(lane), plot_w, kLaneH, lane % 2 ? "#fafafa" : "#f4f4f4");
+      svg.rect(kLeft, lane_y(lane), plot_w, lane == kComm ? comm_h : kLaneH, lane % 2 ? "#fafafa" : "#f4f4f4");
       svg.text(kLeft - 8, lane_y(lane) + 14, kLaneNames[lane], " text-anchor=\"end\" fill=\"#555\"");
     }
     if (shown[r].empty())
@@ -354,21 +379,41 @@ std::string render_trace_svg(const nlohmann::json& trace_json, const TraceViewOp
     for (const Ev* e : shown[r])
       if (e->ph == 'X' && lane_of(*e) < kNumLanes) spans.push_back(e);
     std::stable_sort(spans.begin(), spans.end(), [](const Ev* a, const Ev* b) { return a->dur > b->dur; });
+    struct Label {
+      double x0, x1, text_x, text_y;   // the span's extent, where the text goes
+      Lane lane;
+      std::string text, color;
+      const Ev* e;
+    };
+    std::vector<Label> labels;   // drawn after every box, so that no later box covers one
     for (const Ev* e : spans) {
       const Lane lane = lane_of(*e);
       const Style s = span_style(*e, lane);
       double y = lane_y(lane), h = kLaneH;
-      if (lane == kReducer && e->cat == "wait") y += 5, h -= 10;
-      else if (lane == kReducer && e->name == "finalize") y += 2, h -= 4;
+      if (lane == kReducer && e->cat == "wait") y += kLaneH - 6, h = 5;   // a strip under its finalize's label
+      if (lane == kComm) y += comm_row[e] * comm_row_h + (comm_rows > 1 ? 1 : 0), h = comm_row_h - (comm_rows > 1 ? 2 : 0);
       const double x0 = X(e->ts), x1 = X(e->end());
       svg.rect(x0, y, x1 - x0, h, s.fill, s.stroke, s.stroke_w, s.extra, tooltip(*e));
       std::string label = e->name;
       if (lane == kComm) label = e->name + " (" + std::to_string(arg_int(*e, "bytes", 0)) + " B)";
+      if (lane == kHooks) label = std::to_string(arg_int(*e, "param")) + ": " + arg_str(*e, "name");
       if (label.size() * kCharW + 6 > x1 - x0) label = short_label(*e, lane);
+      const double text_y = lane == kReducer && e->name == "finalize" ? y + 11 : y + h / 2 + 4;
       if (label.size() * kCharW + 4 <= x1 - x0 && e->cat != "wait")
-        svg.text((x0 + x1) / 2, y + h / 2 + 4, label, " text-anchor=\"middle\" fill=\"" + s.text + "\"");
+        labels.push_back({x0, x1, (x0 + x1) / 2, text_y, lane, label, s.text, e});
+    }
+    for (const Label& l : labels) {
+      // A label over a nested (shorter) box of its lane would be hidden or confusing: the inner one speaks.
+      const double half = l.text.size() * kCharW / 2;
+      bool covered = false;
+      for (const Ev* o : spans)
+        covered |= o != l.e && o->cat != "wait" && lane_of(*o) == l.lane && o->dur < l.e->dur &&
+                   !(l.lane == kComm && comm_row[o] != comm_row[l.e]) && X(o->ts) < l.text_x + half &&
+                   X(o->end()) > l.text_x - half;
+      if (!covered) svg.text(l.text_x, l.text_y, l.text, " text-anchor=\"middle\" fill=\"" + l.color + "\"");
     }
     // Instants: bucket ready / launched, unused marks, rebuilds, collectives that never completed.
+    double last_launch_label_x = -1e9;
     for (const Ev* e : shown[r]) {
       if (e->ph != 'i') continue;
       const Lane lane = lane_of(*e);
@@ -383,7 +428,10 @@ std::string render_trace_svg(const nlohmann::json& trace_json, const TraceViewOp
           std::ostringstream d;
           d << "M" << num(x - 5) << " " << num(y + 9) << " l10 0 l-5 9 z";
           svg.path(d.str(), "#08519c", "#08519c", tooltip(*e));
-          svg.text(x + 6, y + 18, "b" + std::to_string(arg_int(*e, "bucket")), " fill=\"#08519c\" font-size=\"10\"");
+          if (x - last_launch_label_x >= 22) {   // crowded launches: their comm spans carry the index
+            svg.text(x + 6, y + 18, "b" + std::to_string(arg_int(*e, "bucket")), " fill=\"#08519c\" font-size=\"10\"");
+            last_launch_label_x = x;
+          }
         } else if (e->name == "marked unused") {
           svg.text(x, y + 14, "×" + std::to_string(arg_int(*e, "param")),
                    " text-anchor=\"middle\" fill=\"#636363\" font-size=\"10\"");
@@ -391,9 +439,9 @@ std::string render_trace_svg(const nlohmann::json& trace_json, const TraceViewOp
           svg.text(x + 2, y + 14, "⚑ rebuilt", " fill=\"#636363\" font-size=\"10\"");
         }
       } else if (lane == kComm && !arg_bool(*e, "completed", true)) {
-        const double y = lane_y(kComm);
-        svg.rect(x, y + 2, X(t1) - x, kLaneH - 4, "#fde0dd", "#d62728", 1.5, " stroke-dasharray=\"5,3\"", tooltip(*e));
-        svg.text(x + 4, y + 14, e->name + ": never completed", " fill=\"#d62728\"");
+        const double y = lane_y(kComm) + comm_row[e] * comm_row_h;
+        svg.rect(x, y + 2, X(t1) - x, comm_row_h - 4, "#fde0dd", "#d62728", 1.5, " stroke-dasharray=\"5,3\"", tooltip(*e));
+        svg.text(x + 4, y + comm_row_h / 2 + 4, e->name + ": never completed", " fill=\"#d62728\"");
       }
     }
     // Error and warning markers over the lanes, with their note numbers.
@@ -402,7 +450,7 @@ std::string render_trace_svg(const nlohmann::json& trace_json, const TraceViewOp
       const bool error = e->cat == "error";
       const std::string color = error ? "#d62728" : "#ff7f0e";
       const double x = X(e->ts);
-      svg.line(x, top + kRankHeader - 6, x, lane_y(kNumLanes) - kLaneGap, color, error ? 2.5 : 1.5,
+      svg.line(x, top + kRankHeader - 6, x, lane_y(kComm) + comm_h, color, error ? 2.5 : 1.5,
                error ? "" : " stroke-dasharray=\"4,2\"");
       svg.out << "<circle cx=\"" << num(x) << "\" cy=\"" << num(top + 10) << "\" r=\"8\" fill=\"" << color
               << "\"><title>" << esc(arg_str(*e, "message")) << "</title></circle>\n";

@@ -64,13 +64,23 @@ void record(Event&& event) {
   b.events.push_back(std::move(event));
 }
 
-OpenSpan begin_span() { return {now_us(), tl_rank, std::uncaught_exceptions()}; }
+struct OpenSpan {
+  What what;
+  double ts_us;
+  int pid;
+  int uncaught;   // exceptions in flight at the start: more at the end means one is unwinding this span
+};
 
-void end_span(const OpenSpan& open, What&& what) {
+OpenSpan* begin_span(What&& what) {
+  return new OpenSpan{std::move(what), now_us(), tl_rank, std::uncaught_exceptions()};
+}
+
+void end_span(OpenSpan* open) {
+  std::unique_ptr<OpenSpan> owned(open);
   if (!on()) return;   // stopped while the span was open
   const double end = now_us();
-  if (std::uncaught_exceptions() > open.uncaught) what.args.emplace_back("exception", true);
-  record({'X', std::move(what), open.pid, kComputeTrack, open.ts_us, end - open.ts_us});
+  if (std::uncaught_exceptions() > open->uncaught) open->what.args.emplace_back("exception", true);
+  record({'X', std::move(open->what), open->pid, kComputeTrack, open->ts_us, end - open->ts_us});
 }
 
 void record_instant(What&& what) { record({'i', std::move(what), tl_rank, kComputeTrack, now_us(), 0}); }

@@ -57,13 +57,9 @@ struct Event {
 namespace detail {
 inline std::atomic<bool> g_on{false};
 void record(Event&& event);
-struct OpenSpan {
-  double ts_us;
-  int pid;
-  int uncaught;
-};
-OpenSpan begin_span();
-void end_span(const OpenSpan& open, What&& what);
+struct OpenSpan;                         // what a running span needs at its end (trace.cpp)
+OpenSpan* begin_span(What&& what);
+void end_span(OpenSpan* open);           // records the span and frees `open`
 void record_instant(What&& what);
 }  // namespace detail
 
@@ -92,21 +88,19 @@ class RankScope {
 };
 
 // A span on the compute track, from construction to destruction. A span ended by an exception carries the
-// argument "exception": true (what it was doing when something threw through it).
+// argument "exception": true (what it was doing when something threw through it). Off, it is one null pointer.
 class Span {
  public:
   Span() = default;
-  explicit Span(What&& what) : active_(true), open_(detail::begin_span()), what_(std::move(what)) {}
-  Span(Span&& other) noexcept : active_(std::exchange(other.active_, false)), open_(other.open_), what_(std::move(other.what_)) {}
+  explicit Span(What&& what) : open_(detail::begin_span(std::move(what))) {}
+  Span(Span&& other) noexcept : open_(std::exchange(other.open_, nullptr)) {}
   Span& operator=(Span&&) = delete;
   ~Span() {
-    if (active_) detail::end_span(open_, std::move(what_));
+    if (open_) detail::end_span(open_);
   }
 
  private:
-  bool active_ = false;
-  detail::OpenSpan open_{};
-  What what_;
+  detail::OpenSpan* open_ = nullptr;
 };
 
 // `describe` (returning What) runs only when tracing is on.
