@@ -265,7 +265,11 @@ ReproResult run_repro(const std::string& scenario, const std::string& plan_strin
     auto pg = dist::mpi_world();
     pg->set_timeout(std::chrono::milliseconds(o.timeout_ms));
     result.options.ranks = pg->size();
-    result.ranks = gather_results(*pg, run_rank(pg, plan, o));
+    RankResult mine = run_rank(pg, plan, o);
+    trace::RankScope trace_rank(pg->rank());
+    auto gather_span = trace::span([] { return trace::What{"call", "gather the ranks' reports (repro)", {}}; });
+    trace::CommLabel gather_label([] { return trace::What{"call", "(repro reports)", {}}; });
+    result.ranks = gather_results(*pg, mine);
   } else {
     throw Error("repro: unknown backend '" + o.backend + "'; expected thread or mpi.");
   }

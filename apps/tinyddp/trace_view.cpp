@@ -155,7 +155,10 @@ Style span_style(const Ev& e, Lane lane) {
   Style s;
   switch (lane) {
     case kCalls:
-      s.fill = e.name.starts_with("forward") ? "#9ecae1" : e.name.starts_with("backward") ? "#6baed6" : "#a1d99b";
+      s.fill = e.name.starts_with("forward")    ? "#9ecae1"
+               : e.name.starts_with("backward") ? "#6baed6"
+               : e.name == "optimizer step"     ? "#a1d99b"
+                                                : "#e0e0e0";   // the program's own bookkeeping
       break;
     case kAutograd: s.fill = e.cat == "accumulate_grad" ? "#fd8d3c" : "#fdd0a2"; s.stroke = "#e6550d"; s.stroke_w = 0.5; break;
     case kHooks:
