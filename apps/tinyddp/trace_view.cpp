@@ -304,20 +304,16 @@ std::string render_trace_svg(const nlohmann::json& trace_json, const TraceViewOp
   const double rank_h = kRankHeader + static_cast<int>(kComm) * (kLaneH + kLaneGap) + comm_h + kLaneGap;
 
   // Markers (errors, warnings), numbered in time order, listed under the legend.
-  struct Note {
-    int number;
-    const Ev* e;
-  };
-  std::vector<Note> notes;
+  std::vector<const Ev*> markers;
   for (int r : ranks)
     for (const Ev* e : shown[r])
-      if (lane_of(*e) == kMarker) notes.push_back({0, e});
-  std::stable_sort(notes.begin(), notes.end(), [](const Note& a, const Note& b) { return a.e->ts < b.e->ts; });
+      if (lane_of(*e) == kMarker) markers.push_back(e);
+  std::stable_sort(markers.begin(), markers.end(), [](const Ev* a, const Ev* b) { return a->ts < b->ts; });
   // Identical warnings of several ranks share one note.
   std::vector<std::pair<std::string, std::vector<int>>> note_texts;   // text, ranks
   std::map<const Ev*, int> note_of;
-  for (Note& n : notes) {
-    const Ev& e = *n.e;
+  for (const Ev* m : markers) {
+    const Ev& e = *m;
     const std::string text = e.cat == "error" ? e.name + " at " + arg_str(e, "raised_at") + ": " + gist(arg_str(e, "message"))
                                               : "warning: " + gist(arg_str(e, "message"));
     // Ranks' messages often differ only by the rank they name: one note for all, naming "rank r".
@@ -328,7 +324,7 @@ std::string render_trace_svg(const nlohmann::json& trace_json, const TraceViewOp
     if (k == note_texts.size()) note_texts.push_back({text, {}});
     else note_texts[k].first = key;
     note_texts[k].second.push_back(e.pid);
-    note_of[n.e] = static_cast<int>(k) + 1;
+    note_of[m] = static_cast<int>(k) + 1;
   }
 
   const double rows_h = ranks.size() * (rank_h + kRankGap);
@@ -519,7 +515,7 @@ std::string render_trace_svg(const nlohmann::json& trace_json, const TraceViewOp
     }
   }
   svg.out << "</g>\n</svg>\n";
-  const double height = ny + 4;
+  const double height = note_texts.empty() ? ly + 24 : ny + 4;
   Svg head;
   head.out << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << width << "\" height=\"" << num(height)
            << "\" viewBox=\"0 0 " << width << " " << num(height)
