@@ -78,7 +78,7 @@ void add_train_command(CLI::App& app, int* exit_code) {
       "train", "Train a multi-task experiment with a loss weighting (fixed, uncertainty, GradNorm), optionally on DDP ranks");
   cmd->footer(
       "Experiments: toy2, toy10 (Chen et al. 2018's toy regression, T = 2 with sigma = (1, 100), T = 10), recsys\n"
-      "(rating regression, MSE ~100 at start, + 3-class engagement, cross-entropy ~0.6). Examples:\n"
+      "(regression, MSE ~100 at start, + 3-class classification, cross-entropy ~0.6). Examples:\n"
       "  tinyddp train --experiment toy2 --weighting gradnorm\n"
       "  tinyddp train --experiment recsys --weighting gradnorm --update-every 100 --csv r.csv --plot r.png\n"
       "  tinyddp train --experiment toy2 --weighting gradnorm --ranks 2          # 2 DDP ranks as threads\n"

@@ -205,8 +205,11 @@ std::string gnuplot_quote(const std::string& s) {
 
 std::string render_svg(const TrainResult& r) {
   // Two panels side by side: normalized weights (linear, 0..1) and loss ratios L_i(t)/L_i(0) (log10).
-  constexpr double kW = 900, kH = 380, kPanelW = 360, kPanelH = 270, kTop = 50, kLeft[2] = {70, 520};
+  constexpr double kW = 900, kPanelW = 360, kPanelH = 270, kTop = 50, kLeft[2] = {70, 520};
+  constexpr size_t kLegendPerRow = 5;
+  constexpr double kLegendDx = 160, kLegendDy = 16;
   const size_t tasks = r.task_names.size();
+  const double kH = kTop + kPanelH + 62 + kLegendDy * static_cast<double>((tasks + kLegendPerRow - 1) / kLegendPerRow);
   const double max_step = std::max<double>(1, static_cast<double>(r.steps));
   double lo = INFINITY, hi = -INFINITY;
   for (const HistoryRow& row : r.history)
@@ -258,7 +261,8 @@ std::string render_svg(const TrainResult& r) {
     }
   }
   for (size_t i = 0; i < tasks; ++i) {   // legend under the panels
-    const double x = kLeft[0] + 150.0 * static_cast<double>(i % 5), y = kTop + kPanelH + 52 + 16.0 * (i / 5);
+    const double x = kLeft[0] + kLegendDx * static_cast<double>(i % kLegendPerRow),
+                 y = kTop + kPanelH + 58 + kLegendDy * static_cast<double>(i / kLegendPerRow);
     s << "<line x1=\"" << x << "\" y1=\"" << y - 4 << "\" x2=\"" << x + 20 << "\" y2=\"" << y - 4 << "\" stroke=\""
       << kColors[i % 10] << "\" stroke-width=\"2\"/><text x=\"" << x + 25 << "\" y=\"" << y << "\">"
       << xml_escape(r.task_names[i]) << "</text>\n";

@@ -90,8 +90,9 @@ Experiment make_recsys(const ExperimentOptions& options) {
   Experiment e;
   e.name = "recsys";
   e.dtype = dtype;
-  e.description = detail::concat("rating regression (Var 100) + 3-class engagement (82/9/9%), ", kFeatures,
-                                 " features; ", train_rows, " train / ", test_rows, " test rows");
+  e.description = detail::concat("regression (a rating, Var 100) + 3-class classification (no action / click / "
+                                 "purchase, 82/9/9%), ", kFeatures, " features; ", train_rows, " train / ", test_rows,
+                                 " test rows");
   e.task_names = {"regression", "classification"};   // SharedBottomMLP's names
   const Tensor xt = from_vector(x, {rows, kFeatures}, dtype);
   const Tensor yt = from_vector(rating, {rows, 1}, dtype);

@@ -84,8 +84,8 @@ TEST(TrainCli, TableNamesTheStepsAndTheMetric) {
   auto [code, out] = run_cli({"train", "--experiment", "recsys", "--weighting", "fixed", "--steps", "20",
                               "--report-steps", "0,10,20", "--quiet"});
   ASSERT_EQ(code, 0);
-  EXPECT_NE(out.find("rating"), std::string::npos) << out;
-  EXPECT_NE(out.find("engage"), std::string::npos) << out;
+  EXPECT_NE(out.find("regression"), std::string::npos) << out;
+  EXPECT_NE(out.find("classification"), std::string::npos) << out;
   EXPECT_NE(out.find("0.500 (1)"), std::string::npos) << out;
   EXPECT_NE(out.find("Final metric"), std::string::npos) << out;
 }
