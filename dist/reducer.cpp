@@ -1,5 +1,6 @@
 #include "dist/reducer.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <iostream>
 #include <sstream>
@@ -203,6 +204,8 @@ void Reducer::search_unused_parameters(const std::vector<Tensor>& outputs) {
   }
   for (const auto& [acc, index] : grad_acc_to_index_)
     if (!seen.count(acc)) unused_parameters_.push_back(index);
+  // In parameter order, not in the order of the nodes' addresses (the map's), so runs are deterministic.
+  std::sort(unused_parameters_.begin(), unused_parameters_.end());
   if (unused_parameters_.empty() && !warned_no_unused_) {
     warned_no_unused_ = true;   // TORCH_WARN_ONCE: once per reducer, i.e. once per rank
     warn("find_unused_parameters=True was specified in DDP constructor, but did not find any unused parameters in the "

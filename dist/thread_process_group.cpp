@@ -77,8 +77,10 @@ class ThreadWork : public Work {
 
   bool is_completed() override {
     if (completed_) return true;
-    std::lock_guard<std::mutex> lock(world_->mu_);
-    return slot_->done;
+    // A poll must not wait: while the last rank to arrive performs the collective it holds the world's
+    // lock, and a poll from the backward (the reducer's per-hook poll) would stall until the sum is done.
+    std::unique_lock<std::mutex> lock(world_->mu_, std::try_to_lock);
+    return lock.owns_lock() && slot_->done;
   }
 
  private:
