@@ -55,7 +55,7 @@ SCENARIO_NAMES = ["trunk.0.weight", "trunk.0.bias", "trunk.2.weight", "trunk.2.b
 
 
 class ScenarioModel(nn.Module):
-    """The scenario model of /work/shared/DESIGN.md (models/)."""
+    """The scenario model of ../shared/DESIGN.md (models/)."""
 
     def __init__(self, extra_unused=False):
         super().__init__()

@@ -26,7 +26,7 @@ How a run works
   matched against the reducer's own pending allreduce. Equal digests means
   bitwise identical.
 
-Model, data and plan language: /work/shared/DESIGN.md (models/, apps/).
+Model, data and plan language: ../shared/DESIGN.md (models/, apps/).
 One extension to the plan language: `forward(detach)` returns (a, b, t) where
 head_b and text_decoder read trunk(x).detach() (graph separation for the
 detach-split scenario).
