@@ -9,7 +9,7 @@ import sys
 import torch
 
 sys.dont_write_bytecode = True  # keep __pycache__ out of tests/golden
-from tdp_params import here, write_json
+from gen_tdp_params import here, write_json
 
 randn = torch.randn
 

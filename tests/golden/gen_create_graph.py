@@ -13,7 +13,7 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 sys.dont_write_bytecode = True  # keep __pycache__ out of tests/golden
-from tdp_params import here, tensor_json, write_json, write_params
+from gen_tdp_params import here, tensor_json, write_json, write_params
 
 grad = torch.autograd.grad
 

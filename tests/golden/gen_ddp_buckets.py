@@ -39,7 +39,7 @@ import torch.nn.functional as F
 from torch.nn.parallel import DistributedDataParallel as DDP
 
 sys.dont_write_bytecode = True  # keep __pycache__ out of tests/golden
-from tdp_params import here, write_json  # noqa: E402
+from gen_tdp_params import here, write_json  # noqa: E402
 
 MIB = 1024 * 1024
 FIRST = dist._DEFAULT_FIRST_BUCKET_BYTES
