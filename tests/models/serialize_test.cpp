@@ -103,7 +103,7 @@ TEST(Serialize, WritesTheDocumentedFormat) {
 }
 
 TEST(Serialize, LoadsAFileWrittenByPython) {
-  // tests/golden/tdp_params.py writes repr(float): "3.0" rather than "3", and f32 values widened to double.
+  // tests/golden/gen_tdp_params.py writes repr(float): "3.0" rather than "3", and f32 values widened to double.
   const std::string path = temp_path("python");
   write_file(path,
              "# tinyddp parameters v1\n"
