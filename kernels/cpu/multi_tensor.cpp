@@ -1,0 +1,139 @@
+// Multi-tensor kernels on host pointers (contracts in kernels/cpu/multi_tensor.h and kernels/cuda/multi_tensor.h).
+//
+// Note [Deterministic multi-tensor norm]
+// The sum of squares is cut into fixed pieces whose boundaries depend only on the tensors' numels, never on
+// addresses, thread counts or timing:
+//   - each tensor is cut into chunks of kChunkElems elements (the last chunk of a tensor may be shorter);
+//   - inside a chunk, element j goes to lane j % kLanes of a kLanes-wide accumulator (plain loops over a
+//     fixed lane count, which the compiler turns into SIMD registers); the lanes are added by a fixed tree;
+//   - the chunks' partial sums are added in (tensor, chunk) order.
+// So the same values give the same bits, whatever the buffers' alignment (Eigen's reductions peel to the
+// pointer's alignment first, which would make the order, and the bits, depend on the address). float32
+// accumulates in float32, as the CUDA kernel does; float64 in float64.
+#include "kernels/cpu/multi_tensor.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+#include "engine/core/error.h"
+
+namespace tinyddp::kernels::cpu {
+namespace {
+
+// 64 Ki elements (256 KiB of float32): big enough that the per-chunk bookkeeping is noise, small enough that a
+// later multi-threaded version has hundreds of chunks to share out on a ResNet-50-sized list (25M / 64Ki = 381).
+constexpr int64_t kChunkElems = int64_t{1} << 16;
+
+// Four 256-bit registers' worth of lanes (32 floats / 16 doubles): enough independent adds to hide the FMA
+// latency when the data sits in cache; memory-bound lists need far fewer.
+template <typename T>
+constexpr int kLanes = 128 / static_cast<int>(sizeof(T));
+
+void check_lists(size_t num_ptrs, const std::vector<int64_t>& numels, const char* ptrs_name, const char* fn) {
+  TINYDDP_CHECK(num_ptrs == numels.size(), fn, ": expected one numel per tensor, got ", num_ptrs, " ", ptrs_name,
+                " and ", numels.size(), " numels.");
+}
+
+template <typename P>
+void check_tensor(const P* p, int64_t numel, size_t i, const char* fn) {
+  TINYDDP_CHECK(numel >= 0, fn, ": numels[", i, "] is ", numel, "; numels must be >= 0.");
+  TINYDDP_CHECK(p != nullptr || numel == 0, fn, ": tensor ", i, " has ", numel,
+                " elements but a null pointer; pass a valid buffer (or numel 0).");
+}
+
+// Sum of x[j]^2 over one chunk, lane by lane (Note [Deterministic multi-tensor norm]).
+template <typename T>
+T chunk_sum_of_squares(const T* x, int64_t n) {
+  constexpr int L = kLanes<T>;
+  T acc[L] = {};
+  int64_t j = 0;
+  for (; j + L <= n; j += L)
+    for (int l = 0; l < L; ++l) acc[l] += x[j + l] * x[j + l];
+  for (int l = 0; j < n; ++j, ++l) acc[l] += x[j] * x[j];   // tail: element j still goes to lane j % L
+  for (int width = L / 2; width > 0; width /= 2)            // fixed tree: lane l += lane l + width
+    for (int l = 0; l < width; ++l) acc[l] += acc[l + width];
+  return acc[0];
+}
+
+template <typename T>
+T sum_of_squares(const std::vector<const T*>& tensors, const std::vector<int64_t>& numels) {
+  // The partials are added as they are produced, which is the same fixed (tensor, chunk) order.
+  T total = 0;
+  for (size_t i = 0; i < tensors.size(); ++i)
+    for (int64_t begin = 0; begin < numels[i]; begin += kChunkElems)
+      total += chunk_sum_of_squares(tensors[i] + begin, std::min(kChunkElems, numels[i] - begin));
+  return total;
+}
+
+}  // namespace
+
+template <typename T>
+void multi_tensor_l2norm(const std::vector<const T*>& tensors, const std::vector<int64_t>& numels, T* out) {
+  check_lists(tensors.size(), numels, "tensors", "multi_tensor_l2norm");
+  for (size_t i = 0; i < tensors.size(); ++i) check_tensor(tensors[i], numels[i], i, "multi_tensor_l2norm");
+  TINYDDP_CHECK(out != nullptr, "multi_tensor_l2norm: out is null; pass a buffer for one element.");
+  out[0] = std::sqrt(sum_of_squares(tensors, numels));
+}
+
+template <typename T>
+void bucket_pack(const std::vector<const T*>& srcs, const std::vector<int64_t>& numels,
+                 const std::vector<int64_t>& offsets, T factor, T* flat) {
+  check_lists(srcs.size(), numels, "srcs", "bucket_pack");
+  TINYDDP_CHECK(offsets.size() == numels.size(), "bucket_pack: expected one offset per tensor, got ",
+                offsets.size(), " offsets and ", numels.size(), " numels.");
+  for (size_t i = 0; i < srcs.size(); ++i) {
+    check_tensor(srcs[i], numels[i], i, "bucket_pack");
+    TINYDDP_CHECK(offsets[i] >= 0, "bucket_pack: offsets[", i, "] is ", offsets[i], "; offsets must be >= 0.");
+    TINYDDP_CHECK(flat != nullptr || numels[i] == 0, "bucket_pack: flat is null; pass the bucket's buffer.");
+  }
+  for (size_t i = 0; i < srcs.size(); ++i) {
+    const T* src = srcs[i];
+    T* dst = flat + offsets[i];
+    for (int64_t j = 0; j < numels[i]; ++j) dst[j] = src[j] * factor;   // vectorized by the compiler
+  }
+}
+
+template <typename T>
+void bucket_unpack(const T* flat, const std::vector<int64_t>& offsets, const std::vector<int64_t>& numels,
+                   const std::vector<T*>& dsts) {
+  check_lists(dsts.size(), numels, "dsts", "bucket_unpack");
+  TINYDDP_CHECK(offsets.size() == numels.size(), "bucket_unpack: expected one offset per tensor, got ",
+                offsets.size(), " offsets and ", numels.size(), " numels.");
+  for (size_t i = 0; i < dsts.size(); ++i) {
+    check_tensor(dsts[i], numels[i], i, "bucket_unpack");
+    TINYDDP_CHECK(offsets[i] >= 0, "bucket_unpack: offsets[", i, "] is ", offsets[i], "; offsets must be >= 0.");
+    TINYDDP_CHECK(flat != nullptr || numels[i] == 0, "bucket_unpack: flat is null; pass the bucket's buffer.");
+  }
+  for (size_t i = 0; i < dsts.size(); ++i)
+    if (numels[i] > 0) std::memcpy(dsts[i], flat + offsets[i], static_cast<size_t>(numels[i]) * sizeof(T));
+}
+
+template <typename T>
+void clip_by_global_norm(const std::vector<T*>& tensors, const std::vector<int64_t>& numels, double max_norm,
+                         T* total_norm) {
+  TINYDDP_CHECK(std::isfinite(max_norm) && max_norm > 0, "clip_by_global_norm: max_norm must be a finite number > 0, got ",
+                max_norm, ".");
+  const std::vector<const T*> inputs(tensors.begin(), tensors.end());
+  multi_tensor_l2norm(inputs, numels, total_norm);
+  // PyTorch's clip_grad_norm_: coef = max_norm / (norm + 1e-6), clamped to at most 1, in the tensors' dtype.
+  // coef >= 1 leaves the tensors untouched (x * 1 == x), so that pass is skipped. A NaN or inf norm gives a
+  // NaN or 0 coefficient and the tensors are scaled by it, as in PyTorch (error_if_nonfinite=False).
+  const T coef = static_cast<T>(max_norm) / (total_norm[0] + static_cast<T>(1e-6));
+  if (coef >= T(1)) return;
+  for (size_t i = 0; i < tensors.size(); ++i)
+    for (int64_t j = 0; j < numels[i]; ++j) tensors[i][j] *= coef;
+}
+
+#define TINYDDP_INSTANTIATE(T)                                                                                  \
+  template void multi_tensor_l2norm<T>(const std::vector<const T*>&, const std::vector<int64_t>&, T*);          \
+  template void bucket_pack<T>(const std::vector<const T*>&, const std::vector<int64_t>&,                      \
+                               const std::vector<int64_t>&, T, T*);                                             \
+  template void bucket_unpack<T>(const T*, const std::vector<int64_t>&, const std::vector<int64_t>&,           \
+                                 const std::vector<T*>&);                                                       \
+  template void clip_by_global_norm<T>(const std::vector<T*>&, const std::vector<int64_t>&, double, T*);
+TINYDDP_INSTANTIATE(float)
+TINYDDP_INSTANTIATE(double)
+#undef TINYDDP_INSTANTIATE
+
+}  // namespace tinyddp::kernels::cpu
