@@ -4,14 +4,15 @@
 // The sum of squares is cut into fixed pieces whose boundaries depend only on the tensors' numels, never on
 // addresses, thread counts or timing:
 //   - each tensor is cut into chunks of kChunkElems elements (the last chunk of a tensor may be shorter);
-//   - inside a chunk, element j goes to lane j % kLanes of a kLanes-wide accumulator (plain loops over a
-//     fixed lane count, which the compiler turns into SIMD registers); the lanes are added by a fixed tree;
+//   - inside a chunk, element j goes to lane j % kLanes of a kLanes-wide accumulator (a fixed-size Eigen array:
+//     SIMD registers); the lanes are added by a fixed tree, then the tail (n % kLanes elements) in order;
 //   - the chunks' partial sums are added in (tensor, chunk) order.
 // So the same values give the same bits, whatever the buffers' alignment (Eigen's reductions peel to the
 // pointer's alignment first, which would make the order, and the bits, depend on the address). float32
 // accumulates in float32, as the CUDA kernel does; float64 in float64.
 #include "kernels/cpu/multi_tensor.h"
 
+#include <Eigen/Core>
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -43,17 +44,35 @@ void check_tensor(const P* p, int64_t numel, size_t i, const char* fn) {
 }
 
 // Sum of x[j]^2 over one chunk, lane by lane (Note [Deterministic multi-tensor norm]).
+// Adds the lanes by a fixed tree: lane l += lane l + W/2, halving W down to 1 (sizes known at compile time, so
+// it unrolls into a few vector adds).
+template <typename T, int W>
+T lane_tree_sum(const Eigen::Array<T, W, 1>& lanes) {
+  if constexpr (W == 1) {
+    return lanes[0];
+  } else {
+    const Eigen::Array<T, W / 2, 1> half = lanes.template head<W / 2>() + lanes.template tail<W / 2>();
+    return lane_tree_sum<T, W / 2>(half);
+  }
+}
+
+// The accumulator is a fixed-size Eigen array: its lane-wise += compiles to SIMD multiply-adds on unaligned
+// loads, lane l always holding the elements j < n - n % kLanes with j % kLanes == l, whatever x's alignment.
+// It starts from the first group's squares rather than from zero (zeroing a stack array costs as much as
+// summing a 256-element tensor).
 template <typename T>
 T chunk_sum_of_squares(const T* x, int64_t n) {
   constexpr int L = kLanes<T>;
-  T acc[L] = {};
+  using Lanes = Eigen::Array<T, L, 1>;
+  T sum = 0;
   int64_t j = 0;
-  for (; j + L <= n; j += L)
-    for (int l = 0; l < L; ++l) acc[l] += x[j + l] * x[j + l];
-  for (int l = 0; j < n; ++j, ++l) acc[l] += x[j] * x[j];   // tail: element j still goes to lane j % L
-  for (int width = L / 2; width > 0; width /= 2)            // fixed tree: lane l += lane l + width
-    for (int l = 0; l < width; ++l) acc[l] += acc[l + width];
-  return acc[0];
+  if (n >= L) {
+    Lanes acc = Eigen::Map<const Lanes>(x).square();
+    for (j = L; j + L <= n; j += L) acc += Eigen::Map<const Lanes>(x + j).square();
+    sum = lane_tree_sum(acc);
+  }
+  for (; j < n; ++j) sum += x[j] * x[j];   // the tail (< kLanes elements), in order
+  return sum;
 }
 
 template <typename T>
