@@ -314,9 +314,13 @@ class NcclProcessGroup : public ProcessGroup {
     // joins (a blocking init would hang with no way out).
     ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
     config.blocking = 0;
-    TINYDDP_NCCL_CHECK(ncclCommInitRankConfig(&c.comm, size, id, rank, &config), rank, c.comm);
-    c.wait_until_ready("NCCL communicator init (" + std::to_string(size) + " ranks, cuda:" + std::to_string(device) + ")",
-                       timeout_);
+    const std::string init = "NCCL communicator init (rank " + std::to_string(rank) + " of " + std::to_string(size) +
+                             ", cuda:" + std::to_string(device) + ")";
+    const ncclResult_t started = ncclCommInitRankConfig(&c.comm, size, id, rank, &config);
+    if (started != ncclSuccess && started != ncclInProgress)
+      c.fail(rank_prefix(rank) + init + " failed: " + ncclGetErrorString(started) + " (" + ncclGetLastError(c.comm) +
+             "). Set NCCL_DEBUG=INFO for details.");
+    c.wait_until_ready(init, timeout_);
 
     TINYDDP_CUDA_CHECK(cudaStreamCreateWithFlags(&c.stream, cudaStreamNonBlocking), rank);
     TINYDDP_CUDA_CHECK(cudaEventCreateWithFlags(&c.ready, cudaEventDisableTiming), rank);
