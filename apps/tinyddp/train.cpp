@@ -24,9 +24,11 @@
 #include "dist/ddp.h"
 #include "dist/mpi_process_group.h"
 #include "dist/thread_process_group.h"
+#include "engine/core/trace.h"
 #include "models/experiments/experiment.h"
 #include "models/optim/adam.h"
 #include "models/optim/sgd.h"
+#include "models/weighting/grad_report.h"
 #include "models/weighting/loss_weighting.h"
 
 namespace tinyddp::app {
@@ -102,6 +104,7 @@ struct RankOutput {
   uint64_t weights_hash = 1469598103934665603ULL;   // over the weights after every iteration
   uint64_t params_hash = 0;                          // network parameters at the end
   std::vector<std::string> warnings;
+  std::vector<models::GradReport> grad_reports;
   double seconds = 0;
 };
 
@@ -109,6 +112,7 @@ struct Plan {
   int64_t steps, batch_size, history_every;
   double lr, alpha;
   std::vector<int64_t> report_steps;
+  std::vector<int64_t> grad_report_steps;   // sorted, each in 0..steps-1
 };
 
 bool contains(const std::vector<int64_t>& v, int64_t x) { return std::find(v.begin(), v.end(), x) != v.end(); }
@@ -119,6 +123,7 @@ RankOutput train_rank(const Experiment& e, const TrainOptions& o, const Plan& pl
   const int rank = pg ? pg->rank() : 0;
   const bool printer = rank == 0 && o.progress;
   const int tasks = e.num_tasks();
+  trace::RankScope trace_rank(rank);   // under --trace, this thread's events belong to this rank
   RankOutput out;
 
   auto net = e.make_model(o.model_seed);
@@ -182,22 +187,48 @@ RankOutput train_rank(const Experiment& e, const TrainOptions& o, const Plan& pl
 
   if (rank == 0) out.initial_test_losses = e.test_losses(*net);
   for (int64_t step = 0; step < plan.steps; ++step) {
+    // Traces number iterations from 1 like repro's (trace-view --iteration K): step s is iteration s + 1.
+    auto iteration_span = trace::span([&] {
+      return trace::What{"iteration", "step " + std::to_string(step), {{"iteration", step + 1}, {"step", step}}};
+    });
     const MultiTaskBatch b = e.batch(step, plan.batch_size, rank, world);
     // DDP's forward around the model's: its outputs are the task losses (a module may return its losses).
-    const std::vector<Tensor> losses = ddp ? ddp->forward([&] { return net->task_losses(b); }) : net->task_losses(b);
+    std::vector<Tensor> losses;
+    {
+      auto s = trace::span([] { return trace::What{"call", "forward", {}}; });
+      losses = ddp ? ddp->forward([&] { return net->task_losses(b); }) : net->task_losses(b);
+    }
     const std::vector<double> weights_before = weighting->weights();
     const std::vector<double> values = global_values(losses);
     if (contains(plan.report_steps, step)) report(step, weights_before);
 
-    const models::WeightingStep ws = weighting->observe(losses, w_shared, step);
+    models::WeightingStep ws;
+    {
+      auto s = trace::span([&] { return trace::What{"call", "weighting observe (" + o.weighting + ")", {}}; });
+      ws = weighting->observe(losses, w_shared, step);
+    }
     if (ws.updated) ++out.weight_updates;
     if (step % plan.history_every == 0 || contains(plan.report_steps, step))
       record(step, weights_before, values, ws.grad_norms);
+    if (contains(plan.grad_report_steps, step)) {
+      // After observe(): total_loss() now applies this step's weights, which the report shows.
+      auto s = trace::span([] { return trace::What{"call", "grad report", {}}; });
+      models::GradReport g = models::grad_report(
+          losses, w_shared, models::effective_loss_weights(*weighting, losses), step,
+          {.task_names = e.task_names, .baseline = loss0, .alpha = plan.alpha, .allreduce_mean = mean_over_ranks});
+      if (rank == 0) out.grad_reports.push_back(std::move(g));
+    }
 
     optimizer->zero_grad();
-    weighting->total_loss(losses).backward();   // the one backward (DDP averages the gradients)
+    {
+      auto s = trace::span([] { return trace::What{"call", "backward", {}}; });
+      weighting->total_loss(losses).backward();   // the one backward (DDP averages the gradients)
+    }
     if (ddp) ddp->check_before_step();
-    optimizer->step();
+    {
+      auto s = trace::span([] { return trace::What{"call", "optimizer step", {}}; });
+      optimizer->step();
+    }
     out.weights_hash = hash_doubles(out.weights_hash, weighting->weights());
 
     if (printer && ((step + 1) % progress_every == 0 || step + 1 == plan.steps)) {
@@ -274,12 +305,20 @@ TrainResult run_train(const TrainOptions& options) {
     }
     std::sort(plan.report_steps.begin(), plan.report_steps.end());
   }
+  for (int64_t s : o.grad_report_steps) {
+    TINYDDP_CHECK(s >= 0 && s < plan.steps, "train: --grad-report step ", s, " is outside 0..", plan.steps - 1,
+                  " (a report looks at the gradients of a training iteration; the run has ", plan.steps,
+                  " iterations, 0..", plan.steps - 1, ").");
+    if (!contains(plan.grad_report_steps, s)) plan.grad_report_steps.push_back(s);
+  }
+  std::sort(plan.grad_report_steps.begin(), plan.grad_report_steps.end());
   o.steps = plan.steps;
   o.batch_size = plan.batch_size;
   o.lr = plan.lr;
   o.alpha = plan.alpha;
   o.report_steps = plan.report_steps;
   o.history_every = plan.history_every;
+  o.grad_report_steps = plan.grad_report_steps;
 
   TrainResult r;
   r.alpha = plan.alpha;
@@ -335,6 +374,7 @@ TrainResult run_train(const TrainOptions& options) {
   r.metric = r.final_test_losses.empty() ? 0 : Experiment::metric(r.final_test_losses, r.initial_test_losses);
   r.weight_updates = mine.weight_updates;
   r.warnings = mine.warnings;
+  r.grad_reports = std::move(mine.grad_reports);
   r.seconds = mine.seconds;
   return r;
 }

@@ -5,11 +5,14 @@
 //   TrainResult r = run_train(o);              // history, the weights at the report steps, the test metric
 //   print_train_report(std::cout, r);          // the weight table
 //   write_csv("recsys.csv", r);  write_plot("recsys.png", r);  std::cout << train_to_json(r).dump(1);
+//   o.grad_report_steps = {0, 500};  ...  print_grad_reports(std::cout, r);   // per-task gradients on W
 //
 // One iteration on each rank (Note [One DDP backward per iteration] in train.cpp):
 //   outputs = ddp.forward(net.forward_tasks(shard))  ->  L_i = task losses (shard means)
 //   weighting.observe(L, W, step)      GradNorm: autograd::grad of each L_i w.r.t. W only (no DDP hook fires),
 //                                      averaged over ranks by WeightingOptions::allreduce_mean; w update
+//   [grad-report steps] models::grad_report(L, W, d total/d L, ...): the same kind of autograd::grad, averaged
+//                                      over ranks the same way, on every rank; rank 0's is the result
 //   weighting.total_loss(L).backward() the one DDP backward: network gradients averaged over ranks
 //   optimizer.step()
 //
@@ -27,6 +30,7 @@
 #include <nlohmann/json.hpp>
 
 #include "engine/core/dtype.h"
+#include "models/weighting/grad_report.h"
 
 namespace tinyddp::app {
 
@@ -44,6 +48,7 @@ struct TrainOptions {
   std::string backend = "thread";         // thread | mpi
   std::vector<int64_t> report_steps;      // empty: the experiment's {0, 200, 800, 2000} up to steps, and steps
   int64_t history_every = 0;              // 0: about 500 rows over the run
+  std::vector<int64_t> grad_report_steps; // iterations (0..steps-1) that get a per-task gradient report
   uint64_t data_seed = 0;
   uint64_t model_seed = 1;
   DType dtype = DType::f32;
@@ -90,6 +95,9 @@ struct TrainResult {
   bool weights_identical_across_ranks = true;   // bitwise, after every iteration
   bool replicas_in_sync = true;         // network parameters bitwise equal on every rank at the end
   std::vector<std::string> warnings;    // DDP's (rank 0), e.g. gradients that were never averaged
+  // At each grad_report_steps iteration: G_i, w_i, targets, r_i, cosines on W (models/weighting/grad_report.h),
+  // computed from the global (rank-averaged) gradients, so the same on every rank; baseline L_i(0) = step 0's.
+  std::vector<models::GradReport> grad_reports;
   double seconds = 0;                   // wall time of the training loop (not in the JSON: runs compare equal)
 };
 
@@ -97,6 +105,9 @@ TrainResult run_train(const TrainOptions& options);
 
 nlohmann::json train_to_json(const TrainResult& result);
 void print_train_report(std::ostream& out, const TrainResult& result);
+// The per-task gradient tables (nothing when no report was asked for).
+void print_grad_reports(std::ostream& out, const TrainResult& result);
+nlohmann::json grad_report_to_json(const models::GradReport& report);
 void write_csv(const std::string& path, const TrainResult& result);
 // PNG through gnuplot when the path ends in .png and gnuplot is on PATH; otherwise an SVG drawn here (a .png
 // path then becomes .svg). Returns the path written.

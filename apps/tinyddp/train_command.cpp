@@ -4,6 +4,7 @@
 #include <sstream>
 
 #include "apps/tinyddp/commands.h"
+#include "apps/tinyddp/trace_file.h"
 #include "apps/tinyddp/train.h"
 #include "dist/mpi_process_group.h"
 
@@ -17,12 +18,14 @@ struct TrainArgs {
   int64_t steps = 0, batch = 0;
   CLI::Option *alpha_opt = nullptr, *lr_opt = nullptr, *steps_opt = nullptr, *batch_opt = nullptr;
   std::string report_steps;
+  std::string grad_report_steps;   // --grad-report STEPS
+  std::string trace;               // --trace FILE
   std::string dtype = "f32";
   std::string csv, plot;
   bool json = false, quiet = false;
 };
 
-std::vector<int64_t> parse_steps(const std::string& text) {
+std::vector<int64_t> parse_steps(const std::string& text, const std::string& flag) {
   std::vector<int64_t> steps;
   std::stringstream ss(text);
   std::string item;
@@ -32,7 +35,7 @@ std::vector<int64_t> parse_steps(const std::string& text) {
       steps.push_back(std::stoll(item, &used));
       if (used != item.size()) throw std::invalid_argument(item);
     } catch (const std::exception&) {
-      throw Error("train: --report-steps takes comma-separated step numbers like 0,200,800,2000; '" + item +
+      throw Error("train: " + flag + " takes comma-separated step numbers like 0,200,800; '" + item +
                   "' is not one.");
     }
   }
@@ -45,13 +48,21 @@ int run(TrainArgs& a) {
   if (a.lr_opt->count()) o.lr = a.lr;
   if (a.steps_opt->count()) o.steps = a.steps;
   if (a.batch_opt->count()) o.batch_size = a.batch;
-  if (!a.report_steps.empty()) o.report_steps = parse_steps(a.report_steps);
+  if (!a.report_steps.empty()) o.report_steps = parse_steps(a.report_steps, "--report-steps");
+  if (!a.grad_report_steps.empty()) o.grad_report_steps = parse_steps(a.grad_report_steps, "--grad-report");
   o.dtype = a.dtype == "f64" ? DType::f64 : DType::f32;
   o.progress = !a.quiet;
   if (o.backend == "mpi" && !dist::launched_by_mpirun())
     std::cerr << "tinyddp: note: --backend mpi without mpirun runs a single rank; launch with "
                  "`mpirun -np 2 tinyddp train ... --backend mpi`.\n";
+  std::optional<TraceRecording> recording;
+  if (!a.trace.empty())
+    recording.emplace(a.trace, o.backend,
+                      nlohmann::json{{"command", "tinyddp train"}, {"experiment", o.experiment},
+                                     {"weighting", o.weighting},
+                                     {"options", "ranks " + std::to_string(o.ranks) + ", backend " + o.backend}});
   const TrainResult r = run_train(o);
+  if (recording) recording->finish();
   // Under mpirun every rank trained; rank 0 reports and writes the files.
   if (o.backend == "mpi" && dist::mpi_world()->rank() != 0) return 0;
   std::string plot_written;
@@ -61,6 +72,7 @@ int run(TrainArgs& a) {
     std::cout << train_to_json(r).dump(1) << "\n";
   } else {
     print_train_report(std::cout, r);
+    print_grad_reports(std::cout, r);
     if (!a.csv.empty()) std::cout << "CSV: " << a.csv << "\n";
     if (!plot_written.empty()) std::cout << "Plot: " << plot_written << "\n";
   }
@@ -83,6 +95,8 @@ void add_train_command(CLI::App& app, int* exit_code) {
       "  tinyddp train --experiment recsys --weighting gradnorm --update-every 100 --csv r.csv --plot r.png\n"
       "  tinyddp train --experiment toy2 --weighting gradnorm --ranks 2          # 2 DDP ranks as threads\n"
       "  mpirun -np 2 tinyddp train --experiment toy2 --backend mpi             # one process per rank\n"
+      "  tinyddp train --experiment recsys --steps 500 --grad-report 0,499      # per-task gradients on W\n"
+      "  tinyddp train --experiment toy2 --ranks 2 --steps 5 --trace t.json     # a timeline (Perfetto)\n"
       "Step s in the table: the weights after s iterations; the metric is sum_i L_i(t)/L_i(0) on held-out data.");
   TrainOptions& o = a->options;
   cmd->add_option("--experiment", o.experiment, "toy2, toy10 or recsys")
@@ -105,6 +119,12 @@ void add_train_command(CLI::App& app, int* exit_code) {
       ->check(CLI::IsMember({"thread", "mpi"}))
       ->capture_default_str();
   cmd->add_option("--report-steps", a->report_steps, "Steps of the weight table, e.g. 0,200,800,2000");
+  cmd->add_option("--grad-report", a->grad_report_steps,
+                  "Per-task gradients on the shared layer at these iterations, e.g. 0,500: G_i, w_i, w_i*G_i, "
+                  "GradNorm's target, r_i, cosines; flags a task disconnected from the shared layer");
+  cmd->add_option("--trace", a->trace,
+                  "Record a Chrome trace (Perfetto, chrome://tracing) in FILE; under mpirun, FILE.rank<N>.json. "
+                  "Every step is recorded: use few --steps");
   cmd->add_option("--history-every", o.history_every, "Record a history row every K steps (0: ~500 rows)");
   cmd->add_option("--ema", o.ema, "EMA factor of GradNorm's loss ratios (0: none)")->capture_default_str();
   cmd->add_option("--warmup-steps", o.warmup_steps, "Baseline L_i(0) = mean of the first K steps (0: step 0)")

@@ -1,10 +1,12 @@
 // `tinyddp train`'s outputs: the weight table, --json, the CSV and the plot (gnuplot PNG or a hand-drawn SVG).
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iomanip>
+#include <optional>
 #include <ostream>
 #include <sstream>
 
@@ -126,7 +128,103 @@ nlohmann::json train_to_json(const TrainResult& r) {
     history.push_back(std::move(h));
   }
   j["history"] = history;
+  if (!r.grad_reports.empty()) {
+    nlohmann::json reports = nlohmann::json::array();
+    for (const models::GradReport& g : r.grad_reports) reports.push_back(grad_report_to_json(g));
+    j["grad_report"] = reports;
+  }
   return j;
+}
+
+// ---- --grad-report ----
+
+nlohmann::json grad_report_to_json(const models::GradReport& g) {
+  nlohmann::json tasks = nlohmann::json::array();
+  for (const models::TaskGradRow& t : g.tasks)
+    tasks.push_back({{"name", t.name},
+                     {"loss", t.loss},
+                     {"inverse_rate", t.inverse_rate},
+                     {"ratio", t.ratio},
+                     {"grad_norm", t.grad_norm},
+                     {"weight", t.weight},
+                     {"weighted_grad_norm", t.weighted_grad_norm},
+                     {"target", t.target},
+                     {"reaches_shared", t.reaches_shared},
+                     {"status", t.status},
+                     {"causes", t.causes}});
+  nlohmann::json cosine = nlohmann::json::array();
+  for (const auto& row : g.cosine) {
+    nlohmann::json r = nlohmann::json::array();
+    for (const std::optional<double>& c : row) r.push_back(c ? nlohmann::json(*c) : nlohmann::json(nullptr));
+    cosine.push_back(r);
+  }
+  return {{"step", g.step}, {"alpha", g.alpha}, {"shared_shape", g.shared_shape}, {"tasks", tasks},
+          {"cosine", cosine}};
+}
+
+void print_grad_reports(std::ostream& out, const TrainResult& r) {
+  if (r.grad_reports.empty()) return;
+  const models::GradReport& first = r.grad_reports.front();
+  std::string shape;
+  for (int64_t d : first.shared_shape) shape += (shape.empty() ? "" : "x") + std::to_string(d);
+  out << "\nPer-task gradients on the shared layer W (the trunk's last weight, " << shape << "), "
+      << (r.world > 1 ? "averaged over the " + std::to_string(r.world) + " ranks" : "one process") << ":\n"
+      << "  G_i = ||grad_W L_i||   w_i = d total/d L_i (what the step's backward applies)   w_i*G_i = what W gets\n"
+      << "  r_i = (L_i/L_i(0)) / mean_j(L_j/L_j(0))   target = mean_j(w_j G_j) r_i^alpha, GradNorm's for w_i*G_i "
+         "(alpha "
+      << gfmt(first.alpha) << ")\n";
+  size_t name_width = 6;
+  for (const std::string& n : r.task_names) name_width = std::max(name_width, n.size() + 2);
+  const int w = static_cast<int>(name_width);
+  for (const models::GradReport& g : r.grad_reports) {
+    out << "\nstep " << g.step << "\n";
+    out << std::right << std::setw(w) << "task" << std::setw(11) << "loss" << std::setw(9) << "L/L(0)" << std::setw(8)
+        << "r_i" << std::setw(11) << "G_i" << std::setw(9) << "w_i" << std::setw(11) << "w_i*G_i" << std::setw(11)
+        << "target" << "  status\n";
+    for (const models::TaskGradRow& t : g.tasks) {
+      out << std::setw(w) << t.name << std::setw(11) << gfmt(t.loss) << std::setw(9) << fmt(t.inverse_rate)
+          << std::setw(8) << fmt(t.ratio) << std::setw(11) << gfmt(t.grad_norm) << std::setw(9) << gfmt(t.weight)
+          << std::setw(11) << gfmt(t.weighted_grad_norm) << std::setw(11) << gfmt(t.target) << "  "
+          << (t.status == "ok" ? "ok" : "! " + t.status) << "\n";
+    }
+    // The cosine matrix; a full one up to 10 tasks (toy10), else each task's most conflicting partner.
+    const size_t T = g.tasks.size();
+    auto cos_text = [&](size_t i, size_t j) { return g.cosine[i][j] ? fmt(*g.cosine[i][j]) : std::string("-"); };
+    if (T <= 10) {
+      out << "  cosine between task gradients on W (-1: opposite pulls, which no weighting can fix; "
+             "-: no gradient)\n";
+      out << std::setw(w + 2) << "";
+      for (const models::TaskGradRow& t : g.tasks) out << std::setw(std::max(w, 8)) << t.name;
+      out << "\n";
+      for (size_t i = 0; i < T; ++i) {
+        out << std::setw(w + 2) << g.tasks[i].name;
+        for (size_t j = 0; j < T; ++j) out << std::setw(std::max(w, 8)) << cos_text(i, j);
+        out << "\n";
+      }
+    } else {
+      out << "  most conflicting task pairs (cosine of the gradients on W):\n";
+      for (size_t i = 0; i < T; ++i) {
+        std::optional<size_t> worst;
+        for (size_t j = 0; j < T; ++j)
+          if (j != i && g.cosine[i][j] && (!worst || *g.cosine[i][j] < *g.cosine[i][*worst])) worst = j;
+        if (worst) out << "    " << g.tasks[i].name << " vs " << g.tasks[*worst].name << ": " << cos_text(i, *worst) << "\n";
+      }
+    }
+    for (size_t i : g.flagged()) {
+      const models::TaskGradRow& t = g.tasks[i];
+      out << "  ! " << t.name << ": ";
+      if (t.status == "disconnected")
+        out << "disconnected from the shared layer: its loss has no gradient on W (on any rank), so neither the "
+               "trunk nor GradNorm sees this task. Likely causes:\n";
+      else if (t.status == "zero gradient")
+        out << "its gradient on the shared layer W is zero at this step, so the trunk learns nothing from it. "
+               "Likely causes:\n";
+      else
+        out << "its gradient on W exists but its weight in the step's loss is 0, so W receives nothing from it. "
+               "Likely causes:\n";
+      for (const std::string& c : t.causes) out << "      - " << c << "\n";
+    }
+  }
 }
 
 void write_csv(const std::string& path, const TrainResult& r) {
