@@ -5,6 +5,9 @@
 //   export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1   # only as root
 //   mpirun --oversubscribe -np 2 ./build/bench/bench_ddp             # mpi backend
 //   ... --json out.json                                                # results as JSON (rank 0 writes)
+//   ... --trace t.json --iterations 3    # a Chrome trace of every step (docs/tracing.md); under mpirun
+//                                        # t.rank<N>.json per rank (join with tinyddp trace-merge). The timings
+//                                        # of a traced run include the tracing.
 //
 // Legend: B = batch per rank (64), I = 784 inputs, H = 400 hidden, C = 10 classes.
 // Model: Linear(I,H) ReLU, 4 x (Linear(H,H) ReLU), Linear(H,C), cross-entropy: 959,610 float32 parameters
@@ -36,12 +39,15 @@
 #include <cstring>
 #include <fstream>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "apps/tinyddp/trace_file.h"
 #include "dist/ddp.h"
 #include "dist/mpi_process_group.h"
 #include "dist/thread_process_group.h"
+#include "engine/core/trace.h"
 #include "engine/tinyddp.h"
 #include "models/nn/nn.h"
 
@@ -97,16 +103,26 @@ struct Batch {
 std::pair<double, double> step(Variant& v, ProcessGroup& pg, const Batch& batch) {
   nn::zero_grad_of(v.params, /*set_to_none=*/false);   // PyTorch 1.13's default zero_grad
   pg.barrier()->wait();                                 // ranks start together
+  // Under --trace: one iteration span per step of any variant, numbered from 1 across the run (trace-view
+  // --iteration K), named after the variant.
+  static thread_local int64_t traced_steps = 0;
+  auto iteration_span = trace::span([&] {
+    return trace::What{"iteration", v.name, {{"iteration", ++traced_steps}, {"variant", v.name}}};
+  });
   const auto t0 = Clock::now();
   Tensor loss;
-  if (v.ddp) {
-    auto out = v.ddp->forward([&] { return std::vector<Tensor>{v.model->forward(batch.x)}; });
-    loss = cross_entropy(out[0], batch.y);
-  } else {
-    loss = cross_entropy(v.model->forward(batch.x), batch.y);
+  {
+    auto forward_span = trace::span([] { return trace::What{"call", "forward", {}}; });
+    if (v.ddp) {
+      auto out = v.ddp->forward([&] { return std::vector<Tensor>{v.model->forward(batch.x)}; });
+      loss = cross_entropy(out[0], batch.y);
+    } else {
+      loss = cross_entropy(v.model->forward(batch.x), batch.y);
+    }
   }
   const double fwd = seconds_since(t0);
   const auto t1 = Clock::now();
+  auto backward_span = trace::span([] { return trace::What{"call", "backward", {}}; });
   loss.backward();
   if (!v.ddp && v.communicate) {
     const float scale = 1.0f / static_cast<float>(pg.size());
@@ -160,6 +176,7 @@ struct Result {
 };
 
 Result run_rank(ProcessGroup& pg, std::shared_ptr<ProcessGroup> pg_ptr, int timed) {
+  trace::RankScope trace_rank(pg.rank());   // under --trace, this thread's events belong to this rank
   std::vector<Variant> variants;
   variants.push_back({.name = "local (no comm)", .communicate = false});
   variants.push_back({.name = "flat allreduce"});
@@ -293,12 +310,18 @@ int main(int argc, char** argv) {
   using namespace tinyddp;
   using namespace tinyddp::bench;
   CLI::App app{"DDP reducer overhead and bucket-cap sweep: thread backend (2 ranks), or mpi under mpirun"};
-  std::string json_path;
+  std::string json_path, trace_path;
   int timed = kDefaultTimed;
   app.add_option("--json", json_path, "also write the results as JSON to this file (rank 0)");
   app.add_option("--iterations", timed, "timed iterations per variant")->check(CLI::Range(1, 10000));
+  app.add_option("--trace", trace_path,
+                 "record a Chrome trace of every step in FILE (under mpirun FILE.rank<N>.json); use few --iterations");
   CLI11_PARSE(app, argc, argv);
 
+  std::optional<app::TraceRecording> recording;
+  if (!trace_path.empty())
+    recording.emplace(trace_path, dist::launched_by_mpirun() ? "mpi" : "thread",
+                      nlohmann::json{{"command", "bench_ddp"}, {"options", "iterations " + std::to_string(timed)}});
   Result result;
   bool is_root = true;
   if (dist::launched_by_mpirun()) {
@@ -317,6 +340,7 @@ int main(int argc, char** argv) {
       if (e) std::rethrow_exception(e);
     result.backend = "thread";
   }
+  if (recording) recording->finish();
   if (result.check_max_abs_diff != 0) {
     if (is_root)
       std::fprintf(stderr, "MISMATCH: DDP's averaged gradients differ from the flat allreduce's by up to %g\n",
