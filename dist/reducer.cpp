@@ -9,9 +9,9 @@
 #include "engine/autograd/accumulate_grad.h"
 #include "engine/autograd/engine.h"
 #include "engine/autograd/grad_mode.h"
+#include "engine/core/backend.h"
 #include "engine/core/trace.h"
 #include "engine/ops/ops.h"
-#include "kernels/cpu/elementwise.h"
 
 namespace tinyddp::dist {
 
@@ -31,8 +31,11 @@ bool is_alias(const Tensor& a, const Tensor& b) { return a.defined() && b.define
 // into the bucket" of PyTorch's reducer: one pass over the gradient).
 void copy_scaled(const Tensor& dst, const Tensor& src, double factor) {
   const Tensor s = src.detach().contiguous();
+  TINYDDP_CHECK(s.device() == dst.device(), "DDP: a gradient on ", s.device().str(), " was produced for a parameter on ",
+                dst.device().str(), "; keep the model, its inputs and its gradients on one device.");
   dispatch_floating(dst.dtype(), "bucket copy", [&]<typename T>() {
-    kernels::cpu::unary<T>(kernels::cpu::UnaryOp::mul_scalar, s.data_ptr<T>(), dst.data_ptr<T>(), dst.numel(), factor);
+    backend::unary<T>(dst.device(), kernels::UnaryOp::mul_scalar, s.data_ptr<T>(), dst.data_ptr<T>(), dst.numel(),
+                      factor);
   });
   dst.bump_version();
 }

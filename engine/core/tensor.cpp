@@ -9,22 +9,15 @@
 #include "engine/autograd/functional.h"
 #include "engine/autograd/grad_mode.h"
 #include "engine/autograd/node.h"
+#include "engine/core/backend.h"
 #include "engine/ops/ops.h"
 
 namespace tinyddp {
 
-// 64-byte alignment: a cache line, and enough for any SIMD width Eigen picks.
-static constexpr size_t kStorageAlignment = 64;
+Storage::Storage(size_t nbytes_, Device device_)
+    : data(backend::allocate(nbytes_, device_)), nbytes(nbytes_), device(device_) {}
 
-Storage::Storage(size_t nbytes_, Device device_) : nbytes(nbytes_), device(device_) {
-  TINYDDP_CHECK(device.is_cpu(), "Storage: device ", device.str(),
-                " is not supported by this build; tensors live on the CPU (CUDA tensors come with the CUDA backend).");
-  const size_t rounded = (nbytes + kStorageAlignment - 1) / kStorageAlignment * kStorageAlignment;
-  data = std::aligned_alloc(kStorageAlignment, rounded == 0 ? kStorageAlignment : rounded);
-  TINYDDP_CHECK(data != nullptr, "Storage: out of memory allocating ", nbytes, " bytes.");
-}
-
-Storage::~Storage() { std::free(data); }
+Storage::~Storage() { backend::deallocate(data, device); }
 
 TensorImpl::~TensorImpl() { autograd::release_node(std::move(grad_fn)); }
 
@@ -68,7 +61,7 @@ template int64_t* Tensor::data_ptr<int64_t>() const;
 template <typename T>
 std::vector<T> Tensor::to_vector() const {
   TINYDDP_CHECK(defined(), "to_vector: the tensor is undefined.");
-  const Tensor c = contiguous();
+  const Tensor c = to(Device::cpu()).contiguous();   // a device tensor is copied to the host first
   std::vector<T> out(static_cast<size_t>(c.numel()));
   dispatch_all(c.dtype(), [&]<typename S>() {
     const S* p = c.data_ptr<S>();
@@ -116,6 +109,18 @@ uint32_t Tensor::output_nr() const { return impl_->output_nr; }
 Tensor Tensor::detach() const {
   Tensor out = make_view(*this, shape(), strides(), offset());
   return out;
+}
+
+void Tensor::set_data(const Tensor& new_data) const {
+  TINYDDP_CHECK(defined() && new_data.defined(), "set_data: both tensors must be defined.");
+  TINYDDP_CHECK(is_leaf(), "set_data: only a leaf's data can be replaced; this tensor has grad_fn=",
+                impl_->grad_fn ? impl_->grad_fn->name() : "", ".");
+  impl_->storage = new_data.storage();
+  impl_->shape = new_data.shape();
+  impl_->strides = new_data.strides();
+  impl_->offset = new_data.offset();
+  impl_->dtype = new_data.dtype();
+  impl_->version = new_data.impl()->version;
 }
 
 void Tensor::backward(const Tensor& gradient, const BackwardOptions& options) const {
@@ -187,6 +192,7 @@ Tensor Tensor::expand(const Shape& s) const { return tinyddp::expand(*this, s); 
 Tensor Tensor::contiguous() const { return is_contiguous() ? *this : tinyddp::clone(*this); }
 Tensor Tensor::clone() const { return tinyddp::clone(*this); }
 Tensor Tensor::to(DType dtype) const { return tinyddp::to_dtype(*this, dtype); }
+Tensor Tensor::to(Device device) const { return tinyddp::to_device(*this, device); }
 
 Tensor& Tensor::add_(const Tensor& other, double alpha) { return tinyddp::add_(*this, other, alpha); }
 Tensor& Tensor::mul_(double factor) { return tinyddp::mul_(*this, factor); }
@@ -196,30 +202,38 @@ Tensor& Tensor::fill_(double value) { return tinyddp::fill_(*this, value); }
 Tensor& Tensor::copy_(const Tensor& src) { return tinyddp::copy_(*this, src); }
 
 // ---- construction ----
-Tensor empty(const Shape& shape, DType dtype) {
+Tensor empty(const Shape& shape, DType dtype, Device device) {
   for (int64_t d : shape)
     TINYDDP_CHECK(d >= 0, "empty: negative dimension in shape ", shape_str(shape), "; sizes must be >= 0.");
   auto impl = std::make_shared<TensorImpl>();
-  impl->storage = std::make_shared<Storage>(static_cast<size_t>(numel_of(shape)) * element_size(dtype), Device::cpu());
+  impl->storage = std::make_shared<Storage>(static_cast<size_t>(numel_of(shape)) * element_size(dtype), device);
   impl->shape = shape;
   impl->strides = contiguous_strides(shape);
   impl->dtype = dtype;
   return Tensor(std::move(impl));
 }
 
-Tensor full(const Shape& shape, double value, DType dtype) {
-  Tensor t = empty(shape, dtype);
-  dispatch_all(dtype, [&]<typename T>() {
-    T* p = t.data_ptr<T>();
-    std::fill(p, p + t.numel(), static_cast<T>(value));
+Tensor full(const Shape& shape, double value, DType dtype, Device device) {
+  Tensor t = empty(shape, dtype, device);
+  if (device.is_cpu() || !is_floating(dtype)) {   // integer device tensors are filled on the host, then copied
+    Tensor host = device.is_cpu() ? t : empty(shape, dtype);
+    dispatch_all(dtype, [&]<typename T>() {
+      T* p = host.data_ptr<T>();
+      std::fill(p, p + host.numel(), static_cast<T>(value));
+    });
+    if (!device.is_cpu()) backend::copy_bytes(t.raw_data(), device, host.raw_data(), Device::cpu(), t.storage()->nbytes);
+    return t;
+  }
+  dispatch_floating(dtype, "full", [&]<typename T>() {
+    backend::unary<T>(device, kernels::UnaryOp::fill, t.data_ptr<T>(), t.data_ptr<T>(), t.numel(), value);
   });
   return t;
 }
-Tensor zeros(const Shape& shape, DType dtype) { return full(shape, 0.0, dtype); }
-Tensor ones(const Shape& shape, DType dtype) { return full(shape, 1.0, dtype); }
-Tensor scalar_tensor(double value, DType dtype) { return full({}, value, dtype); }
-Tensor zeros_like(const Tensor& t) { return zeros(t.shape(), t.dtype()); }
-Tensor ones_like(const Tensor& t) { return ones(t.shape(), t.dtype()); }
+Tensor zeros(const Shape& shape, DType dtype, Device device) { return full(shape, 0.0, dtype, device); }
+Tensor ones(const Shape& shape, DType dtype, Device device) { return full(shape, 1.0, dtype, device); }
+Tensor scalar_tensor(double value, DType dtype, Device device) { return full({}, value, dtype, device); }
+Tensor zeros_like(const Tensor& t) { return zeros(t.shape(), t.dtype(), t.device()); }
+Tensor ones_like(const Tensor& t) { return ones(t.shape(), t.dtype(), t.device()); }
 
 Tensor arange(int64_t n, DType dtype) {
   Tensor t = empty({n}, dtype);
@@ -263,6 +277,7 @@ Tensor make_view(const Tensor& base, Shape shape, Shape strides, int64_t offset)
 std::ostream& operator<<(std::ostream& os, const Tensor& t) {
   if (!t.defined()) return os << "Tensor(undefined)";
   os << "Tensor(shape=" << shape_str(t.shape()) << ", dtype=" << dtype_name(t.dtype());
+  if (!t.device().is_cpu()) os << ", device=" << t.device().str();
   if (t.requires_grad()) os << ", requires_grad";
   if (t.grad_fn()) os << ", grad_fn=" << t.grad_fn()->name();
   os << ", values=[";

@@ -99,6 +99,10 @@ class Tensor {
   const std::shared_ptr<autograd::Node>& grad_fn() const;
   uint32_t output_nr() const;
   Tensor detach() const;                       // same storage and version counter, no history
+  // PyTorch's `t.data = new_data`: this handle now sees new_data's storage, layout, dtype and device,
+  // keeping its autograd identity (requires_grad, .grad, hooks). How Module::to moves parameters, so that
+  // optimizers and DDP built on the handles keep working. Only for leaves.
+  void set_data(const Tensor& new_data) const;
   void backward(const Tensor& gradient = {}, const BackwardOptions& options = {}) const;
   void register_hook(GradHook hook) const;
   void register_post_accumulate_grad_hook(PostAccumulateGradHook hook) const;
@@ -128,6 +132,7 @@ class Tensor {
   Tensor contiguous() const;
   Tensor clone() const;
   Tensor to(DType dtype) const;
+  Tensor to(Device device) const;
 
   // ---- in-place (bump the version counter; allowed on leaves that require grad only under NoGradGuard) ----
   Tensor& add_(const Tensor& other, double alpha = 1.0);
@@ -162,12 +167,12 @@ struct TensorImpl {
   std::mutex autograd_mutex;   // guards grad_accumulator creation and .grad accumulation
 };
 
-// ---- construction ----
-Tensor empty(const Shape& shape, DType dtype = DType::f32);
-Tensor zeros(const Shape& shape, DType dtype = DType::f32);
-Tensor ones(const Shape& shape, DType dtype = DType::f32);
-Tensor full(const Shape& shape, double value, DType dtype = DType::f32);
-Tensor scalar_tensor(double value, DType dtype = DType::f32);
+// ---- construction (on the CPU unless a device is given) ----
+Tensor empty(const Shape& shape, DType dtype = DType::f32, Device device = Device::cpu());
+Tensor zeros(const Shape& shape, DType dtype = DType::f32, Device device = Device::cpu());
+Tensor ones(const Shape& shape, DType dtype = DType::f32, Device device = Device::cpu());
+Tensor full(const Shape& shape, double value, DType dtype = DType::f32, Device device = Device::cpu());
+Tensor scalar_tensor(double value, DType dtype = DType::f32, Device device = Device::cpu());
 Tensor zeros_like(const Tensor& t);
 Tensor ones_like(const Tensor& t);
 Tensor arange(int64_t n, DType dtype = DType::f32);
@@ -178,5 +183,11 @@ Tensor tensor(std::initializer_list<double> values, DType dtype = DType::f32);  
 Tensor make_view(const Tensor& base, Shape shape, Shape strides, int64_t offset);
 
 std::ostream& operator<<(std::ostream& os, const Tensor& t);
+
+// ---- devices ----
+// Usable CUDA devices: 0 in a build without CUDA, without a driver or without a GPU (never throws).
+int cuda_device_count();
+// Blocks until the device finished its queued work (a no-op on the CPU).
+void synchronize(Device device);
 
 }  // namespace tinyddp

@@ -3,8 +3,8 @@
 
 namespace tinyddp {
 
-using kernels::cpu::BinaryOp;
-using kernels::cpu::UnaryOp;
+using kernels::BinaryOp;
+using kernels::UnaryOp;
 namespace detail {
 
 void check_defined(const Tensor& t, const char* op, const char* what) {
@@ -23,6 +23,14 @@ void check_same_dtype(const Tensor& a, const Tensor& b, const char* op) {
                 shape_str(b.shape()), ". tinyddp does not promote types: convert one with .to(...).");
 }
 
+void check_same_device(const Tensor& a, const Tensor& b, const char* op) {
+  // PyTorch's text first (what users search for), then where and what to do.
+  TINYDDP_CHECK(a.device() == b.device(),
+                "Expected all tensors to be on the same device, but found at least two devices, ", a.device().str(),
+                " and ", b.device().str(), "! (in ", op, "; move one with .to(Device::", b.device().is_cpu() ? "cuda(i)" : "cpu()",
+                ") or .to(Device::", a.device().is_cpu() ? "cuda(i)" : "cpu()", "))");
+}
+
 Shape broadcast_strides(const Tensor& t, const Shape& out) {
   Shape s(out.size(), 0);
   const size_t lead = out.size() - t.shape().size();
@@ -33,9 +41,9 @@ Shape broadcast_strides(const Tensor& t, const Shape& out) {
 
 Tensor unary_kernel(UnaryOp op, const Tensor& x, double a, double b) {
   const Tensor xc = x.contiguous();
-  Tensor out = empty(x.shape(), x.dtype());
+  Tensor out = empty(x.shape(), x.dtype(), x.device());
   dispatch_floating(x.dtype(), "unary op", [&]<typename T>() {
-    kernels::cpu::unary<T>(op, xc.data_ptr<T>(), out.data_ptr<T>(), out.numel(), a, b);
+    backend::unary<T>(x.device(), op, xc.data_ptr<T>(), out.data_ptr<T>(), out.numel(), a, b);
   });
   return out;
 }
@@ -44,11 +52,12 @@ Tensor binary_kernel(BinaryOp op, const Tensor& a, const Tensor& b, const char* 
   check_floating(a, name);
   check_floating(b, name);
   check_same_dtype(a, b, name);
+  check_same_device(a, b, name);
   const Shape shape = broadcast_shapes(a.shape(), b.shape(), name);
-  Tensor out = empty(shape, a.dtype());
+  Tensor out = empty(shape, a.dtype(), a.device());
   dispatch_floating(a.dtype(), name, [&]<typename T>() {
-    kernels::cpu::binary<T>(op, shape, a.data_ptr<T>(), broadcast_strides(a, shape), b.data_ptr<T>(),
-                            broadcast_strides(b, shape), out.data_ptr<T>());
+    backend::binary<T>(a.device(), op, shape, a.data_ptr<T>(), broadcast_strides(a, shape), b.data_ptr<T>(),
+                       broadcast_strides(b, shape), out.data_ptr<T>());
   });
   return out;
 }

@@ -29,10 +29,13 @@ void check_inplace(const Tensor& self, const Tensor* other, const char* op) {
 
 // Writes `value` (any layout, broadcastable to self) into self's elements, through self's strides.
 void write_into(Tensor& self, const Tensor& value) {
+  check_same_device(self, value, "in-place write");
   const Tensor v = expand(value.detach(), self.shape()).contiguous();
   dispatch_all(self.dtype(), [&]<typename T>() {
-    if (self.is_contiguous()) std::copy(v.data_ptr<T>(), v.data_ptr<T>() + v.numel(), self.data_ptr<T>());
-    else kernels::cpu::copy_from_contiguous<T>(self.shape(), v.data_ptr<T>(), self.data_ptr<T>(), self.strides());
+    if (self.is_contiguous())
+      backend::copy_bytes(self.data_ptr<T>(), self.device(), v.data_ptr<T>(), v.device(), v.numel() * sizeof(T));
+    else
+      backend::copy_from_contiguous<T>(self.device(), self.shape(), v.data_ptr<T>(), self.data_ptr<T>(), self.strides());
   });
   self.bump_version();
 }
@@ -45,14 +48,15 @@ Tensor& add_(Tensor& self, const Tensor& other, double alpha) {
   check_floating(self, "add_");
   check_floating(other, "add_");
   check_same_dtype(self, other, "add_");
+  check_same_device(self, other, "add_");
   TINYDDP_CHECK(broadcast_shapes(self.shape(), other.shape(), "add_") == self.shape(), "add_: the source of shape ",
                 shape_str(other.shape()), " does not broadcast to the destination's shape ", shape_str(self.shape()),
                 ".");
   if (self.is_contiguous() && other.is_contiguous() && other.shape() == self.shape()) {
     // The optimizer's and the reducer's hot path: one fused pass.
     dispatch_floating(self.dtype(), "add_", [&]<typename T>() {
-      kernels::cpu::axpy<T>(self.data_ptr<T>(), other.data_ptr<T>(), static_cast<T>(alpha), self.data_ptr<T>(),
-                            self.numel());
+      backend::axpy<T>(self.device(), self.data_ptr<T>(), other.data_ptr<T>(), static_cast<T>(alpha),
+                       self.data_ptr<T>(), self.numel());
     });
     self.bump_version();
     return self;
@@ -74,6 +78,7 @@ Tensor& mul_(Tensor& self, const Tensor& other) {
   check_inplace(self, &other, "mul_");
   check_floating(self, "mul_");
   check_same_dtype(self, other, "mul_");
+  check_same_device(self, other, "mul_");
   NoGradGuard no_grad;
   const Tensor product = mul(self.detach(), other.detach());
   TINYDDP_CHECK(product.shape() == self.shape(), "mul_: the source of shape ", shape_str(other.shape()),
@@ -84,15 +89,14 @@ Tensor& mul_(Tensor& self, const Tensor& other) {
 
 Tensor& fill_(Tensor& self, double value) {
   check_inplace(self, nullptr, "fill_");
-  dispatch_all(self.dtype(), [&]<typename T>() {
-    if (self.is_contiguous()) {
+  if (self.device().is_cpu() && self.is_contiguous()) {
+    dispatch_all(self.dtype(), [&]<typename T>() {
       std::fill(self.data_ptr<T>(), self.data_ptr<T>() + self.numel(), static_cast<T>(value));
-      return;
-    }
-    const std::vector<T> v(static_cast<size_t>(self.numel()), static_cast<T>(value));
-    kernels::cpu::copy_from_contiguous<T>(self.shape(), v.data(), self.data_ptr<T>(), self.strides());
-  });
-  self.bump_version();
+    });
+    self.bump_version();
+    return self;
+  }
+  write_into(self, full({}, value, self.dtype(), self.device()));   // a scalar broadcast over self
   return self;
 }
 
@@ -102,7 +106,8 @@ Tensor& copy_(Tensor& self, const Tensor& src) {
   TINYDDP_CHECK(broadcast_shapes(self.shape(), src.shape(), "copy_") == self.shape(), "copy_: the source of shape ",
                 shape_str(src.shape()), " does not broadcast to the destination's shape ", shape_str(self.shape()), ".");
   NoGradGuard no_grad;
-  write_into(self, to_dtype(src.detach(), self.dtype()));
+  // Like PyTorch's copy_, the source may live on another device and hold another dtype.
+  write_into(self, to_device(to_dtype(src.detach(), self.dtype()), self.device()));
   return self;
 }
 

@@ -1,6 +1,5 @@
 // Matrix products. Legend: (m, k) @ (k, n) -> (m, n); batch dims broadcast by NumPy rules.
 #include "engine/ops/op_utils.h"
-#include "kernels/cpu/matmul.h"
 
 namespace tinyddp {
 
@@ -28,11 +27,11 @@ GemmOperand as_gemm_operand(const Tensor& x) {
 // out (m, n) = a (m, k) @ b (k, n); no autograd.
 Tensor mm_kernel(const Tensor& a, const Tensor& b) {
   const int64_t m = a.shape()[0], k = a.shape()[1], n = b.shape()[1];
-  Tensor out = empty({m, n}, a.dtype());
+  Tensor out = empty({m, n}, a.dtype(), a.device());
   const GemmOperand ga = as_gemm_operand(a), gb = as_gemm_operand(b);
   dispatch_floating(a.dtype(), "mm", [&]<typename T>() {
-    kernels::cpu::gemm<T>(ga.trans, gb.trans, m, n, k, ga.t.data_ptr<T>(), ga.ld, gb.t.data_ptr<T>(), gb.ld,
-                          out.data_ptr<T>(), std::max<int64_t>(n, 1));
+    backend::gemm<T>(a.device(), ga.trans, gb.trans, m, n, k, ga.t.data_ptr<T>(), ga.ld, gb.t.data_ptr<T>(), gb.ld,
+                     out.data_ptr<T>(), std::max<int64_t>(n, 1));
   });
   return out;
 }
@@ -41,6 +40,7 @@ void check_matmul_operands(const Tensor& a, const Tensor& b, const char* op) {
   check_floating(a, op);
   check_floating(b, op);
   check_same_dtype(a, b, op);
+  check_same_device(a, b, op);
 }
 
 Tensor transpose_last(const Tensor& x) { return transpose(x, -2, -1); }
@@ -68,13 +68,13 @@ Tensor batched_matmul(const Tensor& a, const Tensor& b) {
   sb.insert(sb.end(), {k, n});
   so.insert(so.end(), {m, n});
   const Tensor ac = expand(a.detach(), sa).contiguous(), bc = expand(b.detach(), sb).contiguous();
-  Tensor out = empty(so, a.dtype());
+  Tensor out = empty(so, a.dtype(), a.device());
   const int64_t count = numel_of(batch);
   dispatch_floating(a.dtype(), "matmul", [&]<typename T>() {
     for (int64_t i = 0; i < count; ++i)
-      kernels::cpu::gemm<T>(false, false, m, n, k, ac.data_ptr<T>() + i * m * k, std::max<int64_t>(k, 1),
-                            bc.data_ptr<T>() + i * k * n, std::max<int64_t>(n, 1), out.data_ptr<T>() + i * m * n,
-                            std::max<int64_t>(n, 1));
+      backend::gemm<T>(a.device(), false, false, m, n, k, ac.data_ptr<T>() + i * m * k, std::max<int64_t>(k, 1),
+                       bc.data_ptr<T>() + i * k * n, std::max<int64_t>(n, 1), out.data_ptr<T>() + i * m * n,
+                       std::max<int64_t>(n, 1));
   });
   // dA = g @ B^T, dB = A^T @ g, each summed back over broadcast batch dims.
   auto node = autograd::make_node("BmmBackward0", {a, b}, [sa = a.shape(), sb = b.shape()](const TensorList& g, OpNode& n) {
@@ -118,6 +118,7 @@ Tensor addmm(const Tensor& bias, const Tensor& a, const Tensor& b) {
   check_matmul_operands(a, b, "addmm");
   check_floating(bias, "addmm");
   check_same_dtype(bias, a, "addmm");
+  check_same_device(bias, a, "addmm");
   TINYDDP_CHECK(a.dim() == 2 && b.dim() == 2, "addmm: expected 2-D matrices, got ", shape_str(a.shape()), " and ",
                 shape_str(b.shape()), ".");
   TINYDDP_CHECK(a.shape()[1] == b.shape()[0], "addmm: mat1 and mat2 shapes cannot be multiplied (", a.shape()[0], "x",

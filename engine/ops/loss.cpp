@@ -31,6 +31,8 @@ Tensor cross_entropy(const Tensor& logits, const Tensor& target) {
                 shape_str(target.shape()), ".");
   const int64_t n = logits.shape()[0], c = logits.shape()[1];
   TINYDDP_CHECK(n > 0, "cross_entropy: the batch is empty.");
+  // The bounds check reads the targets on the host: on a GPU that is a copy and a wait per loss (PyTorch
+  // checks on the device instead and reports a device-side assert).
   const std::vector<int64_t> classes = target.to_vector<int64_t>();
   for (size_t i = 0; i < classes.size(); ++i)
     TINYDDP_CHECK(classes[i] >= 0 && classes[i] < c, "cross_entropy: target[", i, "] = ", classes[i],

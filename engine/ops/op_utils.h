@@ -4,7 +4,7 @@
 #include "engine/autograd/grad_mode.h"
 #include "engine/autograd/node.h"
 #include "engine/ops/ops.h"
-#include "kernels/cpu/elementwise.h"
+#include "engine/core/backend.h"
 
 namespace tinyddp::detail {
 
@@ -14,13 +14,15 @@ using autograd::TensorList;
 void check_defined(const Tensor& t, const char* op, const char* what = "input");
 void check_floating(const Tensor& t, const char* op);
 void check_same_dtype(const Tensor& a, const Tensor& b, const char* op);
+// PyTorch's "Expected all tensors to be on the same device" error, naming the op.
+void check_same_device(const Tensor& a, const Tensor& b, const char* op);
 
 // Strides that read `t` as if it had shape `out` (NumPy broadcasting: 0 on new or size-1 dims).
 Shape broadcast_strides(const Tensor& t, const Shape& out);
 
 // out = op(x) elementwise; x is made contiguous first.
-Tensor unary_kernel(kernels::cpu::UnaryOp op, const Tensor& x, double a = 0.0, double b = 0.0);
+Tensor unary_kernel(kernels::UnaryOp op, const Tensor& x, double a = 0.0, double b = 0.0);
 // out = op(a, b) with broadcasting; checks dtypes and shapes, naming `name`.
-Tensor binary_kernel(kernels::cpu::BinaryOp op, const Tensor& a, const Tensor& b, const char* name);
+Tensor binary_kernel(kernels::BinaryOp op, const Tensor& a, const Tensor& b, const char* name);
 
 }  // namespace tinyddp::detail

@@ -84,6 +84,8 @@ Tensor unsqueeze(const Tensor& x, int64_t dim);
 Tensor cat(const std::vector<Tensor>& tensors, int64_t dim);
 Tensor clone(const Tensor& x);                          // a contiguous copy, differentiable
 Tensor to_dtype(const Tensor& x, DType dtype);
+// A copy on `device` (differentiable: the gradient is copied back); x itself when it is already there.
+Tensor to_device(const Tensor& x, Device device);
 Tensor one_hot(const Tensor& indices, int64_t num_classes, DType dtype = DType::f32);
 
 // ---- losses (mean reduction, as PyTorch's defaults) ----
@@ -102,5 +104,17 @@ void manual_seed(uint64_t seed);
 Tensor randn(const Shape& shape, DType dtype = DType::f32);          // standard normal
 Tensor rand(const Shape& shape, DType dtype = DType::f32);           // uniform [0, 1)
 Tensor randint(int64_t low, int64_t high, const Shape& shape);       // uniform integers in [low, high), int64
+
+// ---- multi-tensor (kernels/{cpu,cuda}/multi_tensor.h): one pass over a list on one device, no autograd ----
+// The tensors must be contiguous, of one floating dtype and on one device. Results stay on that device:
+// on CUDA nothing here waits for the GPU.
+Tensor multi_tensor_norm(const std::vector<Tensor>& tensors);   // scalar: sqrt(sum of all squares)
+// Scales every defined .grad of `params` by min(1, max_norm / (total_norm + 1e-6)) in place, as
+// torch.nn.utils.clip_grad_norm_; returns total_norm (a scalar on the grads' device).
+Tensor clip_grad_norm_(const std::vector<Tensor>& params, double max_norm);
+// flat[offset_i : offset_i + numel_i] = srcs[i] * factor, offsets the running sum of numels (the order of
+// a DDP bucket); and back. flat is contiguous, 1-D and holds at least the sum of numels.
+void bucket_pack(const std::vector<Tensor>& srcs, Tensor& flat, double factor);
+void bucket_unpack(const Tensor& flat, const std::vector<Tensor>& dsts);
 
 }  // namespace tinyddp

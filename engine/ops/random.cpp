@@ -1,4 +1,5 @@
 // Seeded random numbers, one generator per thread (ranks running as threads draw independently).
+// They are drawn on the host (move them with .to(device)): a seed gives the same numbers on every device.
 // mt19937_64 is fully specified by the C++ standard, and the distributions below are written out rather
 // than taken from <random> (whose distributions differ between standard libraries), so a seed gives the
 // same numbers everywhere.

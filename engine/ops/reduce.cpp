@@ -2,7 +2,6 @@
 #include <algorithm>
 
 #include "engine/ops/op_utils.h"
-#include "kernels/cpu/reduce.h"
 
 namespace tinyddp {
 
@@ -37,9 +36,9 @@ Shape drop_dims(const Shape& shape, const std::vector<bool>& mask) {
 
 Tensor sum_kernel(const Tensor& x, const std::vector<bool>& mask, bool keepdim) {
   const Tensor xc = x.contiguous();
-  Tensor out = empty(keepdim_shape(x.shape(), mask), x.dtype());
+  Tensor out = empty(keepdim_shape(x.shape(), mask), x.dtype(), x.device());
   dispatch_floating(x.dtype(), "sum", [&]<typename T>() {
-    kernels::cpu::sum_dims<T>(x.shape(), mask, xc.data_ptr<T>(), out.data_ptr<T>());
+    backend::sum_dims<T>(x.device(), x.shape(), mask, xc.data_ptr<T>(), out.data_ptr<T>());
   });
   return keepdim ? out : make_view(out, drop_dims(x.shape(), mask), contiguous_strides(drop_dims(x.shape(), mask)), 0);
 }
@@ -130,10 +129,11 @@ MaxResult max(const Tensor& x, int64_t dim, bool keepdim) {
   Shape kshape = x.shape();
   if (!kshape.empty()) kshape[dim] = 1;
   const Tensor xc = x.contiguous();
-  Tensor values = empty(kshape, x.dtype());
-  Tensor indices = empty(kshape, DType::i64);
+  Tensor values = empty(kshape, x.dtype(), x.device());
+  Tensor indices = empty(kshape, DType::i64, x.device());
   dispatch_floating(x.dtype(), "max", [&]<typename T>() {
-    kernels::cpu::max_dim<T>(outer, size, inner, xc.data_ptr<T>(), values.data_ptr<T>(), indices.data_ptr<int64_t>());
+    backend::max_dim<T>(x.device(), outer, size, inner, xc.data_ptr<T>(), values.data_ptr<T>(),
+                        indices.data_ptr<int64_t>());
   });
   if (!keepdim && x.dim() > 0) {
     Shape s = x.shape();
@@ -146,10 +146,10 @@ MaxResult max(const Tensor& x, int64_t dim, bool keepdim) {
         const Tensor idx = n.saved(0);
         int64_t outer, size, inner;
         split_at(shape, dim, outer, size, inner);
-        Tensor mask = empty(shape, g[0].dtype());
+        Tensor mask = empty(shape, g[0].dtype(), g[0].device());
         const Tensor ic = idx.contiguous();
         dispatch_floating(g[0].dtype(), "max backward", [&]<typename T>() {
-          kernels::cpu::one_hot<T>(outer, size, inner, ic.data_ptr<int64_t>(), mask.data_ptr<T>());
+          backend::one_hot<T>(g[0].device(), outer, size, inner, ic.data_ptr<int64_t>(), mask.data_ptr<T>());
         });
         return TensorList{expand(reshape(g[0], kshape), shape) * mask};
       });
@@ -165,9 +165,9 @@ Tensor log_softmax(const Tensor& x, int64_t dim) {
   int64_t outer, size, inner;
   split_at(x.shape(), dim, outer, size, inner);
   const Tensor xc = x.contiguous();
-  Tensor out = empty(x.shape(), x.dtype());
+  Tensor out = empty(x.shape(), x.dtype(), x.device());
   dispatch_floating(x.dtype(), "log_softmax", [&]<typename T>() {
-    kernels::cpu::log_softmax<T>(outer, size, inner, xc.data_ptr<T>(), out.data_ptr<T>());
+    backend::log_softmax<T>(x.device(), outer, size, inner, xc.data_ptr<T>(), out.data_ptr<T>());
   });
   auto node = autograd::make_node("LogSoftmaxBackward0", {x}, [dim](const TensorList& g, OpNode& n) {
     const Tensor y = n.saved(0);

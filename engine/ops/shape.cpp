@@ -1,4 +1,6 @@
 // Views (same storage, other shape/strides/offset), concatenation and copies, with backward rules.
+#include <type_traits>
+
 #include "engine/ops/op_utils.h"
 #include "kernels/cpu/reduce.h"
 
@@ -97,9 +99,9 @@ Tensor narrow(const Tensor& x, int64_t dim, int64_t start, int64_t length) {
     Shape before = in, after = in;
     before[dim] = start;
     after[dim] = in[dim] - start - length;
-    if (start > 0) parts.push_back(zeros(before, g[0].dtype()));
+    if (start > 0) parts.push_back(zeros(before, g[0].dtype(), g[0].device()));
     parts.push_back(g[0]);
-    if (after[dim] > 0) parts.push_back(zeros(after, g[0].dtype()));
+    if (after[dim] > 0) parts.push_back(zeros(after, g[0].dtype(), g[0].device()));
     return TensorList{parts.size() == 1 ? parts[0] : cat(parts, dim)};
   });
   autograd::set_history(out, node);
@@ -164,6 +166,7 @@ Tensor cat(const std::vector<Tensor>& tensors, int64_t dim) {
     const Tensor& x = tensors[i];
     check_defined(x, "cat", "tensor");
     check_same_dtype(first, x, "cat");
+    check_same_device(first, x, "cat");
     bool ok = x.dim() == first.dim();
     for (int64_t d = 0; ok && d < x.dim(); ++d) ok = d == dim || x.shape()[d] == first.shape()[d];
     TINYDDP_CHECK(ok, "cat: sizes of tensors must match except in dimension ", dim, ". Tensor 0 has shape ",
@@ -171,7 +174,7 @@ Tensor cat(const std::vector<Tensor>& tensors, int64_t dim) {
     sizes.push_back(x.shape()[dim]);
     shape[dim] += x.shape()[dim];
   }
-  Tensor out = empty(shape, first.dtype());
+  Tensor out = empty(shape, first.dtype(), first.device());
   {
     NoGradGuard no_grad;
     int64_t offset = 0;
@@ -197,9 +200,9 @@ Tensor cat(const std::vector<Tensor>& tensors, int64_t dim) {
 // A contiguous copy.  dx = g.
 Tensor clone(const Tensor& x) {
   check_defined(x, "clone");
-  Tensor out = empty(x.shape(), x.dtype());
+  Tensor out = empty(x.shape(), x.dtype(), x.device());
   dispatch_all(x.dtype(), [&]<typename T>() {
-    kernels::cpu::copy_to_contiguous<T>(x.shape(), x.data_ptr<T>(), x.strides(), out.data_ptr<T>());
+    backend::copy_to_contiguous<T>(x.device(), x.shape(), x.data_ptr<T>(), x.strides(), out.data_ptr<T>());
   });
   autograd::set_history(out, autograd::make_node("CloneBackward0", {x}, [](const TensorList& g, OpNode&) {
     return TensorList{g[0]};
@@ -212,17 +215,32 @@ Tensor to_dtype(const Tensor& x, DType dtype) {
   check_defined(x, "to");
   if (x.dtype() == dtype) return x;
   const Tensor xc = x.contiguous();
-  Tensor out = empty(x.shape(), dtype);
+  Tensor out = empty(x.shape(), dtype, x.device());
   dispatch_all(x.dtype(), [&]<typename S>() {
     dispatch_all(dtype, [&]<typename D>() {
-      const S* src = xc.data_ptr<S>();
-      D* dst = out.data_ptr<D>();
-      for (int64_t i = 0; i < out.numel(); ++i) dst[i] = static_cast<D>(src[i]);
+      if constexpr (!std::is_same_v<S, D>)
+        backend::convert<S, D>(x.device(), xc.data_ptr<S>(), out.data_ptr<D>(), out.numel());
     });
   });
   if (is_floating(dtype)) {
     autograd::set_history(out, autograd::make_node("ToCopyBackward0", {x}, [from = x.dtype()](const TensorList& g, OpNode&) {
       return TensorList{to_dtype(g[0], from)};
+    }));
+  }
+  return out;
+}
+
+// A copy on another device.  dx = g copied back.
+Tensor to_device(const Tensor& x, Device device) {
+  check_defined(x, "to");
+  if (x.device() == device) return x;
+  const Tensor xc = x.contiguous();
+  Tensor out = empty(x.shape(), x.dtype(), device);
+  backend::copy_bytes(out.raw_data(), device, xc.raw_data(), xc.device(),
+                      static_cast<size_t>(xc.numel()) * element_size(x.dtype()));
+  if (is_floating(x.dtype())) {
+    autograd::set_history(out, autograd::make_node("ToCopyBackward0", {x}, [from = x.device()](const TensorList& g, OpNode&) {
+      return TensorList{to_device(g[0], from)};
     }));
   }
   return out;
@@ -239,10 +257,10 @@ Tensor one_hot(const Tensor& indices, int64_t num_classes, DType dtype) {
                   " is out of bounds for ", num_classes, " classes (expected 0 <= index < ", num_classes, ").");
   Shape shape = indices.shape();
   shape.push_back(num_classes);
-  Tensor out = empty(shape, dtype);
+  Tensor out = empty(shape, dtype, indices.device());
   const Tensor ic = indices.contiguous();
   dispatch_floating(dtype, "one_hot", [&]<typename T>() {
-    kernels::cpu::one_hot<T>(indices.numel(), num_classes, 1, ic.data_ptr<int64_t>(), out.data_ptr<T>());
+    backend::one_hot<T>(indices.device(), indices.numel(), num_classes, 1, ic.data_ptr<int64_t>(), out.data_ptr<T>());
   });
   return out;
 }

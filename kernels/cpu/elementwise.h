@@ -7,22 +7,14 @@
 #include <cstdint>
 #include <vector>
 
+#include "kernels/elementwise_ops.h"
+
 namespace tinyddp::kernels::cpu {
 
 using Dims = std::vector<int64_t>;
 
-enum class UnaryOp {
-  neg, exp, log, sqrt, abs, relu, tanh, sigmoid, sign,
-  pow,         // x^a
-  add_scalar,  // x + a
-  mul_scalar,  // x * a
-  clamp,       // min(max(x, a), b)
-  in_range,    // 1 if a <= x <= b else 0   (clamp's gradient mask)
-  gt_scalar,   // 1 if x > a else 0         (relu's gradient mask)
-  fill,        // a
-};
-
-enum class BinaryOp { add, sub, mul, div, eq };
+using kernels::BinaryOp;
+using kernels::UnaryOp;
 
 template <typename T>
 void unary(UnaryOp op, const T* x, T* y, int64_t n, double a = 0.0, double b = 0.0);

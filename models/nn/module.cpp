@@ -123,6 +123,15 @@ std::vector<std::pair<std::string, Tensor>> Module::named_parameters() const {
   return out;
 }
 
+void Module::to(Device device) {
+  NoGradGuard no_grad;
+  for (const Tensor& p : parameters()) {
+    if (p.device() == device) continue;
+    p.set_data(p.detach().to(device));
+    if (p.grad().defined()) p.set_grad(p.grad().to(device));
+  }
+}
+
 std::vector<Tensor> Module::parameters() const {
   std::vector<Tensor> out;
   for (auto& [_, p] : named_parameters()) out.push_back(p);

@@ -79,6 +79,9 @@ class Module {
   // PyTorch 1.13's Module.zero_grad: set_to_none = false zeroes every existing .grad in place (under
   // NoGradGuard, detaching a .grad that carries history first); true drops the .grad tensors instead.
   void zero_grad(bool set_to_none = false);
+  // Moves every parameter (and its .grad) to `device` in place, as PyTorch's module.to(device): the
+  // parameter handles stay the same tensors, so build optimizers and DDP after or before, either works.
+  void to(Device device);
 
   // Sets training mode here and in every descendant; returns *this. eval() is train(false).
   Module& train(bool mode = true);

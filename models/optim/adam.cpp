@@ -58,6 +58,9 @@ void Adam::step() {
     Tensor& p = params_[i];
     const Tensor& grad = p.grad();
     if (!grad.defined()) continue;
+    TINYDDP_CHECK(p.device().is_cpu(), "Adam: parameter ", i, " is on ", p.device().str(),
+                  "; tinyddp's fused Adam update runs on the CPU only (it has no CUDA kernel yet). Use optim::SGD on "
+                  "the GPU, or keep the model on the CPU.");
     TINYDDP_CHECK(p.is_contiguous(), "Adam: parameter ", i, " is not contiguous; optimizers update parameters in "
                   "place and need them contiguous (register .contiguous() tensors as parameters).");
     TINYDDP_CHECK(grad.dtype() == p.dtype() && grad.shape() == p.shape(), "Adam: parameter ", i,

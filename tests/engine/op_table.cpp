@@ -147,10 +147,10 @@ std::vector<OpCase> build() {
   // ---- losses ----
   add_case("mse_loss", "mse_loss", {{3, 4}, {3, 4}}, [](In x) { return mse_loss(x[0], x[1]); });
   add_case("cross_entropy", "cross_entropy", {{3, 4}}, [](In x) {
-    return cross_entropy(x[0], from_vector(std::vector<int64_t>{0, 3, 1}, {3}));
+    return cross_entropy(x[0], from_vector(std::vector<int64_t>{0, 3, 1}, {3}).to(x[0].device()));
   });
   add_case("cross_entropy_repeated_class", "cross_entropy", {{4, 3}}, [](In x) {
-    return cross_entropy(x[0], from_vector(std::vector<int64_t>{2, 2, 0, 2}, {4}));
+    return cross_entropy(x[0], from_vector(std::vector<int64_t>{2, 2, 0, 2}, {4}).to(x[0].device()));
   });
 
   // ---- compositions (several ops' second-order rules interacting) ----
@@ -160,9 +160,9 @@ std::vector<OpCase> build() {
   // Pre-activations: |x W^T| <= 2 * 0.4 * 0.4 = 0.32 and b in [1, 1.5], so columns 0 and 2 lie in [0.68, 1.82]
   // and columns 1 and 3 (shifted by -3) in [-2.32, -1.18]: both sides of relu, far from its kink.
   add_case("mlp_relu_cross_entropy", "composite", {{3, 2}, {4, 2}, {4}}, [](In x) {
-    const Tensor shift = from_vector(std::vector<double>{0.0, 3.0, 0.0, 3.0}, {4}, x[0].dtype());
+    const Tensor shift = from_vector(std::vector<double>{0.0, 3.0, 0.0, 3.0}, {4}, x[0].dtype()).to(x[0].device());
     return cross_entropy(relu(addmm(x[2], x[0], t(x[1])) - shift) * 2.0,
-                         from_vector(std::vector<int64_t>{1, 0, 3}, {3}));
+                         from_vector(std::vector<int64_t>{1, 0, 3}, {3}).to(x[0].device()));
   }, {{-0.4, 0.4}, {-0.4, 0.4}, {1.0, 1.5}});
   // Views and copies are linear, so their own second derivative is zero; followed by a nonlinearity their
   // backward rules run inside a create_graph backward and must be differentiable themselves.

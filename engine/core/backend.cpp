@@ -1,0 +1,116 @@
+#include "engine/core/backend.h"
+
+#include <cstdlib>
+#include <cstring>
+
+#include "engine/core/tensor.h"
+#ifdef TINYDDP_WITH_CUDA
+#include "kernels/cuda/runtime.h"
+#endif
+
+namespace tinyddp {
+
+namespace {
+// 64-byte alignment: a cache line, and enough for any SIMD width Eigen picks.
+constexpr size_t kHostAlignment = 64;
+}  // namespace
+
+int cuda_device_count() {
+#ifdef TINYDDP_WITH_CUDA
+  return kernels::cuda::device_count();
+#else
+  return 0;
+#endif
+}
+
+void synchronize(Device device) {
+  if (device.is_cpu()) return;
+#ifdef TINYDDP_WITH_CUDA
+  backend::use_cuda_device(device);
+  kernels::cuda::synchronize(device.index);
+#else
+  backend::fail_unavailable(device);
+#endif
+}
+
+namespace backend {
+
+void fail_unavailable(Device device) {
+#ifdef TINYDDP_WITH_CUDA
+  const int count = kernels::cuda::device_count();
+  if (count == 0)
+    throw Error(detail::concat("device ", device.str(), " is not available: ", kernels::cuda::unavailable_reason(),
+                               ". Run on a machine with an NVIDIA GPU and driver, or keep tensors on the CPU."));
+  throw Error(detail::concat("device ", device.str(), " is not available: this machine has ", count,
+                             " CUDA device(s), numbered 0 to ", count - 1, "."));
+#else
+  throw Error(detail::concat("device ", device.str(),
+                             " is not available: tinyddp was built without CUDA (no nvcc was found at configure "
+                             "time). Install the CUDA toolkit and reconfigure, or keep tensors on the CPU."));
+#endif
+}
+
+void use_cuda_device(Device device) {
+#ifdef TINYDDP_WITH_CUDA
+  // The device this thread last made current; -1 until the first CUDA call of the thread.
+  thread_local int current = -1;
+  if (current == device.index) return;
+  if (device.index < 0 || device.index >= kernels::cuda::device_count()) fail_unavailable(device);
+  kernels::cuda::set_device(device.index);
+  current = device.index;
+#else
+  fail_unavailable(device);
+#endif
+}
+
+void* allocate(size_t nbytes, Device device) {
+  if (device.is_cpu()) {
+    const size_t rounded = (nbytes + kHostAlignment - 1) / kHostAlignment * kHostAlignment;
+    void* p = std::aligned_alloc(kHostAlignment, rounded == 0 ? kHostAlignment : rounded);
+    TINYDDP_CHECK(p != nullptr, "out of memory allocating ", nbytes, " bytes on the CPU.");
+    return p;
+  }
+#ifdef TINYDDP_WITH_CUDA
+  use_cuda_device(device);
+  return kernels::cuda::allocate(nbytes, device.index);
+#else
+  fail_unavailable(device);
+#endif
+}
+
+void deallocate(void* ptr, Device device) {
+  if (device.is_cpu()) {
+    std::free(ptr);
+    return;
+  }
+#ifdef TINYDDP_WITH_CUDA
+  kernels::cuda::deallocate(ptr);
+#endif
+}
+
+void copy_bytes(void* dst, Device dst_device, const void* src, Device src_device, size_t nbytes) {
+  if (nbytes == 0) return;
+  if (dst_device.is_cpu() && src_device.is_cpu()) {
+    std::memcpy(dst, src, nbytes);
+    return;
+  }
+#ifdef TINYDDP_WITH_CUDA
+  if (src_device.is_cpu()) {
+    use_cuda_device(dst_device);
+    kernels::cuda::copy_host_to_device(dst, src, nbytes, dst_device.index);
+  } else if (dst_device.is_cpu()) {
+    use_cuda_device(src_device);
+    kernels::cuda::copy_device_to_host(dst, src, nbytes, src_device.index);
+  } else {
+    TINYDDP_CHECK(src_device == dst_device, "copy between ", src_device.str(), " and ", dst_device.str(),
+                  ": copies between two GPUs are not supported; go through the CPU (.to(Device::cpu())).");
+    use_cuda_device(dst_device);
+    kernels::cuda::copy_device_to_device(dst, src, nbytes, dst_device.index);
+  }
+#else
+  fail_unavailable(dst_device.is_cpu() ? src_device : dst_device);
+#endif
+}
+
+}  // namespace backend
+}  // namespace tinyddp
