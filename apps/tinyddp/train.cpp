@@ -127,6 +127,20 @@ RankOutput train_rank(const Experiment& e, const TrainOptions& o, const Plan& pl
   RankOutput out;
 
   auto net = e.make_model(o.model_seed);
+  if (!o.detach_tasks.empty()) {
+    std::vector<bool> detached(tasks, false);
+    for (const std::string& name : o.detach_tasks) {
+      const auto it = std::find(e.task_names.begin(), e.task_names.end(), name);
+      TINYDDP_CHECK(it != e.task_names.end(), "train: --detach-task '", name, "' is not a task of ", e.name,
+                    "; its tasks are ", [&] {
+                      std::string all;
+                      for (const std::string& t : e.task_names) all += (all.empty() ? "" : ", ") + t;
+                      return all;
+                    }(), ".");
+      detached[it - e.task_names.begin()] = true;
+    }
+    net->set_detached_tasks(detached);
+  }
   models::WeightingOptions wo;
   wo.alpha = plan.alpha;
   wo.lr = o.lr_weights;

@@ -49,6 +49,8 @@ struct TrainOptions {
   std::vector<int64_t> report_steps;      // empty: the experiment's {0, 200, 800, 2000} up to steps, and steps
   int64_t history_every = 0;              // 0: about 500 rows over the run
   std::vector<int64_t> grad_report_steps; // iterations (0..steps-1) that get a per-task gradient report
+  std::vector<std::string> detach_tasks;  // a constructed fault: these tasks' heads read the trunk through
+                                          // .detach() (MultiTaskModel::set_detached_tasks), for --grad-report
   uint64_t data_seed = 0;
   uint64_t model_seed = 1;
   DType dtype = DType::f32;

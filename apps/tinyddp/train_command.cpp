@@ -122,6 +122,10 @@ void add_train_command(CLI::App& app, int* exit_code) {
   cmd->add_option("--grad-report", a->grad_report_steps,
                   "Per-task gradients on the shared layer at these iterations, e.g. 0,500: G_i, w_i, w_i*G_i, "
                   "GradNorm's target, r_i, cosines; flags a task disconnected from the shared layer");
+  cmd->add_option("--detach-task", o.detach_tasks,
+                  "A constructed fault: this task's head reads the shared trunk through .detach(), which --grad-report "
+                  "flags (GradNorm itself refuses such a task: use --weighting fixed or uncertainty)")
+      ->delimiter(',');
   cmd->add_option("--trace", a->trace,
                   "Record a Chrome trace (Perfetto, chrome://tracing) in FILE; under mpirun, FILE.rank<N>.json. "
                   "Every step is recorded: use few --steps");

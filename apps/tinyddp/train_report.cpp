@@ -55,7 +55,13 @@ void print_train_report(std::ostream& out, const TrainResult& r) {
   out << "  " << r.steps << " steps, batch " << r.batch_size << ", " << o.optimizer << " lr " << gfmt(r.lr) << ", "
       << r.world << (r.world == 1 ? " process" : " ranks (" + o.backend + ", DDP)") << ", " << dtype_name(o.dtype)
       << ", " << gfmt(r.seconds, 3) << " s\n";
-  out << "  data: " << r.description << "\n\n";
+  out << "  data: " << r.description << "\n";
+  if (!o.detach_tasks.empty()) {
+    out << "  constructed fault (--detach-task): the head of";
+    for (const std::string& t : o.detach_tasks) out << " " << t;
+    out << " reads the trunk through .detach()\n";
+  }
+  out << "\n";
 
   const size_t tasks = r.task_names.size();
   constexpr int kCol = 18;
@@ -104,6 +110,7 @@ nlohmann::json train_to_json(const TrainResult& r) {
                   {"freeze_after", o.freeze_after},
                   {"data_seed", o.data_seed},
                   {"model_seed", o.model_seed}};
+  if (!o.detach_tasks.empty()) j["options"]["detach_tasks"] = o.detach_tasks;
   j["ranks"] = r.world;
   j["backend"] = o.backend;
   j["description"] = r.description;
@@ -214,14 +221,14 @@ void print_grad_reports(std::ostream& out, const TrainResult& r) {
       const models::TaskGradRow& t = g.tasks[i];
       out << "  ! " << t.name << ": ";
       if (t.status == "disconnected")
-        out << "disconnected from the shared layer: its loss has no gradient on W (on any rank), so neither the "
-               "trunk nor GradNorm sees this task. Likely causes:\n";
+        out << "disconnected from the shared layer: its loss has no gradient on W (on any rank),\n"
+               "    so neither the trunk nor GradNorm sees this task. Likely causes:\n";
       else if (t.status == "zero gradient")
-        out << "its gradient on the shared layer W is zero at this step, so the trunk learns nothing from it. "
-               "Likely causes:\n";
+        out << "its gradient on the shared layer W is zero at this step,\n"
+               "    so the trunk learns nothing from it. Likely causes:\n";
       else
-        out << "its gradient on W exists but its weight in the step's loss is 0, so W receives nothing from it. "
-               "Likely causes:\n";
+        out << "its gradient on W exists but its weight in the step's loss is 0,\n"
+               "    so W receives nothing from it. Likely causes:\n";
       for (const std::string& c : t.causes) out << "      - " << c << "\n";
     }
   }

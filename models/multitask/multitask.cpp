@@ -40,7 +40,7 @@ std::vector<Tensor> SharedBottomMLP::task_losses(const MultiTaskBatch& batch) {
   check_targets(type_name(), batch, 2, "y_reg (N, 1) and y_cls (N,) int64");
   Tensor h = features(batch.x);   // (N, H)
   Tensor y_reg = batch.targets[0].dim() == 1 ? batch.targets[0].reshape({-1, 1}) : batch.targets[0];
-  return {mse_loss(regression(h), y_reg), cross_entropy(logits(h), batch.targets[1])};
+  return {mse_loss(regression(head_input(h, 0)), y_reg), cross_entropy(logits(head_input(h, 1)), batch.targets[1])};
 }
 
 // ---- MultiRegressionMLP ----
@@ -69,11 +69,15 @@ std::vector<Tensor> MultiRegressionMLP::task_losses(const MultiTaskBatch& batch)
   const int64_t width = num_tasks_ * outputs_per_task_;
   TINYDDP_CHECK(y.dim() == 2 && y.size(1) == width, "MultiRegressionMLP: targets[0] must be (N, ", width,
                 ") = (N, num_tasks * outputs_per_task), got ", shape_str(y.shape()), ".");
-  Tensor prediction = forward(batch.x);   // (N, T K)
+  const Tensor h = features(batch.x);                 // (N, H)
+  const Tensor prediction = (*head_)(h);              // (N, T K)
+  Tensor detached_prediction;                         // (N, T K), only when a task is detached
   std::vector<Tensor> losses;
   for (int i = 0; i < num_tasks_; ++i) {
     const int64_t start = i * outputs_per_task_;
-    losses.push_back(mse_loss(prediction.narrow(1, start, outputs_per_task_), y.narrow(1, start, outputs_per_task_)));
+    if (task_detached(i) && !detached_prediction.defined()) detached_prediction = (*head_)(h.detach());
+    const Tensor& p = task_detached(i) ? detached_prediction : prediction;
+    losses.push_back(mse_loss(p.narrow(1, start, outputs_per_task_), y.narrow(1, start, outputs_per_task_)));
   }
   return losses;
 }

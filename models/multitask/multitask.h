@@ -38,12 +38,22 @@ class MultiTaskModel : public nn::Module {
   // The trunk's output, (N, H).
   Tensor features(const Tensor& x) { return (*trunk_)(x); }
   const std::shared_ptr<nn::Sequential>& trunk() const { return trunk_; }
+  // A constructed fault for diagnostics (`tinyddp train --detach-task`, models/weighting/grad_report.h): the
+  // heads of the tasks marked true read the trunk's output through .detach(), so their losses have no path
+  // to the trunk (the head itself still trains). Empty (the default): every head reads the trunk.
+  void set_detached_tasks(std::vector<bool> detached) { detached_tasks_ = std::move(detached); }
+  bool task_detached(int task) const { return task < static_cast<int>(detached_tasks_.size()) && detached_tasks_[task]; }
 
  protected:
   // Registers "trunk": Linear(sizes[0], sizes[1]), ReLU, ..., Linear(sizes[n-2], sizes[n-1]), ReLU.
   void build_trunk(const std::vector<int64_t>& sizes, DType dtype);
   std::shared_ptr<nn::Sequential> trunk_;
   std::shared_ptr<nn::Linear> last_shared_;
+  // The trunk output task `task`'s head reads: `h`, or h.detach() for a detached task.
+  Tensor head_input(const Tensor& h, int task) const { return task_detached(task) ? h.detach() : h; }
+
+ private:
+  std::vector<bool> detached_tasks_;
 };
 
 // A shared-bottom MLP with a regression head (1 output, MSE) and a classification head (C classes,

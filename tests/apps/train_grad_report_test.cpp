@@ -149,6 +149,44 @@ TEST(TrainGradReport, TextAndJson) {
   EXPECT_FALSE(nlohmann::json::parse(plain).contains("grad_report"));
 }
 
+TEST(TrainGradReport, DetachedHeadIsFlaggedOnEveryRank) {
+  // --detach-task task1: task1's head reads trunk.detach(). Its loss still trains the head, but has no path to
+  // W; the report flags it at every step, on 2 ranks as in one process. The run itself is unaffected otherwise
+  // (every parameter still gets a gradient, so DDP sees nothing wrong).
+  for (int ranks : {1, 2}) {
+    SCOPED_TRACE("ranks " + std::to_string(ranks));
+    TrainOptions o = small_toy2("fixed");
+    o.ranks = ranks;
+    o.detach_tasks = {"task1"};
+    const TrainResult r = run_train(o);
+    ASSERT_EQ(r.grad_reports.size(), 2u);
+    for (const models::GradReport& g : r.grad_reports) {
+      EXPECT_EQ(g.tasks[0].status, "ok");
+      EXPECT_EQ(g.tasks[1].status, "disconnected");
+      EXPECT_FALSE(g.tasks[1].reaches_shared);
+      EXPECT_EQ(g.tasks[1].grad_norm, 0.0);
+      EXPECT_NE(g.tasks[1].causes.at(0).find(".detach()"), std::string::npos);
+      EXPECT_FALSE(g.cosine[0][1].has_value());
+    }
+    EXPECT_TRUE(r.replicas_in_sync);
+    EXPECT_TRUE(r.warnings.empty());
+  }
+  std::ostringstream text;
+  TrainOptions o = small_toy2("uncertainty");
+  o.detach_tasks = {"task1"};
+  print_grad_reports(text, run_train(o));
+  EXPECT_NE(text.str().find("! task1: disconnected from the shared layer"), std::string::npos) << text.str();
+  EXPECT_NE(text.str().find("- a .detach() (a stop-gradient)"), std::string::npos) << text.str();
+
+  o.detach_tasks = {"task7"};
+  try {
+    run_train(o);
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("its tasks are task0, task1"), std::string::npos) << e.what();
+  }
+}
+
 TEST(TrainTrace, TwoThreadRanksInOneFile) {
   const std::filesystem::path path =
       std::filesystem::temp_directory_path() / ("tinyddp_train_trace_" + std::to_string(::getpid()) + ".json");
