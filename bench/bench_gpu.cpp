@@ -1,5 +1,5 @@
 // bench_gpu: a training step of an MLP on the GPU against the same step on the CPU, and (with NCCL) the
-// latency of a 1-rank allreduce on the GPU. Prints tables; --json writes them too. Without a CUDA device
+// latency of a 1-rank allreduce on the GPU against a device copy of the same bytes. Prints tables; --json writes them too. Without a CUDA device
 // it says so and exits 0 (bench/gpu_check.sh runs it on a machine with one).
 //
 //   ./build/bench/bench_gpu [--json out.json]
@@ -8,6 +8,12 @@
 // float32. Check, then time: three steps on each device from the same initial weights must give the same
 // losses (to 1e-4 relative: float32, different summation orders), then kSteps timed steps after kWarmup,
 // each step closed by a device synchronize; the table shows the median step.
+//
+// Allreduce (nccl backend, 1 rank, cuda:0), nccl-tests' columns: S = bytes, time = median of kReps
+// repetitions of `iters` back-to-back allreduce+wait closed by a synchronize, algbw = S / time. With one rank
+// busbw = algbw * 2(n-1)/n = 0: NCCL still runs a kernel that copies the buffer in place, so the time is
+// launch latency at small S and a device copy at large S; "copy us" is cudaMemcpy-like D2D of S bytes
+// (Tensor::copy_) timed the same way. Check first: the buffer holds 1..count and must come back unchanged.
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
@@ -19,6 +25,7 @@
 #include <string>
 #include <vector>
 
+#include "dist/nccl_process_group.h"
 #include "engine/tinyddp.h"
 #include "models/nn/nn.h"
 
@@ -99,6 +106,46 @@ StepTimes time_mlp(const MlpShape& s) {
   return r;
 }
 
+struct AllreduceRow {
+  int64_t bytes = 0;
+  double allreduce_us = 0, copy_us = 0;
+  int64_t wrong = 0;
+};
+
+// Median over 7 repetitions of the time per call of fn, run `iters` times back to back then synchronized.
+template <typename Fn>
+double median_us_per_call(int iters, Fn&& fn) {
+  std::vector<double> reps;
+  for (int r = 0; r < 7; ++r) {
+    const auto t0 = Clock::now();
+    for (int i = 0; i < iters; ++i) fn();
+    synchronize(Device::cuda(0));
+    reps.push_back(std::chrono::duration<double, std::micro>(Clock::now() - t0).count() / iters);
+  }
+  return median(reps);
+}
+
+std::vector<AllreduceRow> time_nccl_allreduce() {
+  std::vector<AllreduceRow> rows;
+  auto pg = dist::make_nccl_process_group(0, 1, 0, nullptr, dist::kDefaultTimeout);
+  for (int64_t bytes = 4; bytes <= (int64_t{256} << 20); bytes *= 16) {
+    const int64_t count = bytes / 4;
+    AllreduceRow row;
+    row.bytes = bytes;
+    Tensor host = arange(count, DType::f32) + 1.0;
+    Tensor buf = host.to(Device::cuda(0)), dst = empty({count}, DType::f32, Device::cuda(0));
+    pg->allreduce({buf})->wait();
+    const auto back = buf.to_vector<float>(), want = host.to_vector<float>();
+    for (int64_t i = 0; i < count; ++i) row.wrong += back[i] != want[i];
+    const int iters = static_cast<int>(std::clamp<int64_t>((int64_t{1} << 30) / bytes, 5, 200));
+    for (int i = 0; i < 3; ++i) pg->allreduce({buf})->wait();
+    row.allreduce_us = median_us_per_call(iters, [&] { pg->allreduce({buf})->wait(); });
+    row.copy_us = median_us_per_call(iters, [&] { dst.copy_(buf); });
+    rows.push_back(row);
+  }
+  return rows;
+}
+
 }  // namespace
 }  // namespace tinyddp::bench
 
@@ -128,6 +175,22 @@ int main(int argc, char** argv) {
                 t.gpu_ms, t.cpu_ms / t.gpu_ms, tflops, t.checked ? "ok" : "FAILED");
     out["mlp_step"].push_back({{"model", s.name}, {"batch", s.batch}, {"cpu_ms", t.cpu_ms}, {"gpu_ms", t.gpu_ms},
                                {"cpu_over_gpu", t.cpu_ms / t.gpu_ms}, {"gpu_tflops", tflops}, {"checked", t.checked}});
+  }
+
+  if (dist::nccl_available()) {
+    std::printf("\n# allreduce, nccl backend, 1 rank on cuda:0 (busbw = 0 for one rank; see the legend)\n");
+    std::printf("%12s %12s %12s %12s %12s %8s\n", "size (B)", "count", "time (us)", "algbw (GB/s)", "copy (us)",
+                "#wrong");
+    for (const AllreduceRow& r : time_nccl_allreduce()) {
+      ok = ok && r.wrong == 0;
+      const double algbw = static_cast<double>(r.bytes) / (r.allreduce_us * 1e-6) / 1e9;
+      std::printf("%12lld %12lld %12.2f %12.2f %12.2f %8lld\n", static_cast<long long>(r.bytes),
+                  static_cast<long long>(r.bytes / 4), r.allreduce_us, algbw, r.copy_us, static_cast<long long>(r.wrong));
+      out["nccl_allreduce_1rank"].push_back({{"bytes", r.bytes}, {"time_us", r.allreduce_us}, {"algbw_gbs", algbw},
+                                             {"copy_us", r.copy_us}, {"wrong", r.wrong}});
+    }
+  } else {
+    std::printf("\n# allreduce: this build has no NCCL; skipped\n");
   }
   if (!json_path.empty()) std::ofstream(json_path) << out.dump(2) << "\n";
   return ok ? 0 : 1;

@@ -36,8 +36,14 @@ class ThenWork : public Work {
 void round_buffer_to_fp16(Tensor& t) {
   TINYDDP_CHECK(t.dtype() == DType::f32, "fp16_compress_hook: expects float32 gradients, got ", dtype_name(t.dtype()),
                 "; for float64 models use allreduce_hook.");
-  float* p = t.data_ptr<float>();
-  for (int64_t i = 0; i < t.numel(); ++i) p[i] = round_to_fp16(p[i]);
+  // The rounding runs on the host; a device bucket makes the round trip (emulation, not a speed path).
+  Tensor host = t.device().is_cpu() ? t : t.to(Device::cpu());
+  float* p = host.data_ptr<float>();
+  for (int64_t i = 0; i < host.numel(); ++i) p[i] = round_to_fp16(p[i]);
+  if (!t.device().is_cpu()) {
+    NoGradGuard no_grad;
+    t.copy_(host);
+  }
 }
 
 }  // namespace

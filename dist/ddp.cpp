@@ -39,10 +39,12 @@ std::string sizes_str(const Shape& s) { return shape_str(s); }
 }  // namespace
 
 void verify_params_across_processes(ProcessGroup& pg, const std::vector<Tensor>& params) {
+  // The control tensors live where the parameters do: a device backend (nccl) takes device tensors only.
+  const Device device = params.empty() ? Device::cpu() : params[0].device();
   // 1. Parameter counts.
   std::vector<Tensor> counts;
-  for (int r = 0; r < pg.size(); ++r) counts.push_back(zeros({1}, DType::i64));
-  pg.allgather(counts, full({1}, static_cast<double>(params.size()), DType::i64))->wait();
+  for (int r = 0; r < pg.size(); ++r) counts.push_back(zeros({1}, DType::i64, device));
+  pg.allgather(counts, full({1}, static_cast<double>(params.size()), DType::i64, device))->wait();
   for (int r = 0; r < pg.size(); ++r) {
     const int64_t n = counts[r].item<int64_t>();
     TINYDDP_CHECK(n == static_cast<int64_t>(params.size()), "DDP expects same model across all ranks, but Rank ",
@@ -55,11 +57,11 @@ void verify_params_across_processes(ProcessGroup& pg, const std::vector<Tensor>&
     for (int64_t d : p.shape()) meta.push_back(d);
   }
   std::vector<Tensor> lens;
-  for (int r = 0; r < pg.size(); ++r) lens.push_back(zeros({1}, DType::i64));
-  pg.allgather(lens, full({1}, static_cast<double>(meta.size()), DType::i64))->wait();
-  Tensor control = from_vector(meta, {static_cast<int64_t>(meta.size())});
+  for (int r = 0; r < pg.size(); ++r) lens.push_back(zeros({1}, DType::i64, device));
+  pg.allgather(lens, full({1}, static_cast<double>(meta.size()), DType::i64, device))->wait();
+  Tensor control = from_vector(meta, {static_cast<int64_t>(meta.size())}).to(device);
   const int64_t len0 = lens[0].item<int64_t>();
-  Tensor received = len0 == static_cast<int64_t>(meta.size()) ? control : zeros({len0}, DType::i64);
+  Tensor received = len0 == static_cast<int64_t>(meta.size()) ? control : zeros({len0}, DType::i64, device);
   pg.broadcast({received}, 0)->wait();
   const auto ref = received.to_vector<int64_t>();
   size_t pos = 0;

@@ -174,6 +174,7 @@ class MpiProcessGroup : public ProcessGroup {
 
   std::shared_ptr<Work> allreduce(std::vector<Tensor> tensors, ReduceOp op) override {
     check_collective_tensors(tensors, "allreduce");
+    check_host_tensors(tensors, "allreduce", "mpi");
     return packed(tensors, "allreduce", [&](Tensor& buf) {
       MPI_Request req;
       TINYDDP_MPI_CHECK(MPI_Iallreduce(MPI_IN_PLACE, buf.raw_data(), static_cast<int>(buf.numel()), mpi_type(buf.dtype()),
@@ -184,6 +185,7 @@ class MpiProcessGroup : public ProcessGroup {
   }
   std::shared_ptr<Work> broadcast(std::vector<Tensor> tensors, int root) override {
     check_collective_tensors(tensors, "broadcast");
+    check_host_tensors(tensors, "broadcast", "mpi");
     return packed(tensors, "broadcast", [&](Tensor& buf) {
       MPI_Request req;
       TINYDDP_MPI_CHECK(MPI_Ibcast(buf.raw_data(), static_cast<int>(buf.numel()), mpi_type(buf.dtype()), root,
@@ -194,6 +196,8 @@ class MpiProcessGroup : public ProcessGroup {
   }
   std::shared_ptr<Work> allgather(std::vector<Tensor> outputs, Tensor input) override {
     check_collective_tensors(outputs, "allgather");
+    check_host_tensors(outputs, "allgather", "mpi");
+    check_host_tensors({input}, "allgather", "mpi");
     TINYDDP_CHECK(static_cast<int>(outputs.size()) == size_, "allgather: expected one output per rank (", size_,
                   "), got ", outputs.size(), ".");
     Tensor flat = empty({input.numel() * size_}, input.dtype());

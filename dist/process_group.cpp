@@ -16,4 +16,11 @@ void check_collective_tensors(const std::vector<Tensor>& tensors, const char* co
   }
 }
 
+void check_host_tensors(const std::vector<Tensor>& tensors, const char* collective, const char* backend) {
+  for (size_t i = 0; i < tensors.size(); ++i)
+    TINYDDP_CHECK(tensors[i].device().is_cpu(), collective, " on the ", backend, " backend: tensor ", i, " is on ",
+                  tensors[i].device().str(), ", but this backend reduces host memory. Use the nccl backend for GPU "
+                  "tensors, or move them with .to(Device::cpu()).");
+}
+
 }  // namespace tinyddp::dist

@@ -59,6 +59,8 @@ class ProcessGroup {
 
 // Checks shared by backends: defined, contiguous, same dtype etc. Throws naming the collective.
 void check_collective_tensors(const std::vector<Tensor>& tensors, const char* collective);
+// The host backends (thread, mpi): every tensor on the CPU. Throws naming the backend and the way out.
+void check_host_tensors(const std::vector<Tensor>& tensors, const char* collective, const char* backend);
 
 // A Work that is already complete (used by backends for trivial cases, e.g. one rank).
 class CompletedWork : public Work {

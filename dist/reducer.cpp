@@ -146,7 +146,9 @@ void Reducer::initialize_buckets(std::vector<std::vector<size_t>> bucket_indices
       bucket.lengths.push_back(params_[v].numel());
       offset += params_[v].numel();
     }
-    bucket.gradients = zeros({offset}, params_[bucket_indices[b][0]].dtype());
+    // On the parameters' device: the bucket is what the process group reduces (nccl: device memory only).
+    const Tensor& first = params_[bucket_indices[b][0]];
+    bucket.gradients = zeros({offset}, first.dtype(), first.device());
     for (size_t k = 0; k < bucket_indices[b].size(); ++k) {
       const Tensor& p = params_[bucket_indices[b][k]];
       Tensor view = make_view(bucket.gradients, p.shape(), contiguous_strides(p.shape()), bucket.offsets[k]);
@@ -434,7 +436,9 @@ void Reducer::all_reduce_bucket(size_t bucket_index) {
 
 void Reducer::all_reduce_local_used_map() {
   trace::CommLabel comm_label([&] { return trace::What{"reducer", "local-used map", {{"iteration", num_iterations_}}}; });
-  local_used_map_reduced_ = local_used_map_.clone();
+  // The map is kept on the host (hooks set entries); its reduced copy lives where the collectives run.
+  const Device device = params_[0].device();
+  local_used_map_reduced_ = device.is_cpu() ? local_used_map_.clone() : local_used_map_.to(device);
   local_used_work_ = pg_->allreduce({local_used_map_reduced_});
 }
 
@@ -483,7 +487,7 @@ void Reducer::finalize_bucket_dense(Bucket& bucket) {
       if (global_unused && !local_used_map_is_reduced_) {
         local_used_work_->wait();
         Tensor m = local_used_map_;
-        m.copy_(local_used_map_reduced_);
+        m.copy_(local_used_map_reduced_);   // copy_ brings it back to the host
         local_used_map_is_reduced_ = true;
         global_unused = local_used_map_.data_ptr<int64_t>()[index] == 0;
       }
@@ -597,14 +601,15 @@ bool Reducer::rebuild_buckets() {
   for (const auto& b : assignment.buckets)
     for (size_t i : b) flat.push_back(static_cast<int64_t>(i));
   flat.push_back(static_cast<int64_t>(assignment.buckets.size()));
-  Tensor indices = from_vector(flat, {static_cast<int64_t>(flat.size())});
+  const Device device = params_[0].device();   // where the process group's collectives run
+  Tensor indices = from_vector(flat, {static_cast<int64_t>(flat.size())}).to(device);
   pg_->broadcast({indices}, 0)->wait();
   const auto got = indices.to_vector<int64_t>();
   const size_t num_buckets = static_cast<size_t>(got.back());
   std::vector<int64_t> sizes;
   for (size_t b = 0; b < num_buckets; ++b)
     sizes.push_back(static_cast<int64_t>(assignment.buckets[std::min(b, assignment.buckets.size() - 1)].size()));
-  Tensor sizes_t = from_vector(sizes, {static_cast<int64_t>(num_buckets)});
+  Tensor sizes_t = from_vector(sizes, {static_cast<int64_t>(num_buckets)}).to(device);
   pg_->broadcast({sizes_t}, 0)->wait();
   const auto got_sizes = sizes_t.to_vector<int64_t>();
   std::vector<std::vector<size_t>> synced;

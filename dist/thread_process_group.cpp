@@ -107,16 +107,20 @@ class ThreadProcessGroup : public ProcessGroup {
 
   std::shared_ptr<Work> allreduce(std::vector<Tensor> tensors, ReduceOp op) override {
     check_collective_tensors(tensors, "allreduce");
+    check_host_tensors(tensors, "allreduce", "thread");
     return world_->arrive(rank_, {"allreduce", std::move(tensors), {}, op, 0});
   }
   std::shared_ptr<Work> broadcast(std::vector<Tensor> tensors, int root) override {
     check_collective_tensors(tensors, "broadcast");
+    check_host_tensors(tensors, "broadcast", "thread");
     TINYDDP_CHECK(root >= 0 && root < size(), "broadcast: root ", root, " is not a rank of a group of size ", size(), ".");
     return world_->arrive(rank_, {"broadcast", std::move(tensors), {}, ReduceOp::sum, root});
   }
   std::shared_ptr<Work> allgather(std::vector<Tensor> outputs, Tensor input) override {
     check_collective_tensors(outputs, "allgather");
+    check_host_tensors(outputs, "allgather", "thread");
     check_collective_tensors({input}, "allgather");
+    check_host_tensors({input}, "allgather", "thread");
     TINYDDP_CHECK(static_cast<int>(outputs.size()) == size(), "allgather: expected one output tensor per rank (",
                   size(), ") but got ", outputs.size(), ".");
     for (const Tensor& o : outputs)
