@@ -221,7 +221,8 @@ Tensor full(const Shape& shape, double value, DType dtype, Device device) {
       T* p = host.data_ptr<T>();
       std::fill(p, p + host.numel(), static_cast<T>(value));
     });
-    if (!device.is_cpu()) backend::copy_bytes(t.raw_data(), device, host.raw_data(), Device::cpu(), t.storage()->nbytes);
+    if (!device.is_cpu())
+      backend::copy_bytes(t.raw_data(), device, host.raw_data(), Device::cpu(), t.storage()->nbytes);
     return t;
   }
   dispatch_floating(dtype, "full", [&]<typename T>() {

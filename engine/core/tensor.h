@@ -4,13 +4,15 @@
 //   Tensor y = (x * x).sum();                                 // records MulBackward0 -> SumBackward0
 //   y.backward();                                             // x.grad() == 2 * x
 //   Tensor v = x.transpose(0, 1);                             // a view: same storage, other strides
+//   Tensor g = x.detach().to(Device::cuda(0));                // a copy on the GPU; ops there run CUDA kernels
 //
 // Copying a Tensor copies the handle (like a Python reference); views share storage and the version
 // counter; .clone() copies data. Ops live in engine/ops/ops.h; the methods below are thin sugar over them.
 //
 // Invariants:
-//  - strides and offset are in elements; storage is plain CPU memory (device tensors arrive with the CUDA
-//    issue); a tensor and all its views share one version counter, bumped by every in-place op;
+//  - strides and offset are in elements; storage lives on one device (host memory, or a CUDA device's
+//    memory from the caching allocator), and every op's inputs must share it (engine/core/backend.h picks
+//    the kernels); a tensor and all its views share one version counter, bumped by every in-place op;
 //  - requires_grad() is true for leaves marked with requires_grad_() and for every op result with a grad_fn;
 //  - a leaf's AccumulateGrad node is created lazily and cached weakly (the graph keeps it alive), as PyTorch.
 #pragma once
@@ -84,9 +86,9 @@ class Tensor {
   void bump_version() const;
 
   // ---- data ----
-  template <typename T> T* data_ptr() const;   // address of element [0, ..., 0]; checks the dtype
+  template <typename T> T* data_ptr() const;   // element [0, ..., 0] on the tensor's device; checks the dtype
   void* raw_data() const;
-  template <typename T> T item() const;        // the single element of a one-element tensor
+  template <typename T> T item() const;        // the single element of a one-element tensor (copied to the host)
   double item() const { return item<double>(); }
   template <typename T> std::vector<T> to_vector() const;   // row-major copy of the elements
 

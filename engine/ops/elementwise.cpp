@@ -27,8 +27,7 @@ void check_same_device(const Tensor& a, const Tensor& b, const char* op) {
   // PyTorch's text first (what users search for), then where and what to do.
   TINYDDP_CHECK(a.device() == b.device(),
                 "Expected all tensors to be on the same device, but found at least two devices, ", a.device().str(),
-                " and ", b.device().str(), "! (in ", op, "; move one with .to(Device::", b.device().is_cpu() ? "cuda(i)" : "cpu()",
-                ") or .to(Device::", a.device().is_cpu() ? "cuda(i)" : "cpu()", "))");
+                " and ", b.device().str(), "! (in ", op, ": move one of them with .to(Device::...) first)");
 }
 
 Shape broadcast_strides(const Tensor& t, const Shape& out) {

@@ -35,7 +35,8 @@ void write_into(Tensor& self, const Tensor& value) {
     if (self.is_contiguous())
       backend::copy_bytes(self.data_ptr<T>(), self.device(), v.data_ptr<T>(), v.device(), v.numel() * sizeof(T));
     else
-      backend::copy_from_contiguous<T>(self.device(), self.shape(), v.data_ptr<T>(), self.data_ptr<T>(), self.strides());
+      backend::copy_from_contiguous<T>(self.device(), self.shape(), v.data_ptr<T>(), self.data_ptr<T>(),
+                                       self.strides());
   });
   self.bump_version();
 }
