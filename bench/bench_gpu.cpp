@@ -7,7 +7,10 @@
 // Legend: B = batch, D = features. A step = zero_grad + forward + cross-entropy + backward + SGD update,
 // float32. Check, then time: three steps on each device from the same initial weights must give the same
 // losses (to 1e-4 relative: float32, different summation orders), then kSteps timed steps after kWarmup,
-// each step closed by a device synchronize; the table shows the median step.
+// each step closed by a device synchronize; the table shows the median step. "ddp ms" is the same GPU step
+// inside DistributedDataParallel over a 1-rank nccl group (checked: the same losses as the plain GPU step);
+// one rank moves no data, so ddp/gpu is the reducer's own cost on the GPU: autograd hooks, copying each
+// gradient into its bucket while dividing, the allreduce calls and events, copying the buckets back.
 //
 // Allreduce (nccl backend, 1 rank, cuda:0), nccl-tests' columns: S = bytes, time = median of kReps
 // repetitions of `iters` back-to-back allreduce+wait closed by a synchronize, algbw = S / time. With one rank
@@ -23,9 +26,11 @@
 #include <cmath>
 #include <cstdio>
 #include <fstream>
+#include <memory>
 #include <string>
 #include <vector>
 
+#include "dist/ddp.h"
 #include "dist/nccl_process_group.h"
 #include "engine/tinyddp.h"
 #include "models/nn/nn.h"
@@ -51,7 +56,7 @@ struct MlpShape {
 };
 
 struct StepTimes {
-  double cpu_ms = 0, gpu_ms = 0;
+  double cpu_ms = 0, gpu_ms = 0, ddp_ms = 0;   // ddp_ms stays 0 without NCCL
   bool checked = false;
 };
 
@@ -61,12 +66,14 @@ struct Trainer {
   optim::SGD opt;
   Tensor x, y;
   Device device;
-  Trainer(const MlpShape& s, Device d)
+  std::unique_ptr<dist::DistributedDataParallel> ddp;   // set: the step runs inside DDP
+  Trainer(const MlpShape& s, Device d, std::shared_ptr<dist::ProcessGroup> pg = nullptr)
       : model(make_model(s)), opt(model.parameters(), {.lr = 0.01}), device(d) {
     model.to(d);
     manual_seed(2);
     x = randn({s.batch, s.in}).to(d);
     y = randint(0, s.classes, {s.batch}).to(d);
+    if (pg) ddp = std::make_unique<dist::DistributedDataParallel>(model.named_parameters(), pg);
   }
   static nn::Sequential make_model(const MlpShape& s) {
     manual_seed(1);
@@ -74,7 +81,8 @@ struct Trainer {
   }
   Tensor step() {
     opt.zero_grad();
-    Tensor loss = cross_entropy(model(x), y);
+    const Tensor logits = ddp ? ddp->forward([&] { return std::vector<Tensor>{model(x)}; })[0] : model(x);
+    Tensor loss = cross_entropy(logits, y);
     loss.backward();
     opt.step();
     return loss;
@@ -104,6 +112,20 @@ StepTimes time_mlp(const MlpShape& s) {
   for (int i = 0; i < kSteps; ++i) tg.push_back(gpu.timed_step_ms());
   r.cpu_ms = median(tc);
   r.gpu_ms = median(tg);
+  if (dist::nccl_available()) {
+    Trainer plain(s, Device::cuda(0)), wrapped(s, Device::cuda(0), dist::make_nccl_process_group(0, 1, 0, nullptr));
+    for (int i = 0; i < 3; ++i) {
+      const double lp = plain.step().item(), ld = wrapped.step().item();
+      if (std::abs(lp - ld) > 1e-6 * std::abs(lp)) {   // one rank: DDP divides by 1 and sums nothing
+        std::printf("  CHECK FAILED %s step %d: loss gpu %.9g vs ddp %.9g\n", s.name, i, lp, ld);
+        r.checked = false;
+      }
+    }
+    std::vector<double> td;
+    for (int i = 0; i < kWarmup; ++i) wrapped.timed_step_ms();
+    for (int i = 0; i < kSteps; ++i) td.push_back(wrapped.timed_step_ms());
+    r.ddp_ms = median(td);
+  }
   return r;
 }
 
@@ -164,18 +186,20 @@ int main(int argc, char** argv) {
   }
   nlohmann::json out;
   std::printf("# MLP training step, float32, median of %d steps (each closed by a synchronize)\n", kSteps);
-  std::printf("%-28s %10s %10s %10s %12s %s\n", "model (B x D_in-D_h-D_out)", "cpu ms", "gpu ms", "cpu/gpu",
-              "gpu TFLOP/s", "check");
+  std::printf("%-28s %10s %10s %10s %12s %10s %8s %s\n", "model (B x D_in-D_h-D_out)", "cpu ms", "gpu ms",
+              "cpu/gpu", "gpu TFLOP/s", "ddp ms", "ddp/gpu", "check");
   const MlpShape shapes[] = {{"784-256-10", 64, 784, 256, 10}, {"1024-4096-1024", 1024, 1024, 4096, 1024}};
   bool ok = true;
   for (const MlpShape& s : shapes) {
     const StepTimes t = time_mlp(s);
     ok = ok && t.checked;
     const double tflops = s.flops_per_step() / (t.gpu_ms * 1e-3) / 1e12;
-    std::printf("%-5lld x %-20s %10.3f %10.3f %10.2f %12.2f %s\n", static_cast<long long>(s.batch), s.name, t.cpu_ms,
-                t.gpu_ms, t.cpu_ms / t.gpu_ms, tflops, t.checked ? "ok" : "FAILED");
+    std::printf("%-5lld x %-20s %10.3f %10.3f %10.2f %12.2f %10.3f %8.3f %s\n", static_cast<long long>(s.batch),
+                s.name, t.cpu_ms, t.gpu_ms, t.cpu_ms / t.gpu_ms, tflops, t.ddp_ms, t.ddp_ms / t.gpu_ms,
+                t.checked ? "ok" : "FAILED");
     out["mlp_step"].push_back({{"model", s.name}, {"batch", s.batch}, {"cpu_ms", t.cpu_ms}, {"gpu_ms", t.gpu_ms},
-                               {"cpu_over_gpu", t.cpu_ms / t.gpu_ms}, {"gpu_tflops", tflops}, {"checked", t.checked}});
+                               {"cpu_over_gpu", t.cpu_ms / t.gpu_ms}, {"gpu_tflops", tflops}, {"ddp_nccl_1rank_ms", t.ddp_ms},
+                               {"ddp_over_gpu", t.ddp_ms / t.gpu_ms}, {"checked", t.checked}});
   }
 
   if (dist::nccl_available()) {
