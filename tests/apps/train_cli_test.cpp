@@ -11,9 +11,12 @@
 
 #include "apps/tinyddp/commands.h"
 #include "apps/tinyddp/train.h"
+#include "tests/apps/train_test_util.h"
 
 namespace tinyddp::app {
 namespace {
+
+using test::run_cli;
 
 // A short toy2 run: 30 steps of 20 rows over 200 training rows, 50 held out.
 TrainOptions short_toy2(const std::string& weighting = "gradnorm") {
@@ -32,19 +35,6 @@ TrainOptions short_toy2(const std::string& weighting = "gradnorm") {
 
 std::filesystem::path temp_path(const std::string& name) {
   return std::filesystem::temp_directory_path() / ("tinyddp_train_test_" + std::to_string(::getpid()) + "_" + name);
-}
-
-// Runs `tinyddp train ARGS` through the real command-line registration and returns (exit code, stdout).
-std::pair<int, std::string> run_cli(std::vector<std::string> args) {
-  CLI::App app;
-  int exit_code = -1;
-  add_train_command(app, &exit_code);
-  args.insert(args.begin(), "tinyddp");
-  std::vector<char*> argv;
-  for (std::string& a : args) argv.push_back(a.data());
-  ::testing::internal::CaptureStdout();
-  app.parse(static_cast<int>(argv.size()), argv.data());
-  return {exit_code, ::testing::internal::GetCapturedStdout()};
 }
 
 TEST(TrainCli, ShortToy2RunPrintsTheJsonSchema) {

@@ -13,9 +13,12 @@
 #include "apps/tinyddp/commands.h"
 #include "apps/tinyddp/trace_file.h"
 #include "apps/tinyddp/train.h"
+#include "tests/apps/train_test_util.h"
 
 namespace tinyddp::app {
 namespace {
+
+using test::run_cli;
 
 // 20 steps of 20 rows over 200 training rows, f64 so that 2 ranks and 1 process agree to rounding.
 TrainOptions small_toy2(const std::string& weighting) {
@@ -31,18 +34,6 @@ TrainOptions small_toy2(const std::string& weighting) {
   o.progress = false;
   o.dtype = DType::f64;
   return o;
-}
-
-std::pair<int, std::string> run_cli(std::vector<std::string> args) {
-  CLI::App app;
-  int exit_code = -1;
-  add_train_command(app, &exit_code);
-  args.insert(args.begin(), "tinyddp");
-  std::vector<char*> argv;
-  for (std::string& a : args) argv.push_back(a.data());
-  ::testing::internal::CaptureStdout();
-  app.parse(static_cast<int>(argv.size()), argv.data());
-  return {exit_code, ::testing::internal::GetCapturedStdout()};
 }
 
 TEST(TrainGradReport, EveryWeightingReportsEveryTask) {
