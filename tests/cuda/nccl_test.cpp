@@ -11,9 +11,12 @@
 #include "dist/nccl_process_group.h"
 #include "dist/thread_process_group.h"
 #include "engine/tinyddp.h"
+#include "tests/engine/test_util.h"
 
 namespace tinyddp::dist {
 namespace {
+
+using test::error_message;
 
 #define TINYDDP_SKIP_WITHOUT_NCCL_GPU()                                                     \
   do {                                                                                      \
@@ -29,17 +32,6 @@ Tensor on_gpu(std::vector<double> values, DType dtype = DType::f32) {
 }
 
 std::vector<double> values_of(const Tensor& t) { return t.to(Device::cpu()).to(DType::f64).to_vector<double>(); }
-
-// Runs `fn` and returns the Error's message ("" if none was thrown).
-template <typename Fn>
-std::string error_of(Fn&& fn) {
-  try {
-    fn();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
-}
 
 TEST(NcclProcessGroup, OneRankCollectives) {
   TINYDDP_SKIP_WITHOUT_NCCL_GPU();
@@ -100,25 +92,25 @@ TEST(NcclProcessGroup, OrderedAfterComputeStreamAndKeepsBuffersAlive) {
 TEST(NcclProcessGroup, BadInputIsActionable) {
   TINYDDP_SKIP_WITHOUT_NCCL_GPU();
   auto pg = make_nccl_process_group(0, 1, 0, nullptr);
-  const std::string cpu = error_of([&] { pg->allreduce({ones({2})}); });
+  const std::string cpu = error_message([&] { pg->allreduce({ones({2})}); });
   EXPECT_NE(cpu.find("[Rank 0]"), std::string::npos) << cpu;
   EXPECT_NE(cpu.find("expected tensors on cuda:0, got cpu"), std::string::npos) << cpu;
   EXPECT_NE(cpu.find(".to(Device::cuda(0))"), std::string::npos) << cpu;
 
-  const std::string gather = error_of([&] { pg->allgather({zeros({2}, DType::f32, kGpu)}, ones({2})); });
+  const std::string gather = error_message([&] { pg->allgather({zeros({2}, DType::f32, kGpu)}, ones({2})); });
   EXPECT_NE(gather.find("got cpu"), std::string::npos) << gather;
 
-  const std::string mixed = error_of([&] { pg->allreduce({on_gpu({1}), on_gpu({1}, DType::f64)}); });
+  const std::string mixed = error_message([&] { pg->allreduce({on_gpu({1}), on_gpu({1}, DType::f64)}); });
   EXPECT_NE(mixed.find("one call reduces one dtype"), std::string::npos) << mixed;
 
   const std::string strided =
-      error_of([&] { pg->allreduce({zeros({2, 3}, DType::f32, kGpu).transpose(0, 1)}); });
+      error_message([&] { pg->allreduce({zeros({2, 3}, DType::f32, kGpu).transpose(0, 1)}); });
   EXPECT_NE(strided.find("not contiguous"), std::string::npos) << strided;
 
-  const std::string count = error_of([&] { pg->allgather({on_gpu({1}), on_gpu({1})}, on_gpu({1})); });
+  const std::string count = error_message([&] { pg->allgather({on_gpu({1}), on_gpu({1})}, on_gpu({1})); });
   EXPECT_NE(count.find("one output per rank (1), got 2"), std::string::npos) << count;
 
-  const std::string root = error_of([&] { pg->broadcast({on_gpu({1})}, 1); });
+  const std::string root = error_message([&] { pg->broadcast({on_gpu({1})}, 1); });
   EXPECT_NE(root.find("root 1 is not a rank"), std::string::npos) << root;
 
   // The group still works after refused input (nothing was launched).
@@ -130,9 +122,9 @@ TEST(NcclProcessGroup, BadInputIsActionable) {
 TEST(NcclProcessGroup, BadConstructionIsActionable) {
   TINYDDP_SKIP_WITHOUT_NCCL_GPU();
   const int count = cuda_device_count();
-  const std::string device = error_of([&] { make_nccl_process_group(0, 1, count, nullptr); });
+  const std::string device = error_message([&] { make_nccl_process_group(0, 1, count, nullptr); });
   EXPECT_NE(device.find("cuda:" + std::to_string(count) + " does not exist"), std::string::npos) << device;
-  const std::string bootstrap = error_of([&] { make_nccl_process_group(0, 2, 0, nullptr); });
+  const std::string bootstrap = error_message([&] { make_nccl_process_group(0, 2, 0, nullptr); });
   EXPECT_NE(bootstrap.find("needs a bootstrap group"), std::string::npos) << bootstrap;
   // A bootstrap group carries the id even for one rank (as mpi_world() does for N).
   auto world = std::make_shared<ThreadWorld>(1);
