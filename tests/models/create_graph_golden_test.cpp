@@ -7,10 +7,10 @@
 #include <nlohmann/json.hpp>
 
 #include <cmath>
-#include <fstream>
 #include <string>
 
 #include "models/nn/nn.h"
+#include "tests/models/test_util.h"
 
 namespace tinyddp {
 namespace {
@@ -23,15 +23,8 @@ constexpr DType kF64 = DType::f64;
 // are O(1) and computed in f64, where reordering costs ~1e-15).
 constexpr double kTolerance = 1e-10;
 
-json load_json(const std::string& path) {
-  std::ifstream in(path);
-  if (!in.is_open()) throw Error("cannot open golden file '" + path + "'; run the tests from the repository root.");
-  return json::parse(in);
-}
-
-Tensor tensor_of(const json& j) {
-  return from_vector<double>(j.at("values").get<std::vector<double>>(), j.at("shape").get<Shape>(), kF64);
-}
+using testing_util::load_json;
+using testing_util::tensor_of;
 
 // Compares `actual` to `expected` elementwise; on failure prints the largest difference and where it is.
 void expect_close(const std::string& what, const std::vector<double>& actual, const Shape& actual_shape,

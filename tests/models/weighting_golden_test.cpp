@@ -6,10 +6,10 @@
 #include <nlohmann/json.hpp>
 
 #include <cmath>
-#include <fstream>
 
 #include "models/multitask/multitask.h"
 #include "models/weighting/loss_weighting.h"
+#include "tests/models/test_util.h"
 
 namespace tinyddp::models {
 namespace {
@@ -21,15 +21,8 @@ constexpr DType kF64 = DType::f64;
 // of a network whose weights feed back into the losses.
 constexpr double kTolerance = 1e-9;
 
-json load_json(const std::string& path) {
-  std::ifstream in(path);
-  if (!in.is_open()) throw Error("cannot open golden file '" + path + "'; run the tests from the repository root.");
-  return json::parse(in);
-}
-
-Tensor tensor_of(const json& j) {
-  return from_vector<double>(j.at("values").get<std::vector<double>>(), j.at("shape").get<Shape>(), kF64);
-}
+using testing_util::load_json;
+using testing_util::tensor_of;
 
 void expect_close(const std::string& what, const std::vector<double>& actual, const std::vector<double>& expected) {
   ASSERT_EQ(actual.size(), expected.size()) << what;
