@@ -1,6 +1,7 @@
 // One include for users of the engine.
 #pragma once
 
+#include "engine/autograd/anomaly_mode.h"
 #include "engine/autograd/engine.h"
 #include "engine/autograd/functional.h"
 #include "engine/autograd/grad_mode.h"

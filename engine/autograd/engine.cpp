@@ -1,11 +1,14 @@
 #include "engine/autograd/engine.h"
 
+#include <cmath>
 #include <queue>
+#include <string>
 #include <unordered_map>
 #include <unordered_set>
 
+#include "base/trace.h"
+#include "engine/autograd/anomaly_mode.h"
 #include "engine/autograd/grad_mode.h"
-#include "engine/core/trace.h"
 #include "engine/ops/ops.h"
 
 namespace tinyddp::autograd {
@@ -29,7 +32,6 @@ class GraphRoot : public Node {
 // The state of one backward call. Lives on the calling thread's stack.
 struct GraphTask {
   bool keep_graph = false;
-  bool create_graph = false;
   std::unordered_map<Node*, int> dependencies;        // edges still to deliver a gradient to each node
   std::unordered_map<Node*, TensorList> input_buffers;   // gradients received so far, per node input
   // Non-empty when execution is restricted (autograd::grad or backward(inputs=...)).
@@ -51,6 +53,16 @@ struct ReadyItem {
 struct LowerSequenceNr {
   bool operator()(const ReadyItem& a, const ReadyItem& b) const { return a.node->sequence_nr() < b.node->sequence_nr(); }
 };
+
+// Anomaly mode (anomaly_mode.h): PyTorch's text, raised at the node whose output holds the first NaN.
+void check_no_nan(const Node& fn, const TensorList& outputs) {
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    if (!outputs[i].defined() || !is_floating(outputs[i].dtype())) continue;
+    for (double v : outputs[i].to_vector<double>()) {
+      TINYDDP_CHECK(!std::isnan(v), "Function '", fn.name(), "' returned nan values in its ", i, "th output.");
+    }
+  }
+}
 
 void count_dependencies(Node* root, GraphTask& task) {
   std::unordered_set<Node*> seen{root};
@@ -125,7 +137,6 @@ TensorList Engine::execute(const std::vector<Edge>& roots, const TensorList& roo
                            const ExecuteOptions& options) {
   GraphTask task;
   task.keep_graph = options.keep_graph;
-  task.create_graph = options.create_graph;
   auto graph_root = std::make_shared<GraphRoot>(roots, root_grads);
   count_dependencies(graph_root.get(), task);
   if (!options.inputs.empty()) {
@@ -167,6 +178,7 @@ TensorList Engine::execute(const std::vector<Edge>& roots, const TensorList& roo
     });
     TensorList outputs = fn->apply(std::move(TensorList(inputs)));
     if (!task.keep_graph) fn->release_saved();
+    if (is_anomaly_enabled()) check_no_nan(*fn, outputs);
     fn->run_post_hooks(outputs, inputs);
 
     const auto& edges = fn->next_edges();

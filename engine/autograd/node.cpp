@@ -132,3 +132,10 @@ void set_history(const Tensor& output, const std::shared_ptr<Node>& node, uint32
 }
 
 }  // namespace tinyddp::autograd
+
+namespace tinyddp {
+// A tensor owns its grad_fn; dropping the last tensor of a long graph releases the graph through
+// release_node, iteratively, so a deep chain does not overflow the stack. Defined here, not in core/, because
+// releasing a graph is autograd's job.
+TensorImpl::~TensorImpl() { autograd::release_node(std::move(grad_fn)); }
+}  // namespace tinyddp

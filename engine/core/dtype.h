@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <string>
 
-#include "engine/core/error.h"
+#include "base/error.h"
 
 namespace tinyddp {
 

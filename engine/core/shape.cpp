@@ -2,7 +2,7 @@
 
 #include <sstream>
 
-#include "engine/core/error.h"
+#include "base/error.h"
 
 namespace tinyddp {
 

@@ -427,5 +427,24 @@ TEST(AutogradApi, CreateGraphRetainedGradIsItsOwnContiguousTensor) {
   EXPECT_TRUE(all_close(h.grad(), ones({3}, DType::f64), 0.0));
 }
 
+// Anomaly mode is off by default: a NaN gradient reaches .grad silently. The guard turns it on for its scope
+// only; on, the node that produced the NaN is named (the golden case anomaly_nan_gradient checks the text).
+TEST(AutogradApi, AnomalyModeIsScopedAndOffByDefault) {
+  EXPECT_FALSE(autograd::is_anomaly_enabled());
+  const Tensor x = make({4.0, -1.0}, {2}).requires_grad_();
+  sum(sqrt(x)).backward();
+  const std::vector<double> g = x.grad().to_vector<double>();
+  EXPECT_DOUBLE_EQ(g[0], 0.25);   // d sqrt(x)/dx = 1 / (2 sqrt(4))
+  EXPECT_TRUE(std::isnan(g[1]));
+  {
+    autograd::DetectAnomalyGuard anomaly;
+    EXPECT_TRUE(autograd::is_anomaly_enabled());
+    const Tensor y = make({4.0, 9.0}, {2}).requires_grad_();
+    EXPECT_NO_THROW(sum(sqrt(y)).backward());   // finite gradients pass the check
+    EXPECT_THROW(sum(sqrt(x)).backward(), Error);
+  }
+  EXPECT_FALSE(autograd::is_anomaly_enabled());
+}
+
 }  // namespace
 }  // namespace tinyddp::test

@@ -79,6 +79,12 @@ const std::map<std::string, std::function<void()>>& golden_cases() {
          autograd::grad({x * 2.0}, {x});
        }},
       {"queue_callback_outside", [] { autograd::Engine::queue_callback([] {}); }},
+      {"anomaly_nan_gradient",
+       [] {
+         const Tensor x = randn3(true);   // seed 0: two of the three values are negative
+         autograd::DetectAnomalyGuard anomaly;
+         sum(sqrt(x)).backward();   // sqrt of a negative is NaN, and so is its gradient
+       }},
   };
   return cases;
 }

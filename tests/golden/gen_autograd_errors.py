@@ -71,13 +71,19 @@ def grad_of_nonscalar_implicit_grad():
     torch.autograd.grad(x * 2, [x])
 
 
+def anomaly_nan_gradient():
+    x = randn(3, requires_grad=True)  # seed 0: two of the three values are negative
+    with torch.autograd.detect_anomaly():
+        x.sqrt().sum().backward()  # sqrt of a negative is NaN, and so is its gradient
+
+
 def queue_callback_outside():
     torch.autograd.Variable._execution_engine.queue_callback(lambda: None)
 
 
 CASES = [backward_twice, allow_unused, non_scalar_implicit, inplace_saved_leaf,
          inplace_saved_param_after_step, no_requires_grad, grad_no_requires_grad,
-         leaf_inplace, grad_of_nonscalar_implicit_grad, queue_callback_outside]
+         leaf_inplace, grad_of_nonscalar_implicit_grad, queue_callback_outside, anomaly_nan_gradient]
 
 
 def main():

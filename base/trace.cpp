@@ -1,4 +1,4 @@
-#include "engine/core/trace.h"
+#include "base/trace.h"
 
 #include <algorithm>
 #include <chrono>
@@ -28,8 +28,8 @@ struct ThreadBuffer {
 struct Registry {
   std::mutex mu;
   std::vector<std::shared_ptr<ThreadBuffer>> buffers;
-  // Collectives in flight: (rank, owner, id) -> the span to complete.
-  std::map<std::tuple<int, const void*, uint64_t>, Event> open_comms;
+  // Async spans in flight: (pid, owner, id) -> the span to complete.
+  std::map<std::tuple<int, const void*, uint64_t>, Event> open_async;
   double clock_sync_us = -1;
 };
 
@@ -49,8 +49,7 @@ ThreadBuffer& thread_buffer() {
   return *buffer;
 }
 
-thread_local int tl_rank = 0;
-thread_local std::vector<What> tl_comm_labels;
+thread_local int tl_pid = 0;
 
 }  // namespace
 
@@ -72,7 +71,7 @@ struct OpenSpan {
 };
 
 OpenSpan* begin_span(What&& what) {
-  return new OpenSpan{std::move(what), now_us(), tl_rank, std::uncaught_exceptions()};
+  return new OpenSpan{std::move(what), now_us(), tl_pid, std::uncaught_exceptions()};
 }
 
 void end_span(OpenSpan* open) {
@@ -83,7 +82,7 @@ void end_span(OpenSpan* open) {
   record({'X', std::move(open->what), open->pid, kComputeTrack, open->ts_us, end - open->ts_us});
 }
 
-void record_instant(What&& what) { record({'i', std::move(what), tl_rank, kComputeTrack, now_us(), 0}); }
+void record_instant(What&& what) { record({'i', std::move(what), tl_pid, kComputeTrack, now_us(), 0}); }
 
 }  // namespace detail
 
@@ -98,7 +97,7 @@ void start() {
       std::lock_guard<std::mutex> block(b->mu);
       b->events.clear();
     }
-    r.open_comms.clear();
+    r.open_async.clear();
     r.clock_sync_us = -1;
   }
   detail::g_on.store(true, std::memory_order_relaxed);
@@ -114,7 +113,7 @@ std::vector<Event> snapshot() {
     std::lock_guard<std::mutex> block(b->mu);
     out.insert(out.end(), b->events.begin(), b->events.end());
   }
-  for (const auto& [key, open] : r.open_comms) {
+  for (const auto& [key, open] : r.open_async) {
     Event e = open;
     e.phase = 'i';
     e.what.args.emplace_back("completed", false);
@@ -124,48 +123,34 @@ std::vector<Event> snapshot() {
   return out;
 }
 
-int current_rank() { return tl_rank; }
+int current_process() { return tl_pid; }
 
-RankScope::RankScope(int rank) : previous_(tl_rank) { tl_rank = rank; }
-RankScope::~RankScope() { tl_rank = previous_; }
+ProcessScope::ProcessScope(int pid) : previous_(tl_pid) { tl_pid = pid; }
+ProcessScope::~ProcessScope() { tl_pid = previous_; }
 
-void comm_begin(int rank, const void* owner, uint64_t id, const char* kind, int64_t bytes) {
+void begin_async(Event&& event, const void* owner, uint64_t id) {
   if (!on()) return;
-  Event e{'X', {"comm", kind, {}}, rank, kCommTrack, now_us(), 0};
-  if (!tl_comm_labels.empty()) {
-    const What& label = tl_comm_labels.back();
-    e.what.name = std::string(kind) + " " + label.name;
-    e.what.args = label.args;
-  }
-  e.what.args.emplace_back("collective", std::string(kind));
-  e.what.args.emplace_back("bytes", bytes);
   Registry& r = registry();
   std::lock_guard<std::mutex> lock(r.mu);
-  r.open_comms[{rank, owner, id}] = std::move(e);
+  const int pid = event.pid;
+  r.open_async[{pid, owner, id}] = std::move(event);
 }
 
-void comm_end(int rank, const void* owner, uint64_t id) {
+void end_async(int pid, const void* owner, uint64_t id) {
   if (!on()) return;
   const double end = now_us();
   Event e;
   {
     Registry& r = registry();
     std::lock_guard<std::mutex> lock(r.mu);
-    auto it = r.open_comms.find({rank, owner, id});
-    if (it == r.open_comms.end()) return;   // began before start()
+    auto it = r.open_async.find({pid, owner, id});
+    if (it == r.open_async.end()) return;   // began before start()
     e = std::move(it->second);
-    r.open_comms.erase(it);
+    r.open_async.erase(it);
   }
   e.dur_us = end - e.ts_us;
   detail::record(std::move(e));
 }
-
-void CommLabel::push(What&& what) {
-  tl_comm_labels.push_back(std::move(what));
-  pushed_ = true;
-}
-
-void CommLabel::pop() { tl_comm_labels.pop_back(); }
 
 void mark_clock_sync() {
   const double t = now_us();
@@ -174,7 +159,7 @@ void mark_clock_sync() {
     std::lock_guard<std::mutex> lock(r.mu);
     r.clock_sync_us = t;
   }
-  if (on()) detail::record({'i', {"clock", "clock sync", {}}, tl_rank, kComputeTrack, t, 0});
+  if (on()) detail::record({'i', {"clock", "clock sync", {}}, tl_pid, kComputeTrack, t, 0});
 }
 
 double clock_sync_us() {
