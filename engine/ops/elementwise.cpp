@@ -5,63 +5,6 @@ namespace tinyddp {
 
 using kernels::BinaryOp;
 using kernels::UnaryOp;
-namespace detail {
-
-void check_defined(const Tensor& t, const char* op, const char* what) {
-  TINYDDP_CHECK(t.defined(), op, ": the ", what, " is an undefined tensor.");
-}
-
-void check_floating(const Tensor& t, const char* op) {
-  check_defined(t, op);
-  TINYDDP_CHECK(is_floating(t.dtype()), op, ": expected a floating tensor (float32 or float64) but got ",
-                dtype_name(t.dtype()), " of shape ", shape_str(t.shape()), ". Convert it with .to(DType::f32).");
-}
-
-void check_same_dtype(const Tensor& a, const Tensor& b, const char* op) {
-  TINYDDP_CHECK(a.dtype() == b.dtype(), op, ": expected both operands to have the same dtype, but got ",
-                dtype_name(a.dtype()), " ", shape_str(a.shape()), " and ", dtype_name(b.dtype()), " ",
-                shape_str(b.shape()), ". tinyddp does not promote types: convert one with .to(...).");
-}
-
-void check_same_device(const Tensor& a, const Tensor& b, const char* op) {
-  // PyTorch's text first (what users search for), then where and what to do.
-  TINYDDP_CHECK(a.device() == b.device(),
-                "Expected all tensors to be on the same device, but found at least two devices, ", a.device().str(),
-                " and ", b.device().str(), "! (in ", op, ": move one of them with .to(Device::...) first)");
-}
-
-Shape broadcast_strides(const Tensor& t, const Shape& out) {
-  Shape s(out.size(), 0);
-  const size_t lead = out.size() - t.shape().size();
-  for (size_t i = 0; i < t.shape().size(); ++i)
-    s[lead + i] = t.shape()[i] == 1 ? 0 : t.strides()[i];
-  return s;
-}
-
-Tensor unary_kernel(UnaryOp op, const Tensor& x, double a, double b) {
-  const Tensor xc = x.contiguous();
-  Tensor out = empty(x.shape(), x.dtype(), x.device());
-  dispatch_floating(x.dtype(), "unary op", [&]<typename T>() {
-    backend::unary<T>(x.device(), op, xc.data_ptr<T>(), out.data_ptr<T>(), out.numel(), a, b);
-  });
-  return out;
-}
-
-Tensor binary_kernel(BinaryOp op, const Tensor& a, const Tensor& b, const char* name) {
-  check_floating(a, name);
-  check_floating(b, name);
-  check_same_dtype(a, b, name);
-  check_same_device(a, b, name);
-  const Shape shape = broadcast_shapes(a.shape(), b.shape(), name);
-  Tensor out = empty(shape, a.dtype(), a.device());
-  dispatch_floating(a.dtype(), name, [&]<typename T>() {
-    backend::binary<T>(a.device(), op, shape, a.data_ptr<T>(), broadcast_strides(a, shape), b.data_ptr<T>(),
-                       broadcast_strides(b, shape), out.data_ptr<T>());
-  });
-  return out;
-}
-
-}  // namespace detail
 
 using namespace detail;
 

@@ -2,7 +2,6 @@
 #include <type_traits>
 
 #include "engine/ops/op_utils.h"
-#include "kernels/cpu/reduce.h"
 
 namespace tinyddp {
 
