@@ -1,6 +1,7 @@
 // Process groups: how ranks talk. One interface, several backends side by side:
 //   thread  N ranks as threads of one process; deterministic (sums in rank order); tests and `repro`
 //   mpi     Open MPI, one rank per process, launched with `mpirun -np N` on one or several machines
+//   nccl    NCCL, one GPU per rank, device tensors only (nccl_process_group.h; built where NCCL is found)
 //
 //   auto work = pg->allreduce({bucket});   // starts the collective; returns at once
 //   ...                                     // the backward goes on; `bucket` must not be touched
