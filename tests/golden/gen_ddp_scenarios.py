@@ -162,6 +162,16 @@ RUNS = [
       "t is returned by forward but not used in the loss"),
     R("unused-output/find-unused", "unused-output", "forward; backward(a+b); step",
       "unused-output with find_unused_parameters=True", find_unused_parameters=True),
+    R("find-unused/forward-without-backward", "find-unused", "forward; forward; backward(a+b+t); step",
+      "find_unused_parameters=True; the first forward's outputs get no backward (PyTorch marks unused "
+      "parameters at the first hook, not in prepare_for_backward, because the output may be ignored)",
+      find_unused_parameters=True),
+    R("find-unused/forward-without-backward-no-text", "find-unused",
+      "forward(no_text); forward; backward(a+b+t); step",
+      "as find-unused/forward-without-backward, the ignored forward skipping the text decoder: its unused "
+      "parameters must not be marked ready before a hook fires, or the next forward raises", find_unused_parameters=True),
+    R("combined-loss/forward-without-backward", "combined-loss", "forward; forward; backward(a+b+t); step",
+      "without find_unused_parameters: a forward whose outputs get no backward, then forward + backward"),
 ]
 
 
