@@ -11,7 +11,7 @@
 //   so G_i is the norm of the global gradient, not a mean of local norms. The loss values are averaged the same
 //   way. Every rank then computes the same weight update from the same numbers, bit for bit (the thread
 //   backend sums in rank order; MPI's allreduce gives every rank the same result), which train checks.
-#include "apps/tinyddp/train.h"
+#include "apps/tinyddp/train/train.h"
 
 #include <chrono>
 #include <cmath>

@@ -1,4 +1,4 @@
-#include "apps/tinyddp/trace_view.h"
+#include "apps/tinyddp/trace/trace_view.h"
 
 #include <algorithm>
 #include <cmath>

@@ -4,9 +4,9 @@
 #include <sstream>
 
 #include "apps/tinyddp/commands.h"
-#include "apps/tinyddp/trace_file.h"
-#include "apps/tinyddp/train.h"
+#include "apps/tinyddp/train/train.h"
 #include "dist/mpi_process_group.h"
+#include "dist/trace_file.h"
 
 namespace tinyddp::app {
 
@@ -55,7 +55,7 @@ int run(TrainArgs& a) {
   if (o.backend == "mpi" && !dist::launched_by_mpirun())
     std::cerr << "tinyddp: note: --backend mpi without mpirun runs a single rank; launch with "
                  "`mpirun -np 2 tinyddp train ... --backend mpi`.\n";
-  std::optional<TraceRecording> recording;
+  std::optional<dist::TraceRecording> recording;
   if (!a.trace.empty())
     recording.emplace(a.trace, o.backend,
                       nlohmann::json{{"command", "tinyddp train"}, {"experiment", o.experiment},

@@ -10,7 +10,7 @@
 #include <ostream>
 #include <sstream>
 
-#include "apps/tinyddp/train.h"
+#include "apps/tinyddp/train/train.h"
 #include "engine/core/error.h"
 
 namespace tinyddp::app {

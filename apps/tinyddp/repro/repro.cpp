@@ -1,4 +1,4 @@
-#include "apps/tinyddp/repro.h"
+#include "apps/tinyddp/repro/repro.h"
 
 #include <map>
 #include <ostream>
