@@ -7,6 +7,7 @@
 #include "apps/tinyddp/train/train.h"
 #include "dist/mpi_process_group.h"
 #include "dist/trace_file.h"
+#include "models/weighting/loss_weighting.h"
 
 namespace tinyddp::app {
 
@@ -103,7 +104,7 @@ void add_train_command(CLI::App& app, int* exit_code) {
       ->check(CLI::IsMember({"toy2", "toy10", "recsys"}))
       ->capture_default_str();
   cmd->add_option("--weighting", o.weighting, "fixed, uncertainty, gradnorm or gradnorm-squared")
-      ->check(CLI::IsMember({"fixed", "uncertainty", "gradnorm", "gradnorm-squared"}))
+      ->check(CLI::IsMember(models::weighting_kinds()))
       ->capture_default_str();
   a->alpha_opt = cmd->add_option("--alpha", a->alpha, "GradNorm's alpha (default: 0.12 toy, 1.5 recsys, the paper's)");
   cmd->add_option("--lr-weights", o.lr_weights, "Learning rate of the task weights")->capture_default_str();

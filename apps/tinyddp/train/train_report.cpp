@@ -29,14 +29,6 @@ std::string gfmt(double v, int precision = 4) {
   return s.str();
 }
 
-std::vector<double> normalized(const std::vector<double>& w) {
-  double s = 0;
-  for (double x : w) s += x;
-  std::vector<double> n;
-  for (double x : w) n.push_back(x / s);
-  return n;
-}
-
 std::string weighting_summary(const TrainResult& r) {
   const TrainOptions& o = r.options;
   std::ostringstream s;
