@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "apps/tinyddp/train/train.h"
+#include "apps/tinyddp/svg.h"
 #include "engine/core/error.h"
 
 namespace tinyddp::app {
@@ -266,17 +267,6 @@ std::string title_of(const TrainResult& r) {
   std::ostringstream s;
   s << r.options.experiment << ", " << weighting_summary(r) << ", " << r.world << (r.world == 1 ? " process" : " ranks");
   return s.str();
-}
-
-std::string xml_escape(const std::string& s) {
-  std::string out;
-  for (char c : s) {
-    if (c == '&') out += "&amp;";
-    else if (c == '<') out += "&lt;";
-    else if (c == '>') out += "&gt;";
-    else out += c;
-  }
-  return out;
 }
 
 bool on_path(const std::string& program) {
