@@ -43,10 +43,10 @@
 #include <string>
 #include <vector>
 
-#include "apps/tinyddp/trace_file.h"
 #include "dist/ddp.h"
 #include "dist/mpi_process_group.h"
 #include "dist/thread_process_group.h"
+#include "dist/trace_file.h"
 #include "engine/core/trace.h"
 #include "engine/tinyddp.h"
 #include "models/nn/nn.h"
@@ -318,7 +318,7 @@ int main(int argc, char** argv) {
                  "record a Chrome trace of every step in FILE (under mpirun FILE.rank<N>.json); use few --iterations");
   CLI11_PARSE(app, argc, argv);
 
-  std::optional<app::TraceRecording> recording;
+  std::optional<dist::TraceRecording> recording;
   if (!trace_path.empty())
     recording.emplace(trace_path, dist::launched_by_mpirun() ? "mpi" : "thread",
                       nlohmann::json{{"command", "bench_ddp"}, {"options", "iterations " + std::to_string(timed)}});

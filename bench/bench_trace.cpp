@@ -30,9 +30,9 @@
 #include <thread>
 #include <vector>
 
-#include "apps/tinyddp/trace_file.h"
 #include "dist/ddp.h"
 #include "dist/thread_process_group.h"
+#include "dist/trace_file.h"
 #include "engine/core/trace.h"
 #include "engine/tinyddp.h"
 #include "models/nn/nn.h"
@@ -186,7 +186,7 @@ bool check(const Config& c, const std::string& trace_out) {
               ok ? "parameters bitwise equal, events as expected" : "FAILED");
   if (ok && !trace_out.empty() && std::string(c.name) == "wide") {
     std::ofstream f(trace_out);
-    f << app::chrome_trace(events, {{"scenario", "bench_trace wide MLP 128-512-512-512-10"},
+    f << dist::chrome_trace(events, {{"scenario", "bench_trace wide MLP 128-512-512-512-10"},
                                     {"plan", "forward; backward; step (3 steps, bucket_cap_mb 1)"},
                                     {"backend", "thread"}})
              .dump()

@@ -2,8 +2,8 @@
 #include <ostream>
 
 #include "apps/tinyddp/commands.h"
-#include "apps/tinyddp/repro.h"
-#include "apps/tinyddp/scenarios.h"
+#include "apps/tinyddp/repro/repro.h"
+#include "apps/tinyddp/repro/scenarios.h"
 
 namespace tinyddp::app {
 

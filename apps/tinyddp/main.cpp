@@ -7,7 +7,6 @@
 #include <iostream>
 
 #include "apps/tinyddp/commands.h"
-#include "apps/tinyddp/trace_file.h"
 #include "dist/mpi_process_group.h"
 #include "engine/core/error.h"
 

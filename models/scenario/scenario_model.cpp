@@ -1,5 +1,7 @@
 #include "models/scenario/scenario_model.h"
 
+#include <stdexcept>
+
 namespace tinyddp::models {
 
 ScenarioModel::ScenarioModel(bool extra_unused_parameter) {
@@ -32,6 +34,24 @@ ScenarioBatch scenario_batch(uint64_t seed, int rank, int64_t k, bool same_data)
   batch.yb = randint(0, 3, {6});
   batch.yt = randn({6, 5});
   return batch;
+}
+
+Tensor scenario_loss(const ScenarioModel& model, const std::string& term, const std::vector<Tensor>& outputs,
+                     const ScenarioBatch& batch) {
+  if (term == "a") return mse_loss(outputs[0], batch.ya);
+  if (term == "b") return cross_entropy(outputs[1], batch.yb);
+  if (term == "t") {
+    if (outputs.size() < 3)
+      throw std::invalid_argument("plan: term t used after a forward that did not return t (forward(no_text) and "
+                                  "forward(drop_text) return only a and b)");
+    return mse_loss(outputs[2], batch.yt);
+  }
+  if (term == "dummy") {
+    Tensor total;
+    for (const Tensor& p : model.parameters()) total = total.defined() ? total + p.sum() : p.sum();
+    return total * 0.0;
+  }
+  throw std::invalid_argument("scenario_loss: unknown term '" + term + "'; expected a, b, t or dummy.");
 }
 
 }  // namespace tinyddp::models

@@ -17,6 +17,7 @@
 #pragma once
 
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "models/nn/nn.h"
@@ -53,5 +54,13 @@ struct ScenarioBatch {
 // The k-th micro-batch of `rank`: a deterministic function of (seed, rank, k). With same_data every
 // rank draws the same batches.
 ScenarioBatch scenario_batch(uint64_t seed, int rank, int64_t k, bool same_data);
+
+// One term of a loss over a forward's outputs and its batch (the plan language's backward(...) terms):
+//   "a"      MSE of head_a against ya
+//   "b"      cross-entropy of head_b against yb
+//   "t"      MSE of the text decoder against yt; std::invalid_argument when the forward did not return t
+//   "dummy"  0 * (sum of every parameter's sum): touches each parameter once, contributes nothing
+Tensor scenario_loss(const ScenarioModel& model, const std::string& term, const std::vector<Tensor>& outputs,
+                     const ScenarioBatch& batch);
 
 }  // namespace tinyddp::models

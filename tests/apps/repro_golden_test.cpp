@@ -8,8 +8,8 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
-#include "apps/tinyddp/repro.h"
-#include "apps/tinyddp/scenarios.h"
+#include "apps/tinyddp/repro/repro.h"
+#include "apps/tinyddp/repro/scenarios.h"
 
 namespace tinyddp::app {
 namespace {

@@ -7,7 +7,7 @@
 #include <fstream>
 #include <set>
 
-#include "apps/tinyddp/scenarios.h"
+#include "apps/tinyddp/repro/scenarios.h"
 #include "trace_test_util.h"
 
 namespace tinyddp::app {
@@ -115,26 +115,26 @@ TEST(TraceFile, OffRecordsNothing) {
 }
 
 TEST(TraceFile, PerRankPaths) {
-  EXPECT_EQ(rank_trace_path("t.json", 0), "t.rank0.json");
-  EXPECT_EQ(rank_trace_path("out/run.json", 3), "out/run.rank3.json");
-  EXPECT_EQ(rank_trace_path("trace", 1), "trace.rank1.json");
+  EXPECT_EQ(dist::rank_trace_path("t.json", 0), "t.rank0.json");
+  EXPECT_EQ(dist::rank_trace_path("out/run.json", 3), "out/run.rank3.json");
+  EXPECT_EQ(dist::rank_trace_path("trace", 1), "trace.rank1.json");
 }
 
 TEST(TraceFile, RecordingWritesAReadableFile) {
   const std::string path = (std::filesystem::temp_directory_path() / "tinyddp_trace_file_test.json").string();
   {
-    TraceRecording rec(path, "thread", {{"scenario", "combined-loss"}});
+    dist::TraceRecording rec(path, "thread", {{"scenario", "combined-loss"}});
     const Scenario& s = *find_scenario("combined-loss");
     run_repro(s.name, s.plan, ReproOptions{});
     EXPECT_EQ(rec.finish(), path);
   }
-  const nlohmann::json t = read_trace(path);
+  const nlohmann::json t = dist::read_trace(path);
   EXPECT_EQ(t["otherData"]["scenario"], "combined-loss");
   EXPECT_EQ(t["otherData"]["backend"], "thread");
   EXPECT_GE(t["otherData"]["clock_sync_us"].get<double>(), 0);
   EXPECT_GT(t["traceEvents"].size(), 100u);
   std::remove(path.c_str());
-  EXPECT_THROW(read_trace(path), Error);
+  EXPECT_THROW(dist::read_trace(path), Error);
 }
 
 // Two processes' files whose clocks started 5 ms apart: after the merge, the barrier mark of both is at one
@@ -143,9 +143,9 @@ TEST(TraceMerge, AlignsTheFilesOnTheirClockSync) {
   auto file = [](int rank, double sync, double event_ts) {
     trace::Event mark{'i', {"clock", "clock sync", {}}, rank, trace::kComputeTrack, sync, 0};
     trace::Event fwd{'X', {"call", "forward", {}}, rank, trace::kComputeTrack, event_ts, 10};
-    return chrome_trace({mark, fwd}, {{"clock_sync_us", sync}, {"rank", rank}});
+    return dist::chrome_trace({mark, fwd}, {{"clock_sync_us", sync}, {"rank", rank}});
   };
-  const nlohmann::json merged = merge_traces({file(0, 100, 130), file(1, 5100, 5125)}, {"a.rank0.json", "a.rank1.json"});
+  const nlohmann::json merged = dist::merge_traces({file(0, 100, 130), file(1, 5100, 5125)}, {"a.rank0.json", "a.rank1.json"});
   std::map<std::string, double> ts;   // "pid name" -> ts
   int metadata = 0;
   for (const auto& e : merged["traceEvents"]) {
@@ -164,8 +164,8 @@ TEST(TraceMerge, AlignsTheFilesOnTheirClockSync) {
   EXPECT_FALSE(merged["otherData"].contains("rank"));
   EXPECT_EQ(merged["otherData"]["clock_offsets_us"], nlohmann::json::array({0.0, -5000.0}));
   // The same rank twice, or a file without a clock mark, is refused.
-  EXPECT_THROW(merge_traces({file(0, 100, 130), file(0, 200, 230)}, {"x", "y"}), Error);
-  EXPECT_THROW(merge_traces({chrome_trace({}, {})}, {"z"}), Error);
+  EXPECT_THROW(dist::merge_traces({file(0, 100, 130), file(0, 200, 230)}, {"x", "y"}), Error);
+  EXPECT_THROW(dist::merge_traces({dist::chrome_trace({}, {})}, {"z"}), Error);
 }
 
 }  // namespace

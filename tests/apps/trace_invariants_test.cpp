@@ -1,4 +1,4 @@
-// The reducer's invariants, checked on the trace of every named `tinyddp repro` scenario (apps/tinyddp/
+// The reducer's invariants, checked on the trace of every named `tinyddp repro` scenario (apps/tinyddp/repro/
 // scenarios.h), each with its own options and with find_unused_parameters flipped, 2 thread ranks,
 // 3 iterations:
 //   1. buckets launch in index order: within a DDP iteration, 0, 1, 2, ... until every parameter's bucket
@@ -15,7 +15,7 @@
 
 #include <set>
 
-#include "apps/tinyddp/scenarios.h"
+#include "apps/tinyddp/repro/scenarios.h"
 #include "trace_test_util.h"
 
 namespace tinyddp::app {

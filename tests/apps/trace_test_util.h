@@ -6,8 +6,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "apps/tinyddp/repro.h"
-#include "apps/tinyddp/trace_file.h"
+#include "apps/tinyddp/repro/repro.h"
+#include "dist/trace_file.h"
 #include "engine/core/trace.h"
 
 namespace tinyddp::app::testing {
@@ -37,7 +37,7 @@ inline nlohmann::json traced_repro(const std::string& scenario, const std::strin
   trace::start();
   *result = run_repro(scenario, plan, o);
   trace::stop();
-  return nlohmann::json::parse(chrome_trace(trace::snapshot(), {{"scenario", scenario}, {"plan", plan}}).dump());
+  return nlohmann::json::parse(dist::chrome_trace(trace::snapshot(), {{"scenario", scenario}, {"plan", plan}}).dump());
 }
 
 }  // namespace tinyddp::app::testing

@@ -10,7 +10,7 @@
 #include <sstream>
 
 #include "apps/tinyddp/commands.h"
-#include "apps/tinyddp/train.h"
+#include "apps/tinyddp/train/train.h"
 #include "tests/apps/train_test_util.h"
 
 namespace tinyddp::app {

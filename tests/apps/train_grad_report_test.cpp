@@ -11,8 +11,8 @@
 #include <sstream>
 
 #include "apps/tinyddp/commands.h"
-#include "apps/tinyddp/trace_file.h"
-#include "apps/tinyddp/train.h"
+#include "apps/tinyddp/train/train.h"
+#include "dist/trace_file.h"
 #include "tests/apps/train_test_util.h"
 
 namespace tinyddp::app {
@@ -184,7 +184,7 @@ TEST(TrainTrace, TwoThreadRanksInOneFile) {
   auto [code, out] = run_cli({"train", "--experiment", "toy2", "--ranks", "2", "--steps", "3", "--report-steps",
                               "0,3", "--quiet", "--json", "--trace", path.string()});
   ASSERT_EQ(code, 0) << out;
-  const nlohmann::json t = read_trace(path.string());
+  const nlohmann::json t = dist::read_trace(path.string());
   EXPECT_EQ(t["otherData"]["command"], "tinyddp train");
   std::set<int> pids;
   std::set<std::pair<int, int64_t>> iterations;   // (rank, iteration)

@@ -43,7 +43,7 @@ struct RankRun {
   size_t hooks_ignored = 0;
 };
 
-// One rank's training (pg == nullptr: one process, no DDP). Mirrors `tinyddp train`'s loop (apps/tinyddp/train.cpp).
+// One rank's training (pg == nullptr: one process, no DDP). Mirrors `tinyddp train`'s loop (apps/tinyddp/train/train.cpp).
 RankRun train(const std::string& kind, std::shared_ptr<ProcessGroup> pg, int update_every = 1) {
   const Experiment& e = toy2();
   const int world = pg ? pg->size() : 1, rank = pg ? pg->rank() : 0;

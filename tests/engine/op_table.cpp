@@ -6,6 +6,8 @@
 #include <cmath>
 #include <random>
 
+#include "engine/core/hash.h"
+
 namespace tinyddp::test {
 
 namespace {
@@ -223,11 +225,7 @@ const std::vector<std::string>& covered_ops() {
   return ops;
 }
 
-uint64_t case_seed(const std::string& name) {
-  uint64_t h = 1469598103934665603ull;   // FNV-1a offset basis
-  for (unsigned char c : name) h = (h ^ c) * 1099511628211ull;
-  return h;
-}
+uint64_t case_seed(const std::string& name) { return fnv1a(name.data(), name.size()); }
 
 std::vector<Tensor> make_inputs(const OpCase& c) {
   std::mt19937_64 rng(case_seed(c.name));

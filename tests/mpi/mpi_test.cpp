@@ -6,7 +6,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
-#include "apps/tinyddp/repro.h"
+#include "apps/tinyddp/repro/repro.h"
 #include "dist/ddp.h"
 #include "dist/mpi_process_group.h"
 #include "engine/tinyddp.h"

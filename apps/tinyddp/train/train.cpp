@@ -7,23 +7,26 @@
 //   through the network: that of sum_i w_i L_i, which DDP averages. GradNorm's per-task gradients on W come
 //   from autograd::grad, which captures gradients instead of accumulating them, so no AccumulateGrad runs
 //   and no DDP hook fires. Those gradients are local to the rank; WeightingOptions::allreduce_mean (an
-//   allreduce then a division by the world size, below) turns them into the gradient of the global mean loss,
-//   so G_i is the norm of the global gradient, not a mean of local norms. The loss values are averaged the same
-//   way. Every rank then computes the same weight update from the same numbers, bit for bit (the thread
-//   backend sums in rank order; MPI's allreduce gives every rank the same result), which train checks.
-#include "apps/tinyddp/train.h"
+//   allreduce then a division by the world size: dist/allreduce_mean.h) turns them into the gradient of the
+//   global mean loss, so G_i is the norm of the global gradient, not a mean of local norms. The loss values are
+//   averaged the same way. Every rank then computes the same weight update from the same numbers, bit for bit
+//   (the thread backend sums in rank order; MPI's allreduce gives every rank the same result), which train
+//   checks.
+#include "apps/tinyddp/train/train.h"
 
 #include <chrono>
 #include <cmath>
-#include <cstring>
 #include <iomanip>
 #include <iostream>
 #include <optional>
 #include <sstream>
 
+#include "dist/allreduce_mean.h"
 #include "dist/ddp.h"
 #include "dist/mpi_process_group.h"
+#include "dist/replica_sync.h"
 #include "dist/thread_process_group.h"
+#include "engine/core/hash.h"
 #include "engine/core/trace.h"
 #include "models/experiments/experiment.h"
 #include "models/optim/adam.h"
@@ -38,61 +41,10 @@ namespace {
 using models::MultiTaskBatch;
 using models::experiments::Experiment;
 
-// FNV-1a over the bits of a vector of doubles, folded into `h`: equal hashes mean bitwise-equal values.
-uint64_t hash_doubles(uint64_t h, const std::vector<double>& v) {
-  for (double d : v) {
-    uint64_t bits;
-    std::memcpy(&bits, &d, sizeof bits);
-    for (int i = 0; i < 8; ++i) h = (h ^ ((bits >> (8 * i)) & 0xff)) * 1099511628211ULL;
-  }
-  return h;
-}
-
-uint64_t hash_parameters(const std::vector<Tensor>& params) {
-  uint64_t h = 1469598103934665603ULL;
-  for (const Tensor& p : params) h = hash_doubles(h, p.detach().contiguous().to(DType::f64).to_vector<double>());
-  return h;
-}
-
-// WeightingOptions::allreduce_mean over a process group: each tensor becomes the mean over ranks.
-// Tensors without history are overwritten in place. A tensor with history (a create_graph gradient, as the
-// squared variant may pass) cannot be changed in place without breaking its graph; it is replaced by
-// t + (mean - t).detach(): the global mean's value, with t's local derivative.
-std::function<void(std::vector<Tensor>&)> allreduce_mean_over(std::shared_ptr<dist::ProcessGroup> pg) {
-  return [pg](std::vector<Tensor>& tensors) {
-    if (tensors.empty()) return;
-    const double inv_world = 1.0 / pg->size();
-    std::vector<Tensor> buffers;
-    {
-      NoGradGuard no_grad;
-      for (const Tensor& t : tensors) buffers.push_back(t.detach().clone());   // contiguous copies
-    }
-    pg->allreduce(buffers)->wait();
-    NoGradGuard no_grad;
-    for (size_t i = 0; i < tensors.size(); ++i) {
-      buffers[i].mul_(inv_world);
-      if (!tensors[i].requires_grad()) {
-        tensors[i].copy_(buffers[i]);
-      } else {
-        AutoGradMode grad_on(true);
-        tensors[i] = tensors[i] + (buffers[i] - tensors[i].detach());
-      }
-    }
-  };
-}
-
 std::unique_ptr<optim::Optimizer> make_optimizer(const std::string& kind, std::vector<Tensor> params, double lr) {
   if (kind == "adam") return std::make_unique<optim::Adam>(std::move(params), optim::AdamOptions{.lr = lr});
   if (kind == "sgd") return std::make_unique<optim::SGD>(std::move(params), optim::SGDOptions{.lr = lr});
   throw Error("train: unknown optimizer '" + kind + "'; expected adam or sgd.");
-}
-
-std::vector<double> normalized(const std::vector<double>& w) {
-  double s = 0;
-  for (double x : w) s += x;
-  std::vector<double> n;
-  for (double x : w) n.push_back(x / s);
-  return n;
 }
 
 // What one rank saw; rank 0's becomes the result.
@@ -101,8 +53,8 @@ struct RankOutput {
   std::vector<ReportRow> report;
   std::vector<double> final_weights, initial_test_losses, final_test_losses;
   int64_t weight_updates = 0;
-  uint64_t weights_hash = 1469598103934665603ULL;   // over the weights after every iteration
-  uint64_t params_hash = 0;                          // network parameters at the end
+  uint64_t weights_hash = kFnv1aBasis;   // over the weights after every iteration
+  uint64_t params_hash = 0;              // network parameters at the end
   std::vector<std::string> warnings;
   std::vector<models::GradReport> grad_reports;
   double seconds = 0;
@@ -152,7 +104,7 @@ RankOutput train_rank(const Experiment& e, const TrainOptions& o, const Plan& pl
   wo.task_names = e.task_names;
   wo.dtype = e.dtype;   // uncertainty's log-variances, like the losses
   std::function<void(std::vector<Tensor>&)> mean_over_ranks;
-  if (world > 1) wo.allreduce_mean = mean_over_ranks = allreduce_mean_over(pg);
+  if (world > 1) wo.allreduce_mean = mean_over_ranks = dist::allreduce_mean_over(pg);
   auto weighting = models::make_weighting(o.weighting, tasks, wo);
 
   // The network's parameters and the weighting's own (uncertainty weighting's log-variances) train together
@@ -243,7 +195,8 @@ RankOutput train_rank(const Experiment& e, const TrainOptions& o, const Plan& pl
       auto s = trace::span([] { return trace::What{"call", "optimizer step", {}}; });
       optimizer->step();
     }
-    out.weights_hash = hash_doubles(out.weights_hash, weighting->weights());
+    const std::vector<double> weights_after = weighting->weights();
+    out.weights_hash = fnv1a(weights_after.data(), weights_after.size() * sizeof(double), out.weights_hash);
 
     if (printer && ((step + 1) % progress_every == 0 || step + 1 == plan.steps)) {
       const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -272,30 +225,31 @@ RankOutput train_rank(const Experiment& e, const TrainOptions& o, const Plan& pl
     if (contains(plan.report_steps, plan.steps)) report(plan.steps, out.final_weights);
   }
   if (rank == 0) out.final_test_losses = e.test_losses(*net);
-  out.params_hash = hash_parameters(params);
+  out.params_hash = dist::replica_hash(params);
   if (ddp) out.warnings = ddp->warnings();
   return out;
 }
 
-// Whether every rank holds the same value of `h` (one allgather).
-bool same_on_all_ranks(dist::ProcessGroup& pg, uint64_t h) {
-  std::vector<Tensor> all;
-  for (int r = 0; r < pg.size(); ++r) all.push_back(zeros({1}, DType::i64));
-  int64_t v;
-  std::memcpy(&v, &h, sizeof v);
-  pg.allgather(all, from_vector(std::vector<int64_t>{v}, {1}, DType::i64))->wait();
-  for (const Tensor& t : all)
-    if (t.item<int64_t>() != v) return false;
-  return true;
-}
-
 }  // namespace
+
+std::vector<double> normalized(const std::vector<double>& w) {
+  double s = 0;
+  for (double x : w) s += x;
+  std::vector<double> n;
+  for (double x : w) n.push_back(x / s);
+  return n;
+}
 
 TrainResult run_train(const TrainOptions& options) {
   TrainOptions o = options;
-  const std::vector<std::string> kinds{"fixed", "uncertainty", "gradnorm", "gradnorm-squared"};
+  const std::vector<std::string> kinds = models::weighting_kinds();
   TINYDDP_CHECK(std::find(kinds.begin(), kinds.end(), o.weighting) != kinds.end(), "train: unknown weighting '",
-                o.weighting, "'; expected fixed, uncertainty, gradnorm or gradnorm-squared.");
+                o.weighting, "'; expected ", [&] {
+                  std::string all;   // "a, b, c or d"
+                  for (size_t i = 0; i < kinds.size(); ++i)
+                    all += (i == 0 ? "" : i + 1 == kinds.size() ? " or " : ", ") + kinds[i];
+                  return all;
+                }(), ".");
   TINYDDP_CHECK(o.update_every >= 1, "train: --update-every must be at least 1, got ", o.update_every, ".");
   const Experiment e = models::experiments::make_experiment(
       o.experiment, {.seed = o.data_seed, .dtype = o.dtype, .train_rows = o.train_rows, .test_rows = o.test_rows});
@@ -351,8 +305,8 @@ TrainResult run_train(const TrainOptions& options) {
     r.world = pg->size();
     mine = train_rank(e, o, plan, r.world > 1 ? pg : nullptr);
     if (r.world > 1) {
-      r.weights_identical_across_ranks = same_on_all_ranks(*pg, mine.weights_hash);
-      r.replicas_in_sync = same_on_all_ranks(*pg, mine.params_hash);
+      r.weights_identical_across_ranks = dist::same_on_all_ranks(*pg, mine.weights_hash);
+      r.replicas_in_sync = dist::same_on_all_ranks(*pg, mine.params_hash);
     }
   } else if (o.backend == "thread") {
     TINYDDP_CHECK(o.ranks >= 1 && o.ranks <= 64, "train: --ranks must be between 1 and 64, got ", o.ranks, ".");

@@ -1,4 +1,4 @@
-#include "apps/tinyddp/trace_file.h"
+#include "dist/trace_file.h"
 
 #include <cmath>
 #include <fstream>
@@ -8,7 +8,7 @@
 #include "dist/mpi_process_group.h"
 #include "engine/core/error.h"
 
-namespace tinyddp::app {
+namespace tinyddp::dist {
 
 namespace {
 
@@ -120,7 +120,7 @@ TraceRecording::TraceRecording(std::string path, std::string backend, nlohmann::
   trace::start();
   if (backend_ == "mpi") {
     // Every rank passes the barrier at (nearly) the same instant: the reference point trace-merge aligns.
-    auto pg = dist::mpi_world();
+    auto pg = mpi_world();
     rank_ = pg->rank();
     trace::RankScope scope(rank_);
     pg->barrier()->wait();
@@ -154,4 +154,4 @@ std::string TraceRecording::finish() {
   return out;
 }
 
-}  // namespace tinyddp::app
+}  // namespace tinyddp::dist

@@ -4,10 +4,10 @@
 #include <iostream>
 
 #include "apps/tinyddp/commands.h"
-#include "apps/tinyddp/repro.h"
-#include "apps/tinyddp/scenarios.h"
-#include "apps/tinyddp/trace_file.h"
+#include "apps/tinyddp/repro/repro.h"
+#include "apps/tinyddp/repro/scenarios.h"
 #include "dist/mpi_process_group.h"
+#include "dist/trace_file.h"
 
 namespace tinyddp::app {
 
@@ -75,7 +75,7 @@ int run(ReproArgs& a) {
   if (o.backend == "mpi" && !dist::launched_by_mpirun())
     std::cerr << "tinyddp: note: --backend mpi without mpirun runs a single rank; launch with "
                  "`mpirun -np 2 tinyddp repro ... --backend mpi`.\n";
-  std::optional<TraceRecording> recording;
+  std::optional<dist::TraceRecording> recording;
   if (!a.trace.empty()) {
     std::string flags = "ranks " + std::to_string(o.ranks);
     if (o.find_unused_parameters) flags += ", find_unused_parameters";

@@ -10,7 +10,8 @@
 #include <ostream>
 #include <sstream>
 
-#include "apps/tinyddp/train.h"
+#include "apps/tinyddp/train/train.h"
+#include "apps/tinyddp/svg.h"
 #include "engine/core/error.h"
 
 namespace tinyddp::app {
@@ -27,14 +28,6 @@ std::string gfmt(double v, int precision = 4) {
   std::ostringstream s;
   s << std::setprecision(precision) << v;
   return s.str();
-}
-
-std::vector<double> normalized(const std::vector<double>& w) {
-  double s = 0;
-  for (double x : w) s += x;
-  std::vector<double> n;
-  for (double x : w) n.push_back(x / s);
-  return n;
 }
 
 std::string weighting_summary(const TrainResult& r) {
@@ -274,17 +267,6 @@ std::string title_of(const TrainResult& r) {
   std::ostringstream s;
   s << r.options.experiment << ", " << weighting_summary(r) << ", " << r.world << (r.world == 1 ? " process" : " ranks");
   return s.str();
-}
-
-std::string xml_escape(const std::string& s) {
-  std::string out;
-  for (char c : s) {
-    if (c == '&') out += "&amp;";
-    else if (c == '<') out += "&lt;";
-    else if (c == '>') out += "&gt;";
-    else out += c;
-  }
-  return out;
 }
 
 bool on_path(const std::string& program) {

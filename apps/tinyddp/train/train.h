@@ -105,6 +105,9 @@ struct TrainResult {
 
 TrainResult run_train(const TrainOptions& options);
 
+// Weights scaled to sum 1, as the tables, the JSON and the plot show them.
+std::vector<double> normalized(const std::vector<double>& weights);
+
 nlohmann::json train_to_json(const TrainResult& result);
 void print_train_report(std::ostream& out, const TrainResult& result);
 // The per-task gradient tables (nothing when no report was asked for).

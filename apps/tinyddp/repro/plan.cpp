@@ -1,4 +1,4 @@
-#include "apps/tinyddp/plan.h"
+#include "apps/tinyddp/repro/plan.h"
 
 #include <cctype>
 #include <sstream>

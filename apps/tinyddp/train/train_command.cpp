@@ -4,9 +4,10 @@
 #include <sstream>
 
 #include "apps/tinyddp/commands.h"
-#include "apps/tinyddp/trace_file.h"
-#include "apps/tinyddp/train.h"
+#include "apps/tinyddp/train/train.h"
 #include "dist/mpi_process_group.h"
+#include "dist/trace_file.h"
+#include "models/weighting/loss_weighting.h"
 
 namespace tinyddp::app {
 
@@ -55,7 +56,7 @@ int run(TrainArgs& a) {
   if (o.backend == "mpi" && !dist::launched_by_mpirun())
     std::cerr << "tinyddp: note: --backend mpi without mpirun runs a single rank; launch with "
                  "`mpirun -np 2 tinyddp train ... --backend mpi`.\n";
-  std::optional<TraceRecording> recording;
+  std::optional<dist::TraceRecording> recording;
   if (!a.trace.empty())
     recording.emplace(a.trace, o.backend,
                       nlohmann::json{{"command", "tinyddp train"}, {"experiment", o.experiment},
@@ -103,7 +104,7 @@ void add_train_command(CLI::App& app, int* exit_code) {
       ->check(CLI::IsMember({"toy2", "toy10", "recsys"}))
       ->capture_default_str();
   cmd->add_option("--weighting", o.weighting, "fixed, uncertainty, gradnorm or gradnorm-squared")
-      ->check(CLI::IsMember({"fixed", "uncertainty", "gradnorm", "gradnorm-squared"}))
+      ->check(CLI::IsMember(models::weighting_kinds()))
       ->capture_default_str();
   a->alpha_opt = cmd->add_option("--alpha", a->alpha, "GradNorm's alpha (default: 0.12 toy, 1.5 recsys, the paper's)");
   cmd->add_option("--lr-weights", o.lr_weights, "Learning rate of the task weights")->capture_default_str();

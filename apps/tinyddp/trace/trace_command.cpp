@@ -1,10 +1,11 @@
-// `tinyddp trace-merge` and `tinyddp trace-view`: the command line around trace_file.h and trace_view.h.
+// `tinyddp trace-merge` and `tinyddp trace-view`: the command line around dist/trace_file.h and trace_view.h.
 #include <CLI/CLI.hpp>
 #include <fstream>
 #include <iostream>
 
-#include "apps/tinyddp/trace_file.h"
-#include "apps/tinyddp/trace_view.h"
+#include "apps/tinyddp/commands.h"
+#include "apps/tinyddp/trace/trace_view.h"
+#include "dist/trace_file.h"
 #include "engine/core/error.h"
 
 namespace tinyddp::app {
@@ -37,8 +38,8 @@ void add_trace_commands(CLI::App& app, int* exit_code) {
                 "lands at the same instant.\nExample: tinyddp trace-merge t.json t.rank0.json t.rank1.json");
   merge->callback([args, exit_code] {
     std::vector<nlohmann::json> traces;
-    for (const std::string& in : args->merge_in) traces.push_back(read_trace(in));
-    const nlohmann::json merged = merge_traces(traces, args->merge_in);
+    for (const std::string& in : args->merge_in) traces.push_back(dist::read_trace(in));
+    const nlohmann::json merged = dist::merge_traces(traces, args->merge_in);
     write_file(args->merge_out, merged.dump() + "\n");
     std::cerr << "tinyddp: merged " << traces.size() << " files (" << merged["otherData"]["ranks"] << " ranks) into "
               << args->merge_out << "; clock offsets (us): " << merged["otherData"]["clock_offsets_us"].dump() << "\n";
@@ -53,7 +54,7 @@ void add_trace_commands(CLI::App& app, int* exit_code) {
   view->footer("Rows: ranks. Lanes: calls, autograd nodes, reducer hooks, reducer (buckets, finalize), comm.\n"
                "Example: tinyddp repro two-backward --trace t.json && tinyddp trace-view t.json --svg t.svg");
   view->callback([args, exit_code] {
-    write_file(args->view_svg, render_trace_svg(read_trace(args->view_in), args->view));
+    write_file(args->view_svg, render_trace_svg(dist::read_trace(args->view_in), args->view));
     std::cerr << "tinyddp: wrote " << args->view_svg << " (open it in a browser)\n";
     *exit_code = 0;
   });

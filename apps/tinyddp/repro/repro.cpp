@@ -1,27 +1,19 @@
-#include "apps/tinyddp/repro.h"
+#include "apps/tinyddp/repro/repro.h"
 
 #include <map>
 #include <ostream>
 
 #include "dist/mpi_process_group.h"
+#include "dist/replica_sync.h"
 #include "dist/thread_process_group.h"
 #include "engine/core/trace.h"
 #include "models/nn/nn.h"
 #include "models/optim/sgd.h"
+#include "models/scenario/scenario_model.h"
 
 namespace tinyddp::app {
 
 namespace {
-
-// FNV-1a over a tensor's bytes: equal hashes on two ranks mean (with overwhelming odds) bitwise-equal values.
-uint64_t hash_tensor(const Tensor& t) {
-  if (!t.defined()) return 0;
-  const Tensor c = t.detach().contiguous();
-  const auto* p = static_cast<const unsigned char*>(c.raw_data());
-  uint64_t h = 1469598103934665603ULL;
-  for (size_t i = 0; i < static_cast<size_t>(c.numel()) * element_size(c.dtype()); ++i) h = (h ^ p[i]) * 1099511628211ULL;
-  return h | 1;   // never 0, which stands for "no grad"
-}
 
 // Runs the plan as one rank; never throws for what the plan does (errors are recorded).
 RankResult run_rank(std::shared_ptr<dist::ProcessGroup> pg, const std::vector<PlanStep>& plan, const ReproOptions& o) {
@@ -47,7 +39,7 @@ RankResult run_rank(std::shared_ptr<dist::ProcessGroup> pg, const std::vector<Pl
   const auto params = model.parameters();
   auto grad_hashes = [&] {
     std::vector<uint64_t> h;
-    for (const Tensor& p : params) h.push_back(hash_tensor(p.grad()));
+    for (const Tensor& p : params) h.push_back(dist::replica_hash(p.grad()));
     return h;
   };
 
@@ -79,22 +71,7 @@ RankResult run_rank(std::shared_ptr<dist::ProcessGroup> pg, const std::vector<Pl
           if (outputs.empty()) throw std::invalid_argument("plan: backward(...) before any forward");
           Tensor loss;
           for (const LossTerm& term : step.terms) {
-            Tensor v;
-            if (term.name == "dummy") {
-              // 0 * (sum of every parameter's sum): touches each parameter once, contributes nothing.
-              Tensor total;
-              for (const Tensor& p : params) total = total.defined() ? total + p.sum() : p.sum();
-              v = total * 0.0;
-            } else if (term.name == "a") {
-              v = mse_loss(outputs[0], batch.ya);
-            } else if (term.name == "b") {
-              v = cross_entropy(outputs[1], batch.yb);
-            } else {
-              if (outputs.size() < 3)
-                throw std::invalid_argument("plan: term t used after a forward that did not return t (" +
-                                            std::string("forward(no_text) and forward(drop_text) return only a and b)"));
-              v = mse_loss(outputs[2], batch.yt);
-            }
+            Tensor v = models::scenario_loss(model, term.name, outputs, batch);
             if (term.scale != 1.0) v = v * term.scale;
             loss = loss.defined() ? loss + v : v;
           }
@@ -157,7 +134,7 @@ RankResult run_rank(std::shared_ptr<dist::ProcessGroup> pg, const std::vector<Pl
     rr.error = err;
   }
   if (ddp) rr.warnings = ddp->warnings();
-  for (const Tensor& p : params) rr.param_hashes.push_back(hash_tensor(p));
+  for (const Tensor& p : params) rr.param_hashes.push_back(dist::replica_hash(p));
   return rr;
 }
 

@@ -1,4 +1,4 @@
-#include "apps/tinyddp/scenarios.h"
+#include "apps/tinyddp/repro/scenarios.h"
 
 namespace tinyddp::app {
 

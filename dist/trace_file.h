@@ -1,5 +1,7 @@
 // Trace files: what engine/core/trace.h records, as Chrome trace-event JSON (the format Perfetto and
-// chrome://tracing open), and the commands around them (docs/tracing.md).
+// chrome://tracing open), one file per process, and their merge (docs/tracing.md). The commands around them
+// live in apps/tinyddp/trace/; this library sits beside dist/ because TraceRecording's clock mark under
+// mpirun needs the mpi process group's barrier.
 //
 //   tinyddp repro two-backward --trace t.json                       thread backend: one file, a process per rank
 //   mpirun -np 2 tinyddp repro two-backward --backend mpi --trace t.json     t.rank0.json, t.rank1.json
@@ -21,11 +23,7 @@
 
 #include "engine/core/trace.h"
 
-namespace CLI {
-class App;
-}
-
-namespace tinyddp::app {
+namespace tinyddp::dist {
 
 // The events as a Chrome trace: process and thread names for every rank seen, then the events.
 nlohmann::json chrome_trace(const std::vector<trace::Event>& events, const nlohmann::json& other_data);
@@ -62,7 +60,4 @@ class TraceRecording {
   bool finished_ = false;
 };
 
-// `tinyddp trace-merge OUT IN...` and `tinyddp trace-view FILE --svg OUT [--iteration K]`.
-void add_trace_commands(CLI::App& app, int* exit_code);
-
-}  // namespace tinyddp::app
+}  // namespace tinyddp::dist

@@ -1,4 +1,4 @@
-// `tinyddp trace-view`: one iteration of a trace (trace_file.h) drawn as a timeline SVG, for docs and for a
+// `tinyddp trace-view`: one iteration of a trace (dist/trace_file.h) drawn as a timeline SVG, for docs and for a
 // first look without Perfetto. One row per rank on one time axis; in each row, lanes:
 //   calls      forward / backward(...) / optimizer step, as the program called them
 //   autograd   every node the engine ran (AccumulateGrad in a darker shade)

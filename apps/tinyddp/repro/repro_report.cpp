@@ -4,8 +4,8 @@
 #include <ostream>
 #include <sstream>
 
-#include "apps/tinyddp/repro.h"
-#include "apps/tinyddp/scenarios.h"
+#include "apps/tinyddp/repro/repro.h"
+#include "apps/tinyddp/repro/scenarios.h"
 
 namespace tinyddp::app {
 

@@ -10,7 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "apps/tinyddp/plan.h"
+#include "apps/tinyddp/repro/plan.h"
 #include "dist/ddp.h"
 
 namespace tinyddp::app {
