@@ -47,7 +47,7 @@
 #include "dist/mpi_process_group.h"
 #include "dist/thread_process_group.h"
 #include "dist/trace_file.h"
-#include "engine/core/trace.h"
+#include "dist/comm_trace.h"
 #include "engine/tinyddp.h"
 #include "models/nn/nn.h"
 

@@ -23,7 +23,7 @@
 #include <string>
 
 #include "bench/bench_kernels.h"
-#include "engine/core/error.h"
+#include "base/error.h"
 #include "kernels/cpu/multi_tensor.h"
 #include "kernels/cuda/multi_tensor.h"
 #include "kernels/cuda/runtime.h"

@@ -4,7 +4,7 @@
 #include <cstring>
 #include <string>
 
-#include "engine/core/trace.h"
+#include "dist/comm_trace.h"
 
 #ifdef TINYDDP_HAVE_MPI
 #include <mpi.h>

@@ -22,7 +22,7 @@
 #include <mutex>
 #include <thread>
 
-#include "engine/core/trace.h"
+#include "dist/comm_trace.h"
 #endif
 
 namespace tinyddp::dist {

@@ -5,7 +5,7 @@
 #include <sstream>
 #include <thread>
 
-#include "engine/core/trace.h"
+#include "dist/comm_trace.h"
 
 namespace tinyddp::dist {
 

@@ -6,7 +6,7 @@
 #include <set>
 
 #include "dist/mpi_process_group.h"
-#include "engine/core/error.h"
+#include "base/error.h"
 
 namespace tinyddp::dist {
 

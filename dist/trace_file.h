@@ -1,4 +1,4 @@
-// Trace files: what engine/core/trace.h records, as Chrome trace-event JSON (the format Perfetto and
+// Trace files: what base/trace.h and dist/comm_trace.h record, as Chrome trace-event JSON (the format Perfetto and
 // chrome://tracing open), one file per process, and their merge (docs/tracing.md). The commands around them
 // live in apps/tinyddp/trace/; this library sits beside dist/ because TraceRecording's clock mark under
 // mpirun needs the mpi process group's barrier.
@@ -21,7 +21,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "engine/core/trace.h"
+#include "dist/comm_trace.h"
 
 namespace tinyddp::dist {
 

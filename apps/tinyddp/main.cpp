@@ -8,7 +8,7 @@
 
 #include "apps/tinyddp/commands.h"
 #include "dist/mpi_process_group.h"
-#include "engine/core/error.h"
+#include "base/error.h"
 
 int main(int argc, char** argv) {
   CLI::App app{"tinyddp: a from-scratch autograd engine and DDP reducer that behave like PyTorch 1.13"};

@@ -8,7 +8,7 @@
 
 #include "apps/tinyddp/repro/repro.h"
 #include "dist/trace_file.h"
-#include "engine/core/trace.h"
+#include "dist/comm_trace.h"
 
 namespace tinyddp::app::testing {
 

@@ -6,7 +6,7 @@
 #include <cmath>
 #include <limits>
 
-#include "engine/core/error.h"
+#include "base/error.h"
 #include "kernels/cpu/multi_tensor.h"
 #include "tests/kernels/multi_tensor_cases.h"
 

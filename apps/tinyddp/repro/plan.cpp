@@ -3,7 +3,7 @@
 #include <cctype>
 #include <sstream>
 
-#include "engine/core/error.h"
+#include "base/error.h"
 
 namespace tinyddp::app {
 

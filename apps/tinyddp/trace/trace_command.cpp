@@ -6,7 +6,7 @@
 #include "apps/tinyddp/commands.h"
 #include "apps/tinyddp/trace/trace_view.h"
 #include "dist/trace_file.h"
-#include "engine/core/error.h"
+#include "base/error.h"
 
 namespace tinyddp::app {
 

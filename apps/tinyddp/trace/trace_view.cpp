@@ -9,8 +9,8 @@
 #include <sstream>
 
 #include "apps/tinyddp/svg.h"
-#include "engine/core/error.h"
-#include "engine/core/trace.h"
+#include "base/error.h"
+#include "dist/comm_trace.h"
 
 namespace tinyddp::app {
 

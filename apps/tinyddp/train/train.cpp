@@ -27,7 +27,7 @@
 #include "dist/replica_sync.h"
 #include "dist/thread_process_group.h"
 #include "engine/core/hash.h"
-#include "engine/core/trace.h"
+#include "dist/comm_trace.h"
 #include "models/experiments/experiment.h"
 #include "models/optim/adam.h"
 #include "models/optim/sgd.h"

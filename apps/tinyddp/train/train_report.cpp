@@ -12,7 +12,7 @@
 
 #include "apps/tinyddp/train/train.h"
 #include "apps/tinyddp/svg.h"
-#include "engine/core/error.h"
+#include "base/error.h"
 
 namespace tinyddp::app {
 
