@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "engine/ops/ops.h"
+
 namespace tinyddp::dist {
 
 BucketAssignment compute_bucket_assignment_by_size(const std::vector<Tensor>& tensors,
@@ -60,6 +62,33 @@ BucketAssignment compute_bucket_assignment_by_size(const std::vector<Tensor>& te
     return sorted;
   }
   return out;
+}
+
+std::vector<std::vector<size_t>> sync_bucket_indices(ProcessGroup& pg, const std::vector<std::vector<size_t>>& buckets,
+                                                     Device device) {
+  // Broadcast 1: every index, bucket after bucket, then the number of buckets. Broadcast 2: each bucket's size.
+  std::vector<int64_t> flat;
+  for (const auto& b : buckets)
+    for (size_t i : b) flat.push_back(static_cast<int64_t>(i));
+  flat.push_back(static_cast<int64_t>(buckets.size()));
+  Tensor indices = from_vector(flat, {static_cast<int64_t>(flat.size())}).to(device);
+  pg.broadcast({indices}, 0)->wait();
+  const auto got = indices.to_vector<int64_t>();
+  const size_t num_buckets = static_cast<size_t>(got.back());
+  std::vector<int64_t> sizes;
+  for (size_t b = 0; b < num_buckets; ++b)   // off rank 0 overwritten; the min only keeps the index in range
+    sizes.push_back(static_cast<int64_t>(buckets[std::min(b, buckets.size() - 1)].size()));
+  Tensor sizes_t = from_vector(sizes, {static_cast<int64_t>(num_buckets)}).to(device);
+  pg.broadcast({sizes_t}, 0)->wait();
+  const auto got_sizes = sizes_t.to_vector<int64_t>();
+  std::vector<std::vector<size_t>> synced;
+  size_t pos = 0;
+  for (size_t b = 0; b < num_buckets; ++b) {
+    std::vector<size_t> bucket;
+    for (int64_t k = 0; k < got_sizes[b]; ++k) bucket.push_back(static_cast<size_t>(got[pos++]));
+    synced.push_back(std::move(bucket));
+  }
+  return synced;
 }
 
 }  // namespace tinyddp::dist

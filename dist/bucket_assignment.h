@@ -12,6 +12,7 @@
 #include <cstddef>
 #include <vector>
 
+#include "dist/process_group.h"
 #include "engine/core/tensor.h"
 
 namespace tinyddp::dist {
@@ -32,5 +33,10 @@ struct BucketAssignment {
 BucketAssignment compute_bucket_assignment_by_size(const std::vector<Tensor>& tensors,
                                                    const std::vector<size_t>& bucket_size_limits,
                                                    const std::vector<size_t>& tensor_indices = {});
+
+// Rank 0's buckets, on every rank (PyTorch's sync_bucket_indices): the rebuild's gradient order can differ across
+// ranks, and every rank must build the same buckets. `device`: where pg's collectives run (the parameters').
+std::vector<std::vector<size_t>> sync_bucket_indices(ProcessGroup& pg, const std::vector<std::vector<size_t>>& buckets,
+                                                     Device device);
 
 }  // namespace tinyddp::dist

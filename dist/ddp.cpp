@@ -134,27 +134,20 @@ DistributedDataParallel::DistributedDataParallel(const NamedParameters& paramete
 
 std::vector<Tensor> DistributedDataParallel::forward(const std::function<std::vector<Tensor>()>& module_forward) {
   const bool grad_enabled = GradMode::is_enabled();
-  const bool sync = grad_enabled && require_backward_grad_sync_;
-  if (sync) {
-    ++num_iterations_;
-    reducer_->prepare_for_forward();
-  }
+  const bool sync = grad_enabled && reducer_->sync_enabled();
+  if (sync) reducer_->prepare_for_forward();
   reducer_->set_last_forward_synced(sync);
   if (grad_enabled) reducer_->rebuild_buckets();   // raises if the prior reduction never finished
   std::vector<Tensor> outputs = module_forward();
-  if (sync) {
-    if (options_.find_unused_parameters && !options_.static_graph) reducer_->prepare_for_backward(outputs);
-    else reducer_->prepare_for_backward({});
-  }
-  const bool sink = (options_.find_unused_parameters && !options_.static_graph) ||
-                    (options_.static_graph && num_iterations_ == 1);
-  if (sink && grad_enabled) {
+  if (sync) reducer_->prepare_for_backward(outputs);   // walks them only with dynamic_graph_find_unused()
+  const bool delay_all_reduce = reducer_->static_graph_first_iteration();
+  if ((reducer_->dynamic_graph_find_unused() || delay_all_reduce) && grad_enabled) {
     // Route every output that has a grad_fn through one shared node (see DDPSink).
     std::vector<size_t> routed;
     for (size_t i = 0; i < outputs.size(); ++i)
       if (outputs[i].defined() && outputs[i].grad_fn()) routed.push_back(i);
     if (!routed.empty()) {
-      auto node = std::make_shared<DDPSink>(reducer_.get(), options_.static_graph && num_iterations_ == 1, routed.size());
+      auto node = std::make_shared<DDPSink>(reducer_.get(), delay_all_reduce, routed.size());
       for (size_t k = 0; k < routed.size(); ++k) {
         Tensor& out = outputs[routed[k]];
         node->mutable_next_edges().push_back(autograd::gradient_edge(out));
@@ -179,14 +172,10 @@ void DistributedDataParallel::check_before_step() {
 }
 
 DistributedDataParallel::NoSyncGuard::NoSyncGuard(DistributedDataParallel& ddp)
-    : ddp_(ddp), previous_(ddp.require_backward_grad_sync_) {
-  ddp_.require_backward_grad_sync_ = false;
+    : ddp_(ddp), previous_(ddp.reducer_->sync_enabled()) {
   ddp_.reducer_->set_sync_enabled(false);
 }
 
-DistributedDataParallel::NoSyncGuard::~NoSyncGuard() {
-  ddp_.require_backward_grad_sync_ = previous_;
-  ddp_.reducer_->set_sync_enabled(previous_);
-}
+DistributedDataParallel::NoSyncGuard::~NoSyncGuard() { ddp_.reducer_->set_sync_enabled(previous_); }
 
 }  // namespace tinyddp::dist

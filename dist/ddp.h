@@ -65,18 +65,15 @@ class DistributedDataParallel {
   // accumulated inside no_sync() were never averaged by a synchronized backward, so that this step would
   // make the replicas drift (e.g. the last micro-batch of an accumulation window run inside no_sync()).
   void check_before_step();
+  // The reducer holds the iteration state (iterations, no_sync, graph mode); DDP keeps none of its own.
   Reducer& reducer() { return *reducer_; }
-  ProcessGroup& process_group() { return *pg_; }
   const std::vector<std::string>& warnings() const { return warnings_; }
-  int64_t num_iterations() const { return num_iterations_; }
 
  private:
   std::shared_ptr<ProcessGroup> pg_;
   DDPOptions options_;
   std::unique_ptr<Reducer> reducer_;
-  bool require_backward_grad_sync_ = true;
-  int64_t num_iterations_ = 0;
-  std::vector<std::string> warnings_;
+  std::vector<std::string> warnings_;   // every warning of the reducer, in order, whether printed or not
 };
 
 // Checks that every rank passes the same number of parameters with the same shapes (PyTorch's texts).

@@ -17,7 +17,7 @@ namespace tinyddp::dist {
 
 namespace {
 
-using Lock = std::lock_guard<std::recursive_mutex>;
+using Lock = std::lock_guard<std::mutex>;
 
 std::string join(const std::vector<std::string>& items, const char* sep) {
   std::string out;
@@ -44,12 +44,11 @@ void copy_scaled(const Tensor& dst, const Tensor& src, double factor) {
 trace::Args param_args(size_t index, const std::string& name, int64_t iteration) {
   return {{"param", static_cast<int64_t>(index)}, {"name", name}, {"iteration", iteration}};
 }
-trace::What marked_unused_event(size_t index, const std::string& name, int64_t iteration) {
-  return {"reducer", "marked unused", param_args(index, name, iteration)};
-}
-trace::Args bucket_args(size_t bucket, int64_t bytes, const std::vector<size_t>& params, int64_t iteration) {
-  return {{"bucket", static_cast<int64_t>(bucket)}, {"bytes", bytes},
-          {"params", std::vector<int64_t>(params.begin(), params.end())}, {"iteration", iteration}};
+trace::What bucket_event(std::string name, size_t bucket, const Tensor& gradients, const std::vector<size_t>& params,
+                         int64_t iteration) {
+  const int64_t bytes = gradients.numel() * static_cast<int64_t>(element_size(gradients.dtype()));
+  return {"bucket", std::move(name), {{"bucket", static_cast<int64_t>(bucket)}, {"bytes", bytes},
+          {"params", std::vector<int64_t>(params.begin(), params.end())}, {"iteration", iteration}}};
 }
 
 }  // namespace
@@ -63,12 +62,7 @@ DebugLevel debug_level_from_env() {
 }
 
 const char* debug_level_name(DebugLevel level) {
-  switch (level) {
-    case DebugLevel::off: return "OFF";
-    case DebugLevel::info: return "INFO";
-    case DebugLevel::detail: return "DETAIL";
-  }
-  return "?";
+  return level == DebugLevel::detail ? "DETAIL" : level == DebugLevel::info ? "INFO" : "OFF";
 }
 
 Reducer::Reducer(std::vector<Tensor> params, std::vector<std::string> names,
@@ -86,7 +80,7 @@ Reducer::Reducer(std::vector<Tensor> params, std::vector<std::string> names,
     initialize_buckets(std::move(bucket_indices));
   }
   // The AccumulateGrad node is created lazily and held weakly by the parameter; keeping it alive here
-  // means every iteration's graph ends in the same node, which carries our hook.
+  // means every iteration's graph ends in the same node, which carries our hook (Note [The reducer's hook]).
   auto alive = alive_;
   for (size_t i = 0; i < params_.size(); ++i) {
     auto acc = autograd::grad_accumulator(params_[i]);
@@ -102,12 +96,32 @@ Reducer::Reducer(std::vector<Tensor> params, std::vector<std::string> names,
 
 Reducer::~Reducer() { *alive_ = nullptr; }
 
-void Reducer::emit(ReducerEvent::Kind kind, size_t index, std::string detail) {
-  if (kind == ReducerEvent::Kind::marked_unused)
-    trace::instant([&] { return marked_unused_event(index, names_[index], num_iterations_); });
-  if (kind == ReducerEvent::Kind::rebuilt)
+void Reducer::record(ReducerEvent::Kind kind, size_t index, std::string detail, bool to_observer) {
+  using K = ReducerEvent::Kind;
+  if (kind == K::marked_unused)
+    trace::instant([&] {
+      return trace::What{"reducer", "marked unused", param_args(index, names_[index], num_iterations_)};
+    });
+  if (kind == K::rebuilt)
     trace::instant([&] { return trace::What{"reducer", "buckets rebuilt", {{"buckets", int64_t(index)}}}; });
-  if (observe_) observe_({kind, index, std::move(detail)});
+  if (kind == K::bucket_launched) {
+    trace::instant([&] {
+      const Bucket& b = buckets_[index];
+      return bucket_event("launch bucket " + std::to_string(index), index, b.gradients, b.variable_indices,
+                          num_iterations_);
+    });
+  }
+  if (to_observer && observe_) observe_({kind, index, std::move(detail)});
+}
+
+trace::Span Reducer::record_hook(size_t index, bool grad_arrived) {
+  auto span = trace::span([&] {
+    trace::What w{"hook", names_[index], param_args(index, names_[index], num_iterations_)};
+    w.args.insert(w.args.end(), {{"armed", expect_autograd_hooks_}, {"grad", grad_arrived}});
+    return w;
+  });
+  if (observe_) observe_({ReducerEvent::Kind::hook, index, grad_arrived ? "" : "no gradient"});
+  return span;
 }
 
 void Reducer::warn(const std::string& message) {
@@ -135,6 +149,7 @@ void Reducer::initialize_buckets(std::vector<std::vector<size_t>> bucket_indices
   for (size_t b = 0; b < bucket_indices.size(); ++b) {
     TINYDDP_CHECK(!bucket_indices[b].empty(), "Empty bucket specified.");
     Bucket bucket;
+    std::vector<int64_t> offsets;   // per parameter, where its slice starts (elements)
     int64_t offset = 0;
     for (size_t v : bucket_indices[b]) {
       TINYDDP_CHECK(v < params_.size(), "Out of range variable index specified.");
@@ -142,8 +157,7 @@ void Reducer::initialize_buckets(std::vector<std::vector<size_t>> bucket_indices
       seen[v] = true;
       TINYDDP_CHECK(params_[v].dtype() == params_[bucket_indices[b][0]].dtype(),
                     "All parameters in a bucket must have the same dtype.");
-      bucket.offsets.push_back(offset);
-      bucket.lengths.push_back(params_[v].numel());
+      offsets.push_back(offset);
       offset += params_[v].numel();
     }
     // On the parameters' device: the bucket is what the process group reduces (nccl: device memory only).
@@ -151,7 +165,7 @@ void Reducer::initialize_buckets(std::vector<std::vector<size_t>> bucket_indices
     bucket.gradients = zeros({offset}, first.dtype(), first.device());
     for (size_t k = 0; k < bucket_indices[b].size(); ++k) {
       const Tensor& p = params_[bucket_indices[b][k]];
-      Tensor view = make_view(bucket.gradients, p.shape(), contiguous_strides(p.shape()), bucket.offsets[k]);
+      Tensor view = make_view(bucket.gradients, p.shape(), contiguous_strides(p.shape()), offsets[k]);
       // gradient_as_bucket_view: an existing grad moves into the (new) bucket, and .grad becomes the view.
       if (options_.gradient_as_bucket_view && p.grad().defined() && !is_alias(p.grad(), view)) {
         NoGradGuard no_grad;
@@ -175,22 +189,15 @@ void Reducer::prepare_for_forward() {
   unsynced_reported_.clear();
 }
 
-void Reducer::reset_bucket_counting() {
-  next_bucket_ = 0;
-  for (auto& b : buckets_) b.pending = b.variable_indices.size();
-  if (static_graph_) hooks_triggered_this_iteration_ = hooks_triggered_;
-}
-
+// The one place where a backward's bookkeeping (IterationState, Bucket::pending) starts afresh. `outputs`
+// matter only with dynamic_graph_find_unused().
 void Reducer::prepare_for_backward(const std::vector<Tensor>& outputs) {
   Lock lock(mu_);
   expect_autograd_hooks_ = true;
-  reset_bucket_counting();
-  has_marked_unused_parameters_ = false;
-  per_iteration_ready_.clear();
-  if (dynamic_graph_find_unused()) {
-    unused_parameters_.clear();
-    search_unused_parameters(outputs);
-  }
+  iter_ = IterationState{};
+  for (auto& b : buckets_) b.pending = b.variable_indices.size();
+  if (static_graph_.enabled) iter_.static_hooks_left = static_graph_.hooks_per_param;
+  if (dynamic_graph_find_unused()) search_unused_parameters(outputs);
 }
 
 // Walks the graph from the forward's outputs; parameters whose AccumulateGrad is not reached will get no
@@ -207,11 +214,12 @@ void Reducer::search_unused_parameters(const std::vector<Tensor>& outputs) {
     for (const auto& e : fn->next_edges())
       if (e.valid() && seen.insert(e.node.get()).second) stack.push_back(e.node.get());
   }
+  std::vector<size_t>& unused = iter_.unused;
   for (const auto& [acc, index] : grad_acc_to_index_)
-    if (!seen.count(acc)) unused_parameters_.push_back(index);
+    if (!seen.count(acc)) unused.push_back(index);
   // In parameter order, not in the order of the nodes' addresses (the map's), so runs are deterministic.
-  std::sort(unused_parameters_.begin(), unused_parameters_.end());
-  if (unused_parameters_.empty() && !warned_no_unused_) {
+  std::sort(unused.begin(), unused.end());
+  if (unused.empty() && !warned_no_unused_) {
     warned_no_unused_ = true;   // TORCH_WARN_ONCE: once per reducer, i.e. once per rank
     warn("find_unused_parameters=True was specified in DDP constructor, but did not find any unused parameters in the "
          "forward pass. This flag results in an extra traversal of the autograd graph every iteration,  which can "
@@ -220,24 +228,19 @@ void Reducer::search_unused_parameters(const std::vector<Tensor>& outputs) {
          "control causing later iterations to have unused parameters.");
   }
   if (options_.debug_level == DebugLevel::detail)
-    for (size_t i : unused_parameters_)
+    for (size_t i : unused)
       warn("[Rank " + std::to_string(pg_->rank()) + "]: Parameter " + names_[i] + " at index " + std::to_string(i) +
            " is marked as unused.");
 }
 
-// Called after AccumulateGrad updated parameter `index`'s .grad. `grad_arrived`: whether a gradient
-// actually reached it (hooks also fire when an undefined gradient flows, e.g. an unused DDP output).
+// Called after AccumulateGrad ran for parameter `index` (Note [The reducer's hook]). `grad_arrived`: whether a
+// gradient actually reached it (the hook also fires when an undefined gradient flows, e.g. an unused DDP output).
 void Reducer::autograd_hook(size_t index, bool grad_arrived) {
   Lock lock(mu_);
-  auto span = trace::span([&] {
-    trace::What w{"hook", names_[index], param_args(index, names_[index], num_iterations_)};
-    w.args.insert(w.args.end(), {{"armed", expect_autograd_hooks_}, {"grad", grad_arrived}});
-    return w;
-  });
-  emit(ReducerEvent::Kind::hook, index, grad_arrived ? "" : "no gradient");
+  const trace::Span span = record_hook(index, grad_arrived);
   if (!expect_autograd_hooks_) {
     // PyTorch returns here silently; see Note [Hooks the reducer does not expect].
-    emit(ReducerEvent::Kind::hook_ignored, index);
+    record(ReducerEvent::Kind::hook_ignored, index);
     if (grad_arrived && last_forward_synced_) report_unsynced_grad(index);
     if (grad_arrived && !last_forward_synced_) unreduced_local_grads_ = true;   // no_sync accumulation
     return;
@@ -254,29 +257,25 @@ void Reducer::autograd_hook(size_t index, bool grad_arrived) {
     if (params_[index].grad().defined()) local_used_map_.data_ptr<int64_t>()[index] = 1;
   }
   if (static_graph_first_iteration()) {
-    ++hooks_triggered_[index];   // the first static iteration only counts; delay_all_reduce reduces
+    ++static_graph_.hooks_per_param[index];   // Note [Static graph]: the first iteration only counts
     return;
   }
-  if (!has_marked_unused_parameters_) {
-    has_marked_unused_parameters_ = true;
-    for (size_t unused : unused_parameters_) {
-      emit(ReducerEvent::Kind::marked_unused, unused);
+  if (!iter_.marked_unused) {
+    iter_.marked_unused = true;
+    for (size_t unused : unused_parameters()) {
+      record(ReducerEvent::Kind::marked_unused, unused);
       mark_variable_ready(unused);
     }
   }
   if (static_graph_after_first_iteration()) {
-    TINYDDP_CHECK(hooks_triggered_this_iteration_[index] > 0,
+    TINYDDP_CHECK(iter_.static_hooks_left[index] > 0,
                   "Your training graph has changed in this iteration, e.g., one parameter is unused in first "
                   "iteration, but then got used in the second iteration. this is not compatible with static_graph "
                   "set to True.");
-    if (--hooks_triggered_this_iteration_[index] == 0) {
-      if (should_rebuild_buckets()) rebuilt_param_indices_.push_back(index);
-      mark_variable_ready(index);
-    }
-  } else {
-    if (should_rebuild_buckets()) rebuilt_param_indices_.push_back(index);
-    mark_variable_ready(index);
+    if (--iter_.static_hooks_left[index] > 0) return;   // Note [Static graph]: ready at its last hook
   }
+  if (should_rebuild_buckets()) rebuilt_param_indices_.push_back(index);
+  mark_variable_ready(index);
 }
 
 void Reducer::report_unsynced_grad(size_t index) {
@@ -293,6 +292,7 @@ void Reducer::report_unsynced_grad(size_t index) {
   if (unsynced_reported_.size() == 1 && autograd::Engine::in_backward()) {
     autograd::Engine::queue_callback([this, alive = alive_, what] {
       if (*alive == nullptr) return;
+      Lock lock(mu_);
       std::vector<std::string> names;
       for (size_t i : unsynced_reported_) names.push_back(names_[i] + " (" + std::to_string(i) + ")");
       warn("tinyddp: unsynchronized gradients on rank " + std::to_string(pg_->rank()) + " for " +
@@ -305,7 +305,7 @@ void Reducer::report_unsynced_grad(size_t index) {
 }
 
 void Reducer::check_and_raise_marked_twice(size_t index) {
-  if (!per_iteration_ready_.count(index)) return;
+  if (!iter_.ready.count(index)) return;
   const bool with_name = options_.debug_level != DebugLevel::off;
   std::string param_info = "Parameter at index " + std::to_string(index) + (with_name ? " with name " + names_[index] : "") +
                            " has been marked as ready twice. This means that multiple autograd engine  hooks have "
@@ -323,7 +323,7 @@ void Reducer::check_and_raise_marked_twice(size_t index) {
       "a variable ready multiple times. DDP does not support such use cases in default. You can try to use "
       "_set_static_graph() as a workaround if your module graph does not change over iterations.";
   common_error += "\n" + param_info;
-  if (!has_marked_unused_parameters_)
+  if (!iter_.marked_unused)
     common_error +=
         "3) Incorrect unused parameter detection. The return value of the `forward` function is inspected by the "
         "distributed data parallel wrapper to figure out if any of the module's parameters went unused. For unused "
@@ -340,27 +340,26 @@ void Reducer::check_and_raise_marked_twice(size_t index) {
 void Reducer::mark_variable_ready(size_t index) {
   TINYDDP_CHECK(index < locators_.size(), "Out of range variable index.");
   check_and_raise_marked_twice(index);
-  per_iteration_ready_.insert(index);
+  iter_.ready.insert(index);
   // From now on a finalize must happen before the next iteration (checked by the next forward).
   require_finalize_ = true;
-  if (div_factor_ == 0) div_factor_ = pg_->size();
   mark_variable_ready_dense(index);
-  emit(ReducerEvent::Kind::marked_ready, index);
+  record(ReducerEvent::Kind::marked_ready, index);
   Bucket& bucket = buckets_[locators_[index].bucket];
   if (--bucket.pending == 0) mark_bucket_ready(locators_[index].bucket);
   // Drive launched reductions forward while the backward goes on: MPI's nonblocking collectives progress
   // only inside MPI calls (Open MPI has no progress thread by default), so without this poll a bucket's
   // allreduce would only really run at finalize's wait.
-  for (size_t b = 0; b < next_bucket_; ++b)
+  for (size_t b = 0; b < iter_.next_bucket; ++b)
     if (buckets_[b].work) buckets_[b].work->is_completed();
-  if (next_bucket_ == buckets_.size()) {
+  if (iter_.next_bucket == buckets_.size()) {
     if (dynamic_graph_find_unused()) all_reduce_local_used_map();
     autograd::Engine::queue_callback([this, alive = alive_] {
       if (*alive == nullptr) return;
       Lock lock(mu_);
-      TINYDDP_INTERNAL_ASSERT(next_bucket_ == buckets_.size(), "finalize queued before every bucket launched");
+      TINYDDP_INTERNAL_ASSERT(iter_.next_bucket == buckets_.size(), "finalize queued before every bucket launched");
       if (static_graph_after_first_iteration() && should_rebuild_buckets())
-        for (size_t unused : unused_parameters_) rebuilt_param_indices_.push_back(unused);
+        for (size_t unused : static_graph_.unused) rebuilt_param_indices_.push_back(unused);
       finalize_backward();
     });
   }
@@ -385,12 +384,12 @@ void Reducer::mark_variable_ready_dense(size_t index) {
            "https://github.com/pytorch/pytorch/issues/63929");
     }
     if (!is_alias(grad, view)) {
-      // Divide while copying into the bucket (one pass); a comm hook does its own division.
-      copy_scaled(view, grad, comm_hook_ ? 1.0 : 1.0 / div_factor_);
+      // Divide by the world size while copying into the bucket (one pass); a comm hook does its own division.
+      copy_scaled(view, grad, comm_hook_ ? 1.0 : 1.0 / pg_->size());
       if (options_.gradient_as_bucket_view) param.set_grad(view);
     } else if (!comm_hook_) {
       Tensor v = view;
-      v.mul_(1.0 / div_factor_);
+      v.mul_(1.0 / pg_->size());
     }
   } else {
     if (dynamic_graph_find_unused() || static_graph_first_iteration())
@@ -404,13 +403,13 @@ void Reducer::mark_variable_ready_dense(size_t index) {
 
 // Note [Why buckets launch in index order] (reducer.h).
 void Reducer::mark_bucket_ready(size_t bucket_index) {
-  TINYDDP_INTERNAL_ASSERT(bucket_index >= next_bucket_, "bucket ", bucket_index, " ready after ", next_bucket_, " launched");
+  size_t& next = iter_.next_bucket;
+  TINYDDP_INTERNAL_ASSERT(bucket_index >= next, "bucket ", bucket_index, " ready after ", next, " launched");
   trace::instant([&] {
     return trace::What{"bucket", "bucket ready", {{"bucket", int64_t(bucket_index)}, {"iteration", num_iterations_}}};
   });
-  if (bucket_index > next_bucket_) return;
-  for (; next_bucket_ < buckets_.size() && buckets_[next_bucket_].pending == 0; ++next_bucket_)
-    all_reduce_bucket(next_bucket_);
+  if (bucket_index > next) return;
+  for (; next < buckets_.size() && buckets_[next].pending == 0; ++next) all_reduce_bucket(next);
 }
 
 void Reducer::all_reduce_bucket(size_t bucket_index) {
@@ -418,14 +417,12 @@ void Reducer::all_reduce_bucket(size_t bucket_index) {
   std::ostringstream detail;
   detail << bucket.gradients.numel() * element_size(bucket.gradients.dtype()) << " bytes, params";
   for (size_t v : bucket.variable_indices) detail << " " << v;
-  emit(ReducerEvent::Kind::bucket_launched, bucket_index, detail.str());
-  const auto traced = [&](const std::string& name) {
-    const int64_t bytes = bucket.gradients.numel() * static_cast<int64_t>(element_size(bucket.gradients.dtype()));
-    return trace::What{"bucket", name, bucket_args(bucket_index, bytes, bucket.variable_indices, num_iterations_)};
-  };
-  trace::instant([&] { return traced("launch bucket " + std::to_string(bucket_index)); });
+  record(ReducerEvent::Kind::bucket_launched, bucket_index, detail.str());
   // Names the allreduce on the comm track.
-  trace::CommLabel comm_label([&] { return traced("bucket " + std::to_string(bucket_index)); });
+  trace::CommLabel comm_label([&] {
+    return bucket_event("bucket " + std::to_string(bucket_index), bucket_index, bucket.gradients,
+                        bucket.variable_indices, num_iterations_);
+  });
   if (comm_hook_) {
     GradBucket gb{bucket_index, bucket.gradients, bucket.variable_indices, bucket_index + 1 == buckets_.size()};
     bucket.work = comm_hook_(*pg_, gb);
@@ -453,7 +450,6 @@ void Reducer::finalize_backward() {
   unreduced_local_grads_ = false;
   TINYDDP_INTERNAL_ASSERT(require_finalize_, "require_finalize_");
   require_finalize_ = false;
-  div_factor_ = 0;
   for (Bucket& bucket : buckets_) {
     TINYDDP_INTERNAL_ASSERT(bucket.work, "Expected bucket.work not to be null. This may indicate that allreduce hooks "
                                          "were not properly installed.");
@@ -472,7 +468,7 @@ void Reducer::finalize_backward() {
     local_used_map_.zero_();
     local_used_map_is_reduced_ = false;
   }
-  emit(ReducerEvent::Kind::finalized, 0);
+  record(ReducerEvent::Kind::finalized, 0);
 }
 
 void Reducer::finalize_bucket_dense(Bucket& bucket) {
@@ -481,7 +477,7 @@ void Reducer::finalize_bucket_dense(Bucket& bucket) {
     const size_t index = bucket.variable_indices[k];
     const Tensor& param = params_[index];
     bool global_unused = false;
-    if (static_graph_ || options_.find_unused_parameters) {
+    if (static_graph_.enabled || options_.find_unused_parameters) {
       // Wait for the used-map allreduce only when a locally unused parameter needs the global answer.
       global_unused = local_used_map_.data_ptr<int64_t>()[index] == 0;
       if (global_unused && !local_used_map_is_reduced_) {
@@ -517,19 +513,21 @@ void Reducer::delay_all_reduce() {
   Lock lock(mu_);
   auto span = trace::span([&] { return trace::What{"reducer", "delay_all_reduce", {{"iteration", num_iterations_}}}; });
   all_reduce_local_used_map();
-  unused_parameters_.clear();
+  std::vector<size_t>& unused = static_graph_.unused;
+  unused.clear();
+  require_finalize_ = true;
   for (size_t i = 0; i < params_.size(); ++i) {
-    if (hooks_triggered_[i] == 0) unused_parameters_.push_back(i);
-    if (hooks_triggered_[i] == 0)
-      trace::instant([&] { return marked_unused_event(i, names_[i], num_iterations_); });
-    require_finalize_ = true;
-    if (div_factor_ == 0) div_factor_ = pg_->size();
+    if (static_graph_.hooks_per_param[i] == 0) {
+      unused.push_back(i);
+      // The observer never heard of these (its marked_unused is a mark at a hook); the trace shows them.
+      record(ReducerEvent::Kind::marked_unused, i, {}, /*to_observer=*/false);
+    }
     mark_variable_ready_dense(i);
   }
   for (size_t b = 0; b < buckets_.size(); ++b) all_reduce_bucket(b);
-  if (options_.debug_level != DebugLevel::off && !unused_parameters_.empty()) {
+  if (options_.debug_level != DebugLevel::off && !unused.empty()) {
     std::vector<std::string> items;
-    for (size_t i : unused_parameters_) items.push_back("{" + names_[i] + "," + std::to_string(i) + "}");
+    for (size_t i : unused) items.push_back("{" + names_[i] + "," + std::to_string(i) + "}");
     warn("[Rank " + std::to_string(pg_->rank()) + "]: Parameter(s) (in the format of {param_name, index}): " +
          join(items, "") + " is(are) unused during first iteration. Since static_graph=True is enabled for DDP, we "
          "expect this set of unused parameters to remain consistent on this rank throughout the training.");
@@ -541,14 +539,14 @@ void Reducer::ensure_prior_reduction_finished() {
   if (!require_finalize_) return;
   std::vector<size_t> unmarked;
   for (size_t i = 0; i < params_.size(); ++i)
-    if (!per_iteration_ready_.count(i)) unmarked.push_back(i);
+    if (!iter_.ready.count(i)) unmarked.push_back(i);
   TINYDDP_INTERNAL_ASSERT(!unmarked.empty(), "a finalize is pending but every parameter was marked ready");
   std::string indices;
   for (size_t i = 0; i < unmarked.size(); ++i) indices += (i ? " " : "") + std::to_string(unmarked[i]);
   const std::string rank = std::to_string(pg_->rank());
   const std::string index_info = "\nParameter indices which did not receive grad for rank " + rank + ": " + indices;
   std::string msg = "Expected to have finished reduction in the prior iteration before starting a new one. ";
-  if (static_graph_) {
+  if (static_graph_.enabled) {
     msg += "This error indicates that your training graph has changed in this iteration, e.g., one parameter is used "
            "in first iteration, but then got unused in the second iteration. this is not compatible with "
            "static_graph set to True.";
@@ -597,32 +595,11 @@ bool Reducer::rebuild_buckets() {
   auto assignment = compute_bucket_assignment_by_size(ordered, {options_.first_bucket_bytes, options_.bucket_bytes_cap},
                                                       rebuilt_param_indices_);
   // Rank 0's order wins: every rank must build identical buckets (Note [Why buckets launch in index order]).
-  std::vector<int64_t> flat;
-  for (const auto& b : assignment.buckets)
-    for (size_t i : b) flat.push_back(static_cast<int64_t>(i));
-  flat.push_back(static_cast<int64_t>(assignment.buckets.size()));
-  const Device device = params_[0].device();   // where the process group's collectives run
-  Tensor indices = from_vector(flat, {static_cast<int64_t>(flat.size())}).to(device);
-  pg_->broadcast({indices}, 0)->wait();
-  const auto got = indices.to_vector<int64_t>();
-  const size_t num_buckets = static_cast<size_t>(got.back());
-  std::vector<int64_t> sizes;
-  for (size_t b = 0; b < num_buckets; ++b)
-    sizes.push_back(static_cast<int64_t>(assignment.buckets[std::min(b, assignment.buckets.size() - 1)].size()));
-  Tensor sizes_t = from_vector(sizes, {static_cast<int64_t>(num_buckets)}).to(device);
-  pg_->broadcast({sizes_t}, 0)->wait();
-  const auto got_sizes = sizes_t.to_vector<int64_t>();
-  std::vector<std::vector<size_t>> synced;
-  size_t pos = 0;
-  for (size_t b = 0; b < num_buckets; ++b) {
-    std::vector<size_t> bucket;
-    for (int64_t k = 0; k < got_sizes[b]; ++k) bucket.push_back(static_cast<size_t>(got[pos++]));
-    synced.push_back(std::move(bucket));
-  }
+  auto synced = sync_bucket_indices(*pg_, assignment.buckets, params_[0].device());
   has_rebuilt_bucket_ = true;
   rebuilt_param_indices_.clear();
   initialize_buckets(std::move(synced));
-  emit(ReducerEvent::Kind::rebuilt, buckets_.size());
+  record(ReducerEvent::Kind::rebuilt, buckets_.size());
   return true;
 }
 
@@ -630,9 +607,9 @@ void Reducer::set_static_graph() {
   Lock lock(mu_);
   TINYDDP_CHECK(num_iterations_ == 0, "set_static_graph() should be called before training loop starts and after "
                                       "DistributedDataParallel is constructed.");
-  static_graph_ = true;
+  static_graph_.enabled = true;
   local_used_map_ = zeros({static_cast<int64_t>(params_.size())}, DType::i64);
-  hooks_triggered_.assign(params_.size(), 0);
+  static_graph_.hooks_per_param.assign(params_.size(), 0);
 }
 
 void Reducer::register_comm_hook(CommHook hook) {

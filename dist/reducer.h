@@ -23,6 +23,26 @@
 //   documented no_sync() accumulation (forward and backward inside no_sync), but a second backward in
 //   the same iteration, or any backward after finalize, accumulates gradients locally that are never
 //   averaged: replicas silently drift apart. tinyddp reports such gradients (DDPOptions::unsynced_grads).
+//
+// Note [The reducer's hook]
+//   It is a post hook on each parameter's AccumulateGrad node, not a post-accumulate-grad hook on the
+//   parameter (PyTorch 1.13 does the same): the node runs, and its post hooks fire, also when only an
+//   undefined gradient reached it (an output left out of the loss, routed through _DDPSink), and such a
+//   parameter must be marked ready too; AccumulateGrad then returns before its post-accumulate-grad hooks.
+//   Of the gradient it is handed, the hook keeps only whether it is defined, and reads .grad: that is what
+//   is averaged, since it also holds what earlier backwards accumulated (no_sync) and what the parameter's
+//   own hooks changed. It is a contiguous tensor of its own (AccumulateGrad copies), while the handed
+//   gradient may be a stride-0 expand, so reading the handed one would save no copy.
+//
+// Note [Static graph]
+//   static_graph=True promises that every iteration uses the same parameters and fires each one's hook
+//   the same number of times. The first iteration only counts: each hook adds one to its parameter's
+//   count (StaticGraphState::hooks_per_param) and returns, and DDP's _DDPSink queues delay_all_reduce()
+//   for the end of the backward, which reduces every bucket at once, records the parameters whose count
+//   is 0 as unused for good, and finalizes. Later iterations count down from those numbers and mark a
+//   parameter ready when its count reaches 0, so a parameter whose hook fires twice per backward
+//   (reentrant checkpointing) is reduced once, after its last hook. The buckets are rebuilt one forward
+//   later than without a static graph, since the first iteration records no gradient order.
 #pragma once
 
 #include <functional>
@@ -36,6 +56,10 @@
 #include "dist/bucket_assignment.h"
 #include "dist/process_group.h"
 #include "engine/autograd/node.h"
+
+namespace tinyddp::trace {
+class Span;   // engine/core/trace.h
+}
 
 namespace tinyddp::dist {
 
@@ -87,11 +111,12 @@ class Reducer {
   bool rebuild_buckets();
   void prepare_for_backward(const std::vector<Tensor>& outputs);
   void set_static_graph();
-  // Static graph, first iteration: reduce everything once the backward is over.
+  // Static graph, first iteration: reduce everything once the backward is over (Note [Static graph]).
   void delay_all_reduce();
   void register_comm_hook(CommHook hook);
-  // Whether the current code runs inside DDP's no_sync() (for the warning about a forward outside it).
+  // False inside DDP's no_sync() (PyTorch's require_backward_grad_sync; DDP's forward reads it here).
   void set_sync_enabled(bool enabled) { sync_enabled_ = enabled; }
+  bool sync_enabled() const { return sync_enabled_; }
   void set_last_forward_synced(bool synced) { last_forward_synced_ = synced; }
 
   // Where warnings go (default: stderr). Each PyTorch TORCH_WARN_ONCE warns once per reducer.
@@ -100,34 +125,48 @@ class Reducer {
   // Sends a warning about this reducer's state through the same handler (used by DDP's step check).
   void warn_external(const std::string& message) { warn(message); }
 
-  // ---- state, for timelines, tests and the DDP wrapper ----
-  bool static_graph() const { return static_graph_; }
-  bool find_unused_parameters() const { return options_.find_unused_parameters; }
-  int64_t num_iterations() const { return num_iterations_; }
+  // Which graph mode this iteration runs in; DDP's forward routes its outputs through _DDPSink iff either holds.
+  bool dynamic_graph_find_unused() const { return !static_graph_.enabled && options_.find_unused_parameters; }
+  bool static_graph_first_iteration() const { return static_graph_.enabled && num_iterations_ == 1; }
+
+  // ---- state, for `tinyddp repro`, tests and the DDP wrapper ----
   bool expect_autograd_hooks() const { return expect_autograd_hooks_; }
   bool require_finalize() const { return require_finalize_; }
-  size_t next_bucket() const { return next_bucket_; }
-  bool has_rebuilt_buckets() const { return has_rebuilt_bucket_; }
   // Gradients accumulated locally (inside no_sync) that no synchronized backward has averaged yet.
   bool has_unreduced_local_grads() const { return unreduced_local_grads_; }
   std::vector<std::vector<size_t>> bucket_indices() const;
   std::vector<size_t> bucket_pending() const;
-  std::vector<size_t> ready_parameters() const { return {per_iteration_ready_.begin(), per_iteration_ready_.end()}; }
-  const std::vector<size_t>& unused_parameters() const { return unused_parameters_; }
-  const std::vector<std::string>& names() const { return names_; }
-  const std::vector<Tensor>& parameters() const { return params_; }
+  std::vector<size_t> ready_parameters() const { return {iter_.ready.begin(), iter_.ready.end()}; }
 
  private:
   struct Bucket {
-    Tensor gradients;                 // flat buffer, (sum of numel), the parameters' dtype
-    std::vector<size_t> variable_indices;
-    std::vector<int64_t> offsets, lengths;
-    std::vector<Tensor> views;        // per parameter, its slice of `gradients` shaped like it
-    size_t pending = 0;               // gradients left to be marked ready before the bucket can launch
-    std::shared_ptr<Work> work;       // the bucket's allreduce (or comm hook), once launched
+    Tensor gradients;                        // flat, (sum of the parameters' numel), their dtype and device
+    std::vector<size_t> variable_indices;    // its parameters, in the order of their slices
+    // Per parameter, its slice of `gradients` shaped like it: numel elements from an offset that is the sum of
+    // the numel before it (element counts, not bytes).
+    std::vector<Tensor> views;
+    size_t pending = 0;                      // gradients left to be marked ready before it can launch
+    std::shared_ptr<Work> work;              // its last launched allreduce (or comm hook); null before the first
   };
   struct Locator {
-    size_t bucket = 0, intra = 0;
+    size_t bucket = 0, intra = 0;            // parameter i is buckets_[bucket].views[intra]
+  };
+  // Bookkeeping of one synchronized backward: assigned afresh by prepare_for_backward and nowhere else, so
+  // that it still describes the last backward after finalize (repro's record, the next forward's errors).
+  struct IterationState {
+    size_t next_bucket = 0;                  // buckets [0, next_bucket) are launched (index order)
+    bool marked_unused = false;              // the first armed hook has marked the unused parameters ready
+    std::set<size_t> ready;                  // parameters marked ready in this backward
+    std::vector<size_t> unused;              // dynamic find_unused only: parameters not reached, ascending
+    std::vector<int> static_hooks_left;      // static graph: hooks still to come per parameter before it is ready
+  };
+  // Note [Static graph].
+  struct StaticGraphState {
+    bool enabled = false;                    // set_static_graph() was called (before the first iteration)
+    std::vector<int> hooks_per_param;        // hooks each parameter fired in the first iteration
+    // Parameters with no hook in the first iteration, ascending, as delay_all_reduce found them (empty until it
+    // ran): not derived from hooks_per_param, because the counts can exist without a delay_all_reduce.
+    std::vector<size_t> unused;
   };
 
   void initialize_buckets(std::vector<std::vector<size_t>> bucket_indices);
@@ -139,60 +178,68 @@ class Reducer {
   void all_reduce_local_used_map();
   void finalize_backward();
   void finalize_bucket_dense(Bucket& bucket);
-  void reset_bucket_counting();
   void search_unused_parameters(const std::vector<Tensor>& outputs);
   void ensure_prior_reduction_finished();
   void check_and_raise_marked_twice(size_t index);
   void report_unsynced_grad(size_t index);
   bool should_rebuild_buckets() const {
-    return (static_graph_ || !options_.find_unused_parameters) && !has_rebuilt_bucket_;
+    return (static_graph_.enabled || !options_.find_unused_parameters) && !has_rebuilt_bucket_;
   }
-  bool dynamic_graph_find_unused() const { return !static_graph_ && options_.find_unused_parameters; }
-  bool static_graph_first_iteration() const { return static_graph_ && num_iterations_ == 1; }
-  bool static_graph_after_first_iteration() const { return static_graph_ && num_iterations_ > 1; }
-  void emit(ReducerEvent::Kind kind, size_t index, std::string detail = {});
+  bool static_graph_after_first_iteration() const { return static_graph_.enabled && num_iterations_ > 1; }
+  // Parameters that get no gradient in this iteration: marked ready at its first hook.
+  const std::vector<size_t>& unused_parameters() const {
+    return static_graph_.enabled ? static_graph_.unused : iter_.unused;
+  }
+  // The one channel for what the reducer did: each call tells the observer (unless `to_observer` is false)
+  // and the tracer (docs/tracing.md) the same event. A hook is a span around its work, hence its own call.
+  void record(ReducerEvent::Kind kind, size_t index, std::string detail = {}, bool to_observer = true);
+  trace::Span record_hook(size_t index, bool grad_arrived);
   void warn(const std::string& message);
-  std::string name_of(size_t index) const { return names_[index]; }
 
-  std::vector<Tensor> params_;
-  std::vector<std::string> names_;
-  std::shared_ptr<ProcessGroup> pg_;
-  ReducerOptions options_;
-  std::vector<std::shared_ptr<autograd::Node>> grad_accumulators_;   // kept alive: params hold them weakly
-  std::map<const autograd::Node*, size_t> grad_acc_to_index_;
+  std::vector<Tensor> params_;               // leaves that require grad; a parameter's index is its place here
+  std::vector<std::string> names_;           // per parameter, its name in messages (".w" at the root module)
+  std::shared_ptr<ProcessGroup> pg_;         // its size is the divisor of every average
+  ReducerOptions options_;                   // as constructed; never changed
+  // Per parameter, its AccumulateGrad node, which carries the hook; kept alive here, parameters hold them weakly.
+  std::vector<std::shared_ptr<autograd::Node>> grad_accumulators_;
+  std::map<const autograd::Node*, size_t> grad_acc_to_index_;   // grad_accumulators_ inverted
 
-  std::vector<Bucket> buckets_;
-  std::vector<Locator> locators_;
-  size_t next_bucket_ = 0;
+  std::vector<Bucket> buckets_;              // in launch order (Note [Why buckets launch in index order])
+  std::vector<Locator> locators_;            // per parameter
 
-  bool expect_autograd_hooks_ = false;   // armed by prepare_for_backward, disarmed by finalize
-  bool require_finalize_ = false;        // a parameter was marked ready and finalize has not run yet
-  bool has_marked_unused_parameters_ = false;
-  int64_t num_iterations_ = 0;           // DDP forwards with grad sync
-  double div_factor_ = 0;                // world size, set at the first mark of an iteration
-  std::set<size_t> per_iteration_ready_;
-  std::vector<size_t> unused_parameters_;
-  Tensor local_used_map_;                // int64 (num params): 1 where this rank produced a gradient
-  std::shared_ptr<Work> local_used_work_;
-  Tensor local_used_map_reduced_;        // the copy being allreduced
-  bool local_used_map_is_reduced_ = false;
+  // The handshake of the overview's calls; unlike IterationState, these outlive prepare_for_backward.
+  bool expect_autograd_hooks_ = false;       // armed by prepare_for_backward, disarmed by finalize
+  bool require_finalize_ = false;            // a parameter was marked ready and finalize has not run yet
+  int64_t num_iterations_ = 0;               // DDP forwards with grad sync so far (1 during the first)
+  IterationState iter_;                      // the current (or last) synchronized backward
+  StaticGraphState static_graph_;            // Note [Static graph]
 
-  bool has_rebuilt_bucket_ = false;
-  std::vector<size_t> rebuilt_param_indices_;
+  // Which parameters got a gradient, on this rank and on any (find_unused or static graph only).
+  // int64 (num params), on the host: 1 where .grad was defined at the parameter's hook. Dynamic graph: zeroed by
+  // finalize; static graph: filled in the first iteration only and kept.
+  Tensor local_used_map_;
+  std::shared_ptr<Work> local_used_work_;    // the allreduce of local_used_map_reduced_
+  Tensor local_used_map_reduced_;            // the copy being allreduced, where the collectives run
+  bool local_used_map_is_reduced_ = false;   // local_used_map_ holds the reduced (global) map
 
-  bool static_graph_ = false;
-  std::vector<int> hooks_triggered_;                 // static graph: hooks per parameter in iteration 1
-  std::vector<int> hooks_triggered_this_iteration_;  // ... counted down in later iterations
+  bool has_rebuilt_bucket_ = false;          // the one rebuild from the gradient order has happened
+  std::vector<size_t> rebuilt_param_indices_;   // parameters in the order they became ready, until the rebuild
 
-  CommHook comm_hook_;
-  bool sync_enabled_ = true;
-  bool last_forward_synced_ = false;
-  bool unreduced_local_grads_ = false;
-  std::set<size_t> unsynced_reported_;   // parameters reported since the last DDP forward
+  CommHook comm_hook_;                       // null: divide while copying into the bucket, then allreduce
+  bool sync_enabled_ = true;                 // false inside no_sync()
+  bool last_forward_synced_ = false;         // the last DDP forward armed a reduction (grad mode on, sync enabled)
+  bool unreduced_local_grads_ = false;       // a hook after an unsynced forward accumulated .grad; cleared by finalize
+  std::set<size_t> unsynced_reported_;       // parameters reported since the last synchronized forward
+  // TORCH_WARN_ONCE: each warning at most once per reducer.
   bool warned_no_unused_ = false, warned_create_graph_ = false, warned_no_sync_forward_outside_ = false;
-  std::function<void(const std::string&)> warn_;
-  std::function<void(const ReducerEvent&)> observe_;
-  std::recursive_mutex mu_;
+  std::function<void(const std::string&)> warn_;      // every warning, after the trace saw it (default: stderr)
+  std::function<void(const ReducerEvent&)> observe_;  // every ReducerEvent, in order; may be empty
+  // Taken by every entry point that touches the state: the constructor, the calls of the overview, the hooks and
+  // the queued callbacks. Not recursive: no path re-enters the reducer while holding it (finalize runs as an
+  // engine callback after the hook that queued it returned, and delay_all_reduce calls the unlocked
+  // finalize_backward). The warning handler, the observer and a comm hook run under it and must not call the
+  // reducer's mutating methods (the accessors above are fine).
+  std::mutex mu_;
   // Hooks and queued callbacks outlive nothing: they check this cell, which the destructor clears.
   std::shared_ptr<Reducer*> alive_ = std::make_shared<Reducer*>(this);
 };

@@ -1,6 +1,8 @@
 // AccumulateGrad: the node at the end of every leaf's gradient path. It runs the leaf's gradient hooks,
-// adds the incoming gradient into .grad, then runs the leaf's post-accumulate-grad hooks (DDP's reducer
-// learns that a parameter's gradient is ready from these).
+// adds the incoming gradient into .grad, then runs the leaf's post-accumulate-grad hooks; when only an
+// undefined gradient arrived it does none of this. Post hooks on the node itself (Node::add_post_hook) run
+// either way: DDP's reducer learns that a parameter is ready from one of those, since a parameter whose
+// gradient is undefined must be marked ready too (Note [The reducer's hook] in dist/reducer.h).
 //
 // Accumulation rules (PyTorch's): a fresh .grad is a copy of the incoming gradient with the leaf's layout;
 // an existing .grad is updated in place (+=) when grad mode is off, and replaced by grad + new when it is on
