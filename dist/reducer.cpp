@@ -1,7 +1,6 @@
 #include "dist/reducer.h"
 
 #include <algorithm>
-#include <cstdlib>
 #include <iostream>
 #include <sstream>
 #include <unordered_set>
@@ -52,18 +51,6 @@ trace::What bucket_event(std::string name, size_t bucket, const Tensor& gradient
 }
 
 }  // namespace
-
-DebugLevel debug_level_from_env() {
-  const char* v = std::getenv("TORCH_DISTRIBUTED_DEBUG");
-  if (v == nullptr || std::string(v).empty() || std::string(v) == "OFF") return DebugLevel::off;
-  if (std::string(v) == "INFO") return DebugLevel::info;
-  if (std::string(v) == "DETAIL") return DebugLevel::detail;
-  throw Error(std::string("TORCH_DISTRIBUTED_DEBUG is '") + v + "'; expected OFF, INFO or DETAIL.");
-}
-
-const char* debug_level_name(DebugLevel level) {
-  return level == DebugLevel::detail ? "DETAIL" : level == DebugLevel::info ? "INFO" : "OFF";
-}
 
 Reducer::Reducer(std::vector<Tensor> params, std::vector<std::string> names,
                  std::vector<std::vector<size_t>> bucket_indices, std::shared_ptr<ProcessGroup> process_group,

@@ -54,6 +54,7 @@
 #include <vector>
 
 #include "dist/bucket_assignment.h"
+#include "dist/debug_level.h"
 #include "dist/process_group.h"
 #include "engine/autograd/node.h"
 
@@ -62,11 +63,6 @@ class Span;   // engine/core/trace.h
 }
 
 namespace tinyddp::dist {
-
-// TORCH_DISTRIBUTED_DEBUG: OFF, INFO or DETAIL. Names of parameters appear in errors at INFO and DETAIL.
-enum class DebugLevel { off, info, detail };
-DebugLevel debug_level_from_env();   // reads TORCH_DISTRIBUTED_DEBUG; unset means off
-const char* debug_level_name(DebugLevel level);
 
 // What to do when a gradient reaches a parameter while no reduction is expected (see the Note above).
 enum class UnsyncedGradPolicy { warn, error, ignore };
