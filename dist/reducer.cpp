@@ -9,7 +9,7 @@
 #include "engine/autograd/engine.h"
 #include "engine/autograd/grad_mode.h"
 #include "engine/core/backend.h"
-#include "engine/core/trace.h"
+#include "dist/comm_trace.h"
 #include "engine/ops/ops.h"
 
 namespace tinyddp::dist {

@@ -59,7 +59,7 @@
 #include "engine/autograd/node.h"
 
 namespace tinyddp::trace {
-class Span;   // engine/core/trace.h
+class Span;   // base/trace.h
 }
 
 namespace tinyddp::dist {
