@@ -5,11 +5,11 @@
 #include <sstream>
 #include <unordered_set>
 
+#include "dist/comm_trace.h"
 #include "engine/autograd/accumulate_grad.h"
 #include "engine/autograd/engine.h"
 #include "engine/autograd/grad_mode.h"
 #include "engine/core/backend.h"
-#include "dist/comm_trace.h"
 #include "engine/ops/ops.h"
 
 namespace tinyddp::dist {
