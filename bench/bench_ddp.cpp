@@ -43,11 +43,11 @@
 #include <string>
 #include <vector>
 
+#include "dist/comm_trace.h"
 #include "dist/ddp.h"
 #include "dist/mpi_process_group.h"
 #include "dist/thread_process_group.h"
 #include "dist/trace_file.h"
-#include "dist/comm_trace.h"
 #include "engine/tinyddp.h"
 #include "models/nn/nn.h"
 

@@ -30,10 +30,10 @@
 #include <thread>
 #include <vector>
 
+#include "dist/comm_trace.h"
 #include "dist/ddp.h"
 #include "dist/thread_process_group.h"
 #include "dist/trace_file.h"
-#include "dist/comm_trace.h"
 #include "engine/tinyddp.h"
 #include "models/nn/nn.h"
 #include "models/optim/sgd.h"

@@ -7,8 +7,8 @@
 #include <iostream>
 
 #include "apps/tinyddp/commands.h"
-#include "dist/mpi_process_group.h"
 #include "base/error.h"
+#include "dist/mpi_process_group.h"
 
 int main(int argc, char** argv) {
   CLI::App app{"tinyddp: a from-scratch autograd engine and DDP reducer that behave like PyTorch 1.13"};

@@ -3,10 +3,10 @@
 #include <map>
 #include <ostream>
 
+#include "dist/comm_trace.h"
 #include "dist/mpi_process_group.h"
 #include "dist/replica_sync.h"
 #include "dist/thread_process_group.h"
-#include "dist/comm_trace.h"
 #include "models/nn/nn.h"
 #include "models/optim/sgd.h"
 #include "models/scenario/scenario_model.h"

@@ -5,8 +5,8 @@
 
 #include "apps/tinyddp/commands.h"
 #include "apps/tinyddp/trace/trace_view.h"
-#include "dist/trace_file.h"
 #include "base/error.h"
+#include "dist/trace_file.h"
 
 namespace tinyddp::app {
 

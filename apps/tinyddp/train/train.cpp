@@ -22,12 +22,12 @@
 #include <sstream>
 
 #include "dist/allreduce_mean.h"
+#include "dist/comm_trace.h"
 #include "dist/ddp.h"
 #include "dist/mpi_process_group.h"
 #include "dist/replica_sync.h"
 #include "dist/thread_process_group.h"
 #include "engine/core/hash.h"
-#include "dist/comm_trace.h"
 #include "models/experiments/experiment.h"
 #include "models/optim/adam.h"
 #include "models/optim/sgd.h"
