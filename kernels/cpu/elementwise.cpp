@@ -158,27 +158,6 @@ void convert(const S* src, D* dst, int64_t n) {
   for (int64_t i = 0; i < n; ++i) dst[i] = static_cast<D>(src[i]);
 }
 
-#define TINYDDP_INSTANTIATE(T)                                                                          \
-  template void unary<T>(UnaryOp, const T*, T*, int64_t, double, double);                               \
-  template void binary<T>(BinaryOp, const Dims&, const T*, const Dims&, const T*, const Dims&, T*);     \
-  template void axpy<T>(const T*, const T*, T, T*, int64_t);
-TINYDDP_INSTANTIATE(float)
-TINYDDP_INSTANTIATE(double)
-#undef TINYDDP_INSTANTIATE
-
-#define TINYDDP_INSTANTIATE_COPY(T)                                                          \
-  template void copy_to_contiguous<T>(const Dims&, const T*, const Dims&, T*);               \
-  template void copy_from_contiguous<T>(const Dims&, const T*, T*, const Dims&);
-TINYDDP_INSTANTIATE_COPY(float)
-TINYDDP_INSTANTIATE_COPY(double)
-TINYDDP_INSTANTIATE_COPY(int64_t)
-#undef TINYDDP_INSTANTIATE_COPY
-
-template void convert<float, double>(const float*, double*, int64_t);
-template void convert<double, float>(const double*, float*, int64_t);
-template void convert<int64_t, float>(const int64_t*, float*, int64_t);
-template void convert<int64_t, double>(const int64_t*, double*, int64_t);
-template void convert<float, int64_t>(const float*, int64_t*, int64_t);
-template void convert<double, int64_t>(const double*, int64_t*, int64_t);
+TINYDDP_ELEMENTWISE_KERNELS(TINYDDP_INSTANTIATE_KERNEL)
 
 }  // namespace tinyddp::kernels::cpu

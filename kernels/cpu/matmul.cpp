@@ -23,9 +23,6 @@ void gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, const T* 
   else C.noalias() = A.transpose() * B.transpose();
 }
 
-template void gemm<float>(bool, bool, int64_t, int64_t, int64_t, const float*, int64_t, const float*, int64_t,
-                          float*, int64_t);
-template void gemm<double>(bool, bool, int64_t, int64_t, int64_t, const double*, int64_t, const double*, int64_t,
-                           double*, int64_t);
+TINYDDP_MATMUL_KERNELS(TINYDDP_INSTANTIATE_KERNEL)
 
 }  // namespace tinyddp::kernels::cpu

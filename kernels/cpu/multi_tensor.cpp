@@ -1,4 +1,4 @@
-// Multi-tensor kernels on host pointers (contracts in kernels/cpu/multi_tensor.h and kernels/cuda/multi_tensor.h).
+// Multi-tensor kernels on host pointers (contracts: TINYDDP_MULTI_TENSOR_KERNELS in kernels/contract.h).
 //
 // Note [Deterministic multi-tensor norm]
 // The sum of squares is cut into fixed pieces whose boundaries depend only on the tensors' numels, never on
@@ -144,15 +144,6 @@ void clip_by_global_norm(const std::vector<T*>& tensors, const std::vector<int64
     for (int64_t j = 0; j < numels[i]; ++j) tensors[i][j] *= coef;
 }
 
-#define TINYDDP_INSTANTIATE(T)                                                                                  \
-  template void multi_tensor_l2norm<T>(const std::vector<const T*>&, const std::vector<int64_t>&, T*);          \
-  template void bucket_pack<T>(const std::vector<const T*>&, const std::vector<int64_t>&,                      \
-                               const std::vector<int64_t>&, T, T*);                                             \
-  template void bucket_unpack<T>(const T*, const std::vector<int64_t>&, const std::vector<int64_t>&,           \
-                                 const std::vector<T*>&);                                                       \
-  template void clip_by_global_norm<T>(const std::vector<T*>&, const std::vector<int64_t>&, double, T*);
-TINYDDP_INSTANTIATE(float)
-TINYDDP_INSTANTIATE(double)
-#undef TINYDDP_INSTANTIATE
+TINYDDP_MULTI_TENSOR_KERNELS(TINYDDP_INSTANTIATE_KERNEL)
 
 }  // namespace tinyddp::kernels::cpu

@@ -92,13 +92,6 @@ void one_hot(int64_t outer, int64_t size, int64_t inner, const int64_t* indices,
     for (int64_t i = 0; i < inner; ++i) out[(o * size + indices[o * inner + i]) * inner + i] = T(1);
 }
 
-#define TINYDDP_INSTANTIATE(T)                                                                         \
-  template void sum_dims<T>(const std::vector<int64_t>&, const std::vector<bool>&, const T*, T*);      \
-  template void max_dim<T>(int64_t, int64_t, int64_t, const T*, T*, int64_t*);                         \
-  template void log_softmax<T>(int64_t, int64_t, int64_t, const T*, T*);                               \
-  template void one_hot<T>(int64_t, int64_t, int64_t, const int64_t*, T*);
-TINYDDP_INSTANTIATE(float)
-TINYDDP_INSTANTIATE(double)
-#undef TINYDDP_INSTANTIATE
+TINYDDP_REDUCE_KERNELS(TINYDDP_INSTANTIATE_KERNEL)
 
 }  // namespace tinyddp::kernels::cpu

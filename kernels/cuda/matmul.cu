@@ -1,4 +1,4 @@
-// gemm through cuBLAS with kernels/cpu/matmul.cpp's row-major contract.
+// gemm through cuBLAS with the row-major contract of kernels/contract.h.
 //
 // Note [Row-major gemm on column-major cuBLAS]
 // A row-major (r, c) buffer with row stride ld is, read column-major, the (c, r) matrix of its transpose
@@ -95,9 +95,6 @@ void gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, const T* 
                                  c, static_cast<int>(ldc)));
 }
 
-template void gemm<float>(bool, bool, int64_t, int64_t, int64_t, const float*, int64_t, const float*, int64_t,
-                          float*, int64_t);
-template void gemm<double>(bool, bool, int64_t, int64_t, int64_t, const double*, int64_t, const double*, int64_t,
-                           double*, int64_t);
+TINYDDP_MATMUL_KERNELS(TINYDDP_INSTANTIATE_KERNEL)
 
 }  // namespace tinyddp::kernels::cuda

@@ -1,4 +1,4 @@
-// Multi-tensor CUDA kernels (contracts in kernels/cuda/multi_tensor.h): one launch covers a whole list of
+// Multi-tensor CUDA kernels (contracts: kernels/contract.h): one launch covers a whole list of
 // tensors. The list travels by value in the kernel's parameters (a TensorGroup: pointers, numels and the
 // prefix sum of each tensor's chunk count); block b finds its (tensor, chunk) by a binary search over that
 // prefix and works on one fixed chunk of kChunkElems elements.
@@ -386,15 +386,6 @@ void clip_by_global_norm(const std::vector<T*>& tensors, const std::vector<int64
   launch_scale_copy(inputs, tensors, numels, ClipFactor<T>{total_norm, max_norm}, "clip_by_global_norm (scale)");
 }
 
-#define TINYDDP_INSTANTIATE(T)                                                                                  \
-  template void multi_tensor_l2norm<T>(const std::vector<const T*>&, const std::vector<int64_t>&, T*);          \
-  template void bucket_pack<T>(const std::vector<const T*>&, const std::vector<int64_t>&,                      \
-                               const std::vector<int64_t>&, T, T*);                                             \
-  template void bucket_unpack<T>(const T*, const std::vector<int64_t>&, const std::vector<int64_t>&,           \
-                                 const std::vector<T*>&);                                                       \
-  template void clip_by_global_norm<T>(const std::vector<T*>&, const std::vector<int64_t>&, double, T*);
-TINYDDP_INSTANTIATE(float)
-TINYDDP_INSTANTIATE(double)
-#undef TINYDDP_INSTANTIATE
+TINYDDP_MULTI_TENSOR_KERNELS(TINYDDP_INSTANTIATE_KERNEL)
 
 }  // namespace tinyddp::kernels::cuda

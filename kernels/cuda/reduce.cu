@@ -1,4 +1,4 @@
-// Reduction CUDA kernels, the contracts of kernels/cpu/reduce.cpp.
+// Reduction CUDA kernels, the contracts of kernels/contract.h.
 //
 // Determinism: every output is produced by one block (or, for tiny reductions, one thread) visiting its
 // inputs in an order fixed by the shapes alone, followed by a fixed-shape tree in shared memory. No
@@ -356,13 +356,6 @@ void one_hot(int64_t outer, int64_t size, int64_t inner, const int64_t* indices,
   check_last_launch("cuda::one_hot");
 }
 
-#define TINYDDP_INSTANTIATE(T)                                                                         \
-  template void sum_dims<T>(const std::vector<int64_t>&, const std::vector<bool>&, const T*, T*);      \
-  template void max_dim<T>(int64_t, int64_t, int64_t, const T*, T*, int64_t*);                         \
-  template void log_softmax<T>(int64_t, int64_t, int64_t, const T*, T*);                               \
-  template void one_hot<T>(int64_t, int64_t, int64_t, const int64_t*, T*);
-TINYDDP_INSTANTIATE(float)
-TINYDDP_INSTANTIATE(double)
-#undef TINYDDP_INSTANTIATE
+TINYDDP_REDUCE_KERNELS(TINYDDP_INSTANTIATE_KERNEL)
 
 }  // namespace tinyddp::kernels::cuda

@@ -1,23 +1,12 @@
-// Reduction CUDA kernels: the same contracts as kernels/cpu/reduce.h (contiguous inputs, the reduced
-// dimension viewed as (outer, size, inner)), on device pointers, asynchronous on the compute stream.
-// Each output element is reduced by one thread block in a fixed order: results are deterministic.
+// Reduction CUDA kernels: the contracts of TINYDDP_REDUCE_KERNELS (kernels/contract.h) on device pointers.
+// Each output element is reduced by one thread block in a fixed order: results are deterministic, and agree
+// with the CPU's to rounding (the summation orders differ).
 #pragma once
 
-#include <cstdint>
-#include <vector>
+#include "kernels/contract.h"
 
 namespace tinyddp::kernels::cuda {
 
-template <typename T>
-void sum_dims(const std::vector<int64_t>& shape, const std::vector<bool>& reduce, const T* x, T* out);
-
-template <typename T>
-void max_dim(int64_t outer, int64_t size, int64_t inner, const T* x, T* values, int64_t* indices);
-
-template <typename T>
-void log_softmax(int64_t outer, int64_t size, int64_t inner, const T* x, T* y);
-
-template <typename T>
-void one_hot(int64_t outer, int64_t size, int64_t inner, const int64_t* indices, T* out);
+TINYDDP_REDUCE_KERNELS(TINYDDP_DECLARE_KERNEL)
 
 }  // namespace tinyddp::kernels::cuda
