@@ -1,4 +1,4 @@
-// bench_trace: what tracing (engine/core/trace.h) costs. A DDP training step on 2 thread ranks, with tracing
+// bench_trace: what tracing (base/trace.h) costs. A DDP training step on 2 thread ranks, with tracing
 // compiled in, as it always is, but off, against the same step with tracing on.
 //
 //   ./build/bench/bench_trace --benchmark_enable_random_interleaving=true   # medians of 25 repetitions, then

@@ -17,7 +17,7 @@
 #include <cmath>
 #include <cstring>
 
-#include "engine/core/error.h"
+#include "base/error.h"
 
 namespace tinyddp::kernels::cpu {
 namespace {

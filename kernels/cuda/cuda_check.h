@@ -14,7 +14,7 @@
 
 #include <string>
 
-#include "engine/core/error.h"
+#include "base/error.h"
 
 namespace tinyddp::kernels::cuda::detail {
 

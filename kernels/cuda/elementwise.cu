@@ -13,7 +13,7 @@
 #include <cmath>
 #include <sstream>
 
-#include "engine/core/error.h"
+#include "base/error.h"
 #include "kernels/cuda/cuda_check.h"
 #include "kernels/cuda/launch.h"
 #include "kernels/cuda/runtime.h"

@@ -29,7 +29,7 @@
 #include <cmath>
 #include <cstdint>
 
-#include "engine/core/error.h"
+#include "base/error.h"
 #include "kernels/cuda/runtime.h"
 
 namespace tinyddp::kernels::cuda {

@@ -13,7 +13,7 @@
 #include <algorithm>
 #include <sstream>
 
-#include "engine/core/error.h"
+#include "base/error.h"
 #include "kernels/cuda/cuda_check.h"
 #include "kernels/cuda/elementwise.h"   // kMaxDims
 #include "kernels/cuda/launch.h"

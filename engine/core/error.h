@@ -1,3 +1,0 @@
-#pragma once
-// Transitional: moved to base/error.h.
-#include "base/error.h"
