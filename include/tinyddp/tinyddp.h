@@ -10,10 +10,11 @@
 // the sources use, so any single header can be included on its own too.
 #pragma once
 
-#include "engine/tinyddp.h"       // Tensor, ops, autograd (the engine API)
-#include "models/nn/nn.h"         // nn::Module, Linear, Sequential, losses
-#include "models/optim/adam.h"    // optim::Adam
-#include "models/optim/sgd.h"     // optim::SGD
-#include "dist/ddp.h"             // dist::DistributedDataParallel, the Reducer
-#include "dist/process_group.h"   // dist::ProcessGroup
-#include "dist/thread_process_group.h"
+#include "base/version.h"                // TINYDDP_VERSION
+#include "dist/ddp.h"                     // dist::DistributedDataParallel, the Reducer
+#include "dist/process_group.h"           // dist::ProcessGroup
+#include "dist/thread_process_group.h"    // dist::ThreadWorld: N ranks as threads
+#include "engine/tinyddp.h"               // Tensor, ops, autograd (the engine API)
+#include "models/nn/nn.h"                 // nn::Module, Linear, Sequential, losses
+#include "models/optim/adam.h"            // optim::Adam
+#include "models/optim/sgd.h"             // optim::SGD
