@@ -68,6 +68,17 @@ void bind_autograd(py::module_& m) {
     return handle;
   });
 
+  m.def("_backward", [](const py::object& tensors, const py::object& grad_tensors, const py::object& retain_graph,
+                        bool create_graph, const py::object& inputs) {
+    std::vector<Tensor> roots = tensors_from_py(tensors), seeds;
+    if (!grad_tensors.is_none()) seeds = tensors_from_py(grad_tensors);
+    BackwardOptions options;
+    options.retain_graph = optional_bool(retain_graph);
+    options.create_graph = create_graph;
+    if (!inputs.is_none()) options.inputs = tensors_from_py(inputs);
+    py::gil_scoped_release gil;
+    autograd::backward(roots, seeds, options);
+  });
   m.def(
       "_grad",
       [](const py::object& outputs, const py::object& inputs, const py::object& grad_outputs,
