@@ -178,9 +178,12 @@ void bind_tensor(py::module_& m) {
       .def_property(
           "requires_grad", &Tensor::requires_grad,
           [](Tensor& t, bool value) { t.requires_grad_(value); }, release())
-      .def("requires_grad_", inplace([](Tensor& t, const py::args& a) {
-             t.requires_grad_(a.empty() ? true : a[0].cast<bool>());
-           }))
+      .def("requires_grad_",
+           [](py::object self, bool requires_grad) {
+             self.cast<Tensor&>().requires_grad_(requires_grad);
+             return self;
+           },
+           py::arg("requires_grad") = true)
       .def_property_readonly("is_leaf", &Tensor::is_leaf)
       .def_property(
           "grad", [](const Tensor& t) { return to_py(t.grad()); },

@@ -101,6 +101,7 @@ def test_retain_grad_detach_and_requires_grad():
     assert leaf.requires_grad_() is leaf and leaf.requires_grad
     leaf.requires_grad = False
     assert not leaf.requires_grad
+    assert not leaf.requires_grad_(requires_grad=False).requires_grad
     leaf.grad = torch.ones(2)
     assert leaf.grad.tolist() == [1.0, 1.0]
 
