@@ -1,6 +1,7 @@
 # The layering rule, checked: each layer includes only itself and the layers below it.
 #
 #   base  <-  kernels  <-  engine  <-  dist, models  <-  apps  <-  bench
+#                                                    <-  python (the binding, beside apps)
 #
 # dist/ and models/ stand side by side and include neither the other; within engine/, core/ is the bottom
 # (Tensor, storage, dispatch) and includes nothing from autograd/ or ops/. tests/ may include every layer.
@@ -19,12 +20,13 @@ set(allowed_dist base kernels engine dist)
 set(allowed_models base kernels engine models)
 set(allowed_apps base kernels engine dist models apps)
 set(allowed_bench base kernels engine dist models bench)
+set(allowed_python base kernels engine dist models python)
 set(allowed_include base kernels engine dist models)   # the installed umbrella header
-set(project_dirs base kernels engine dist models apps bench tests include)
+set(project_dirs base kernels engine dist models apps bench python tests include)
 
 set(violations "")
 set(checked 0)
-foreach(layer base kernels engine engine_core dist models apps bench include)
+foreach(layer base kernels engine engine_core dist models apps bench python include)
   string(REPLACE "_" "/" dir "${layer}")
   file(GLOB_RECURSE files "${ROOT}/${dir}/*.h" "${ROOT}/${dir}/*.cpp" "${ROOT}/${dir}/*.cu" "${ROOT}/${dir}/*.cuh")
   foreach(file IN LISTS files)

@@ -14,6 +14,8 @@ packages=(
   nlohmann-json3-dev     # JSON (golden data, --json)
   libcli11-dev           # the tinyddp command line
   libopenmpi-dev openmpi-bin   # the mpi process group
+  pybind11-dev python3-dev     # the Python front end (python/)
+  python3-pytest python3-numpy # its tests (tests/python)
 )
 missing=()
 for p in "${packages[@]}"; do

@@ -1,0 +1,60 @@
+// Shared by the binding files of tinyddp._C: the conversions every file needs and the rule for holding
+// Python objects inside C++ callbacks.
+//
+// GIL rule (STYLE.md, "Python front end"): every call into the engine, the reducer or a process group runs
+// with the GIL released (py::call_guard<py::gil_scoped_release>); a C++ callback that calls Python (a hook,
+// a module's forward, a warning) takes it back with py::gil_scoped_acquire. Ranks of the thread backend are
+// threads of one interpreter, so a rank that waited in a collective while holding the GIL would stop the
+// others from reaching it.
+#pragma once
+
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include "engine/tinyddp.h"
+
+namespace tinyddp::python {
+
+namespace py = pybind11;
+
+// A Python object owned by C++ (a hook in the autograd graph): the graph may be freed on any thread, with or
+// without the GIL, so the last reference is dropped under the GIL.
+class PyRef {
+ public:
+  explicit PyRef(py::object obj) : obj_(std::make_shared<Holder>(std::move(obj))) {}
+  const py::object& get() const { return obj_->obj; }
+
+ private:
+  struct Holder {
+    explicit Holder(py::object o) : obj(std::move(o)) {}
+    ~Holder() {
+      if (!Py_IsInitialized()) {
+        obj.release();   // the interpreter is gone: leak rather than touch it
+        return;
+      }
+      py::gil_scoped_acquire gil;
+      obj = py::object();
+    }
+    py::object obj;
+  };
+  std::shared_ptr<Holder> obj_;
+};
+
+// Undefined tensors cross into Python as None, and None comes back as an undefined tensor.
+py::object to_py(const Tensor& t);
+Tensor from_py(const py::handle& obj);           // None -> undefined; else a Tensor (TypeError otherwise)
+std::vector<Tensor> tensors_from_py(const py::handle& obj);   // a Tensor or a sequence of them (None kept as undefined)
+
+// Sizes given as varargs (x.view(2, 3)) or as one sequence (x.view((2, 3)), torch.Size).
+Shape shape_from_args(const py::args& args);
+
+void bind_tensor(py::module_& m);
+void bind_autograd(py::module_& m);
+void bind_nn(py::module_& m);
+void bind_dist(py::module_& m);
+
+}  // namespace tinyddp::python

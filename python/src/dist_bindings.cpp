@@ -1,0 +1,192 @@
+// dist/ for Python: the default process group (per thread), collectives, multiprocessing.spawn's rank
+// threads (dist::ThreadWorld) and DistributedDataParallel with its warnings routed to Python's `warnings`.
+#include <chrono>
+
+#include "bindings.h"
+#include "dist/ddp.h"
+#include "dist/mpi_process_group.h"
+#include "dist/thread_process_group.h"
+
+namespace tinyddp::python {
+
+namespace {
+
+using release = py::call_guard<py::gil_scoped_release>;
+
+// The group spawn() gave this thread (a rank of a ThreadWorld), and the default group init_process_group set.
+// Per thread: the ranks of the thread backend are threads of one process, each with its own default group.
+thread_local std::shared_ptr<dist::ProcessGroup> spawn_group;
+thread_local std::shared_ptr<dist::ProcessGroup> default_group;
+
+dist::ProcessGroup& default_pg() {
+  TINYDDP_CHECK(default_group != nullptr,
+                "Default process group has not been initialized, please make sure to call init_process_group.");
+  return *default_group;
+}
+
+void init_process_group(const std::string& backend, int rank, int world_size, double timeout_s) {
+  TINYDDP_CHECK(default_group == nullptr, "trying to initialize the default process group twice!");
+  std::shared_ptr<dist::ProcessGroup> pg;
+  if (backend == "thread") {
+    if (spawn_group) {
+      pg = spawn_group;
+    } else {
+      TINYDDP_CHECK(world_size <= 1 && rank <= 0, "init_process_group(backend=\"thread\", world_size=", world_size,
+                    "): outside tinyddp.multiprocessing.spawn the thread backend has one rank. Start the ranks as "
+                    "threads with tinyddp.multiprocessing.spawn(fn, nprocs=", world_size, "), or use backend=\"mpi\" "
+                    "under mpirun.");
+      pg = std::make_shared<dist::ThreadWorld>(1)->group(0);
+    }
+  } else if (backend == "mpi") {
+    TINYDDP_CHECK(dist::mpi_available(), "Distributed package doesn't have MPI built in. MPI is only included if you "
+                                         "build PyTorch from source on a host that has MPI installed.");
+    pg = dist::mpi_world();
+  } else {
+    TINYDDP_CHECK(false, "Invalid backend: '", backend, "'. tinyddp's Python front end has the backends \"thread\" "
+                         "(ranks as threads, inside tinyddp.multiprocessing.spawn) and \"mpi\" (under mpirun).");
+  }
+  TINYDDP_CHECK(world_size < 0 || world_size == pg->size(), "init_process_group: world_size=", world_size,
+                " but the ", backend, " backend has ", pg->size(), " ranks here.");
+  TINYDDP_CHECK(rank < 0 || rank == pg->rank(), "init_process_group: rank=", rank, " but this ", backend,
+                " rank is ", pg->rank(), ".");
+  if (timeout_s > 0)
+    pg->set_timeout(std::chrono::milliseconds(static_cast<int64_t>(timeout_s * 1000.0)));
+  default_group = std::move(pg);
+}
+
+dist::ReduceOp reduce_op(const std::string& op) {
+  if (op == "sum") return dist::ReduceOp::sum;
+  if (op == "max") return dist::ReduceOp::max;
+  TINYDDP_CHECK(false, "all_reduce: ReduceOp.", op, " is not supported by tinyddp (SUM and MAX are).");
+  return dist::ReduceOp::sum;
+}
+
+// Runs fn(rank) on `nprocs` rank threads of one ThreadWorld (multiprocessing.spawn). A rank whose fn raises
+// aborts the world, so ranks blocked in collectives raise too instead of waiting; returns, per rank, its
+// error text ("" when it finished).
+std::vector<std::string> run_threads(int nprocs, const py::function& fn, double timeout_s) {
+  PyRef ref(fn);
+  std::vector<std::exception_ptr> errors;
+  {
+    py::gil_scoped_release gil;
+    const auto timeout = timeout_s > 0 ? std::chrono::milliseconds(static_cast<int64_t>(timeout_s * 1000.0))
+                                       : dist::kDefaultTimeout;
+    errors = dist::ThreadWorld::run(
+        nprocs,
+        [&](dist::ProcessGroup& pg) {
+          // Non-owning: the group lives as long as this rank's run (objects built on it must not outlive spawn).
+          spawn_group = std::shared_ptr<dist::ProcessGroup>(std::shared_ptr<void>(), &pg);
+          std::string failure;
+          {
+            py::gil_scoped_acquire acquire;
+            try {
+              ref.get()(pg.rank());
+            } catch (py::error_already_set& e) {
+              failure = e.what();   // the Python side keeps the traceback; here only the text, for the abort
+            }
+          }
+          spawn_group.reset();
+          default_group.reset();
+          if (!failure.empty()) throw Error(failure);
+        },
+        timeout);
+  }
+  std::vector<std::string> out;
+  for (const auto& e : errors) {
+    std::string text;
+    if (e) {
+      try {
+        std::rethrow_exception(e);
+      } catch (const std::exception& ex) {
+        text = ex.what();
+      }
+    }
+    out.push_back(text);
+  }
+  return out;
+}
+
+// DistributedDataParallel for a Python module: tinyddp/nn/parallel/distributed.py hands it the module's
+// named parameters and, per forward, a callable that runs the module and returns its flattened tensors.
+class PyDDP {
+ public:
+  PyDDP(const dist::NamedParameters& params, const dist::DDPOptions& options) {
+    auto pg = default_group;
+    TINYDDP_CHECK(pg != nullptr,
+                  "Default process group has not been initialized, please make sure to call init_process_group.");
+    py::gil_scoped_release gil;
+    ddp_ = std::make_unique<dist::DistributedDataParallel>(params, pg, options);
+    // PyTorch's TORCH_WARN from the reducer reaches Python as a UserWarning.
+    ddp_->reducer().set_warning_handler([](const std::string& message) {
+      py::gil_scoped_acquire acquire;
+      py::module_::import("warnings").attr("warn")(message, py::handle(PyExc_UserWarning));
+    });
+  }
+
+  std::vector<Tensor> forward(const py::function& module_forward) {
+    PyRef ref(module_forward);
+    py::gil_scoped_release gil;
+    return ddp_->forward([&] {
+      py::gil_scoped_acquire acquire;
+      return ref.get()().cast<std::vector<Tensor>>();
+    });
+  }
+
+  void enter_no_sync() { guards_.push_back(std::make_unique<dist::DistributedDataParallel::NoSyncGuard>(*ddp_)); }
+  void exit_no_sync() {
+    TINYDDP_CHECK(!guards_.empty(), "no_sync: exit without enter");
+    guards_.pop_back();
+  }
+  void check_before_step() { ddp_->check_before_step(); }
+  dist::DistributedDataParallel& ddp() { return *ddp_; }
+
+ private:
+  std::unique_ptr<dist::DistributedDataParallel> ddp_;
+  std::vector<std::unique_ptr<dist::DistributedDataParallel::NoSyncGuard>> guards_;   // nested no_sync() scopes
+};
+
+}  // namespace
+
+void bind_dist(py::module_& m) {
+  py::module_ d = m.def_submodule("_dist", "dist/ for tinyddp.distributed");
+  py::class_<dist::Work, std::shared_ptr<dist::Work>>(d, "Work")
+      .def("wait", [](dist::Work& w) { w.wait(); return true; }, release())
+      .def("is_completed", &dist::Work::is_completed, release());
+
+  d.def("init_process_group", &init_process_group, py::arg("backend"), py::arg("rank") = -1,
+        py::arg("world_size") = -1, py::arg("timeout_s") = 0.0);
+  d.def("destroy_process_group", [] { default_group.reset(); });
+  d.def("is_initialized", [] { return default_group != nullptr; });
+  d.def("get_rank", [] { return default_pg().rank(); });
+  d.def("get_world_size", [] { return default_pg().size(); });
+  d.def("get_backend", [] { return default_pg().backend(); });
+  d.def("barrier", [] { default_pg().barrier()->wait(); }, release());
+  d.def("all_reduce", [](const Tensor& t, const std::string& op) { return default_pg().allreduce({t}, reduce_op(op)); },
+        release());
+  d.def("broadcast", [](const Tensor& t, int src) { return default_pg().broadcast({t}, src); }, release());
+  d.def("broadcast_coalesced", [](const std::vector<Tensor>& ts, int src) { default_pg().broadcast(ts, src)->wait(); },
+        release());
+  d.def("run_threads", &run_threads);
+
+  py::class_<dist::DDPOptions>(d, "DDPOptions")
+      .def(py::init([](double bucket_cap_mb, bool find_unused_parameters, bool static_graph, bool gradient_as_bucket_view) {
+             dist::DDPOptions o;
+             o.bucket_cap_mb = bucket_cap_mb;
+             o.find_unused_parameters = find_unused_parameters;
+             o.static_graph = static_graph;
+             o.gradient_as_bucket_view = gradient_as_bucket_view;
+             o.print_warnings = false;   // they go to Python's warnings instead
+             return o;
+           }));
+  py::class_<PyDDP>(d, "DistributedDataParallel")
+      .def(py::init<const dist::NamedParameters&, const dist::DDPOptions&>())
+      .def("forward", &PyDDP::forward)
+      .def("enter_no_sync", &PyDDP::enter_no_sync)
+      .def("exit_no_sync", &PyDDP::exit_no_sync)
+      .def("check_before_step", &PyDDP::check_before_step, release())
+      .def("num_iterations", [](PyDDP& p) { return p.ddp().num_iterations(); })
+      .def("bucket_indices", [](PyDDP& p) { return p.ddp().reducer().bucket_indices(); })
+      .def("parameter_names", [](PyDDP& p) { return p.ddp().reducer().names(); });
+}
+
+}  // namespace tinyddp::python

@@ -1,0 +1,62 @@
+// models/ for Python: nn::Linear (its init and forward; tinyddp/nn/modules/linear.py registers its tensors
+// as the Python module's Parameters), the functional losses, zero_grad, and the optimizers SGD and Adam.
+#include "bindings.h"
+#include "models/nn/nn.h"
+#include "models/optim/adam.h"
+#include "models/optim/sgd.h"
+
+namespace tinyddp::python {
+
+namespace {
+
+using release = py::call_guard<py::gil_scoped_release>;
+
+}  // namespace
+
+void bind_nn(py::module_& m) {
+  py::module_ nn = m.def_submodule("_nn", "models/nn for tinyddp.nn");
+  py::class_<nn::Linear, std::shared_ptr<nn::Linear>>(nn, "Linear")
+      .def(py::init([](int64_t in_features, int64_t out_features, bool bias, DType dtype) {
+             py::gil_scoped_release gil;   // the init draws from the engine's RNG
+             return std::make_shared<nn::Linear>(in_features, out_features, bias, dtype);
+           }),
+           py::arg("in_features"), py::arg("out_features"), py::arg("bias") = true, py::arg("dtype") = DType::f32)
+      .def("forward", &nn::Linear::forward, release())
+      .def_property_readonly("weight", [](const nn::Linear& l) { return to_py(l.weight()); })
+      .def_property_readonly("bias", [](const nn::Linear& l) { return to_py(l.bias()); })
+      .def("extra_repr", &nn::Linear::extra_repr);
+
+  nn.def("relu", [](const Tensor& x) { return relu(x); }, release());
+  nn.def("tanh", [](const Tensor& x) { return tanh(x); }, release());
+  nn.def("sigmoid", [](const Tensor& x) { return sigmoid(x); }, release());
+  nn.def("log_softmax", [](const Tensor& x, int64_t dim) { return log_softmax(x, dim); }, release());
+  nn.def("softmax", [](const Tensor& x, int64_t dim) { return softmax(x, dim); }, release());
+  nn.def("mse_loss", [](const Tensor& input, const Tensor& target) { return mse_loss(input, target); }, release());
+  nn.def("cross_entropy", [](const Tensor& input, const Tensor& target) { return cross_entropy(input, target); },
+         release());
+  nn.def("zero_grad", [](const std::vector<Tensor>& params, bool set_to_none) { nn::zero_grad_of(params, set_to_none); },
+         release());
+
+  py::module_ optim = m.def_submodule("_optim", "models/optim for tinyddp.optim");
+  py::class_<optim::Optimizer>(optim, "Optimizer")
+      .def("step", &optim::Optimizer::step, release())
+      .def("zero_grad", &optim::Optimizer::zero_grad, py::arg("set_to_none") = false, release());
+  py::class_<optim::SGD, optim::Optimizer>(optim, "SGD")
+      .def(py::init([](std::vector<Tensor> params, double lr, double momentum, double dampening, double weight_decay,
+                       bool nesterov, bool maximize) {
+             py::gil_scoped_release gil;
+             return std::make_unique<optim::SGD>(std::move(params),
+                                                 optim::SGDOptions{lr, momentum, dampening, weight_decay, nesterov, maximize});
+           }))
+      .def("momentum_buffer", [](const optim::SGD& o, size_t i) { return to_py(o.momentum_buffer(i)); });
+  py::class_<optim::Adam, optim::Optimizer>(optim, "Adam")
+      .def(py::init([](std::vector<Tensor> params, double lr, double beta1, double beta2, double eps, double weight_decay,
+                       bool amsgrad, bool maximize) {
+             py::gil_scoped_release gil;
+             return std::make_unique<optim::Adam>(
+                 std::move(params), optim::AdamOptions{lr, {beta1, beta2}, eps, weight_decay, amsgrad, maximize});
+           }))
+      .def("step_count", &optim::Adam::step_count);
+}
+
+}  // namespace tinyddp::python

@@ -1,0 +1,300 @@
+// tinyddp._C.Tensor and the tensor factories: each method converts its arguments and calls the engine
+// (engine/core/tensor.h, engine/ops/ops.h) with the GIL released. What is Python-only presentation (repr,
+// torch.Size, dtype objects) lives in tinyddp/_tensor.py.
+#include <pybind11/numpy.h>
+
+#include "bindings.h"
+
+namespace tinyddp::python {
+
+py::object to_py(const Tensor& t) { return t.defined() ? py::cast(t) : py::none(); }
+
+Tensor from_py(const py::handle& obj) {
+  if (obj.is_none()) return Tensor();
+  return obj.cast<Tensor>();
+}
+
+std::vector<Tensor> tensors_from_py(const py::handle& obj) {
+  if (py::isinstance<Tensor>(obj)) return {obj.cast<Tensor>()};
+  std::vector<Tensor> out;
+  for (py::handle item : obj) out.push_back(from_py(item));
+  return out;
+}
+
+Shape shape_from_args(const py::args& args) {
+  if (args.size() == 1 && !py::isinstance<py::int_>(args[0])) return args[0].cast<Shape>();
+  return args.cast<Shape>();
+}
+
+namespace {
+
+using release = py::call_guard<py::gil_scoped_release>;
+
+// dim=None | int | sequence of ints, as Tensor.sum's.
+std::optional<std::vector<int64_t>> dims_from_py(const py::object& dim) {
+  if (dim.is_none()) return std::nullopt;
+  if (py::isinstance<py::int_>(dim)) return std::vector<int64_t>{dim.cast<int64_t>()};
+  return dim.cast<std::vector<int64_t>>();
+}
+
+template <typename Op>
+py::object reduce(const Tensor& x, const py::object& dim, bool keepdim, Op op) {
+  const auto dims = dims_from_py(dim);
+  py::gil_scoped_release gil;
+  Tensor out = dims ? op(x, *dims, keepdim) : op(x, std::vector<int64_t>{}, false);
+  py::gil_scoped_acquire back;
+  return py::cast(out);
+}
+
+// Nested Python lists of the elements, row-major (Tensor.tolist()).
+py::object nested_list(const Shape& shape, size_t dim, const py::list& flat, size_t& pos) {
+  if (dim == shape.size()) return flat[pos++];
+  py::list out;
+  for (int64_t i = 0; i < shape[dim]; ++i) out.append(nested_list(shape, dim + 1, flat, pos));
+  return out;
+}
+
+py::list flat_list(const Tensor& t) {
+  py::list out;
+  if (t.dtype() == DType::i64) {
+    std::vector<int64_t> v;
+    {
+      py::gil_scoped_release gil;
+      v = t.to_vector<int64_t>();
+    }
+    for (int64_t x : v) out.append(x);
+  } else {
+    std::vector<double> v;
+    {
+      py::gil_scoped_release gil;
+      v = t.to_vector<double>();
+    }
+    for (double x : v) out.append(x);
+  }
+  return out;
+}
+
+// A NumPy array over the tensor's own storage (as PyTorch's Tensor.numpy(): writes are seen by both). The
+// capsule keeps the storage alive as long as the array.
+py::array numpy_view(const Tensor& t) {
+  TINYDDP_CHECK(!t.requires_grad(), "Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() "
+                                    "instead.");
+  TINYDDP_CHECK(t.device().is_cpu(), "can't convert ", t.device().str(), " device type tensor to numpy. Use "
+                                     "Tensor.cpu() to copy the tensor to host memory first.");
+  auto* keep = new Tensor(t);
+  py::capsule owner(keep, [](void* p) { delete static_cast<Tensor*>(p); });
+  const size_t elem = element_size(t.dtype());
+  std::vector<py::ssize_t> shape(t.shape().begin(), t.shape().end()), strides;
+  for (int64_t s : t.strides()) strides.push_back(static_cast<py::ssize_t>(s * static_cast<int64_t>(elem)));
+  switch (t.dtype()) {
+    case DType::f32: return py::array_t<float>(shape, strides, t.data_ptr<float>(), owner);
+    case DType::f64: return py::array_t<double>(shape, strides, t.data_ptr<double>(), owner);
+    case DType::i64: return py::array_t<int64_t>(shape, strides, t.data_ptr<int64_t>(), owner);
+  }
+  throw Error("numpy: unknown dtype");
+}
+
+// A copy of a NumPy array (tinyddp's storage cannot adopt foreign memory: see docs/python.md).
+template <typename T>
+Tensor copy_array(const py::array& a, DType dtype) {
+  auto c = py::array_t<T, py::array::c_style | py::array::forcecast>::ensure(a);
+  Shape shape(c.shape(), c.shape() + c.ndim());
+  std::vector<T> values(c.data(), c.data() + c.size());
+  py::gil_scoped_release gil;
+  return from_vector(values, shape, dtype);
+}
+
+Tensor from_numpy(const py::array& a) {
+  const py::dtype dt = a.dtype();
+  if (dt.is(py::dtype::of<float>())) return copy_array<float>(a, DType::f32);
+  if (dt.is(py::dtype::of<double>())) return copy_array<double>(a, DType::f64);
+  if (dt.is(py::dtype::of<int64_t>())) return copy_array<int64_t>(a, DType::i64);
+  throw py::type_error("can't convert np.ndarray of type " + dt.attr("name").cast<std::string>() +
+                       ". The only supported types are: float64, float32 and int64.");
+}
+
+// Python number lists of tinyddp.tensor(), already flattened by tinyddp/_tensor.py.
+Tensor from_flat(const py::list& values, const Shape& shape, DType dtype) {
+  if (dtype == DType::i64) {
+    auto v = values.cast<std::vector<int64_t>>();
+    py::gil_scoped_release gil;
+    return from_vector(v, shape, DType::i64);
+  }
+  auto v = values.cast<std::vector<double>>();
+  py::gil_scoped_release gil;
+  return from_vector(v, shape, dtype);
+}
+
+// In-place methods return the same Python object, as PyTorch's do.
+template <typename Fn>
+auto inplace(Fn fn) {
+  return [fn](py::object self, py::args args) {
+    Tensor& t = self.cast<Tensor&>();
+    fn(t, args);
+    return self;
+  };
+}
+
+}  // namespace
+
+void bind_tensor(py::module_& m) {
+  py::enum_<DType>(m, "DType").value("f32", DType::f32).value("f64", DType::f64).value("i64", DType::i64);
+
+  py::class_<Tensor> cls(m, "Tensor", py::dynamic_attr());
+  cls.def(py::init([](const Tensor& other) { return other; }), "A new handle to `other` (same autograd identity).")
+      .def("_shape", [](const Tensor& t) { return t.shape(); })
+      .def("_dtype", &Tensor::dtype)
+      .def("_is_same", &Tensor::is_same)
+      .def("dim", &Tensor::dim)
+      .def("numel", &Tensor::numel)
+      .def_property_readonly("ndim", &Tensor::dim)
+      .def("is_contiguous", &Tensor::is_contiguous)
+      .def("_version", &Tensor::version)
+      .def("item",
+           [](const Tensor& t) -> py::object {
+             if (t.dtype() == DType::i64) {
+               int64_t v;
+               {
+                 py::gil_scoped_release gil;
+                 v = t.item<int64_t>();
+               }
+               return py::int_(v);
+             }
+             double v;
+             {
+               py::gil_scoped_release gil;
+               v = t.item<double>();
+             }
+             return py::float_(v);
+           })
+      .def("tolist",
+           [](const Tensor& t) {
+             py::list flat = flat_list(t);
+             size_t pos = 0;
+             return nested_list(t.shape(), 0, flat, pos);
+           })
+      .def("numpy", &numpy_view)
+      // ---- autograd ----
+      .def_property(
+          "requires_grad", &Tensor::requires_grad,
+          [](Tensor& t, bool value) { t.requires_grad_(value); }, release())
+      .def("requires_grad_",
+           [](py::object self, bool requires_grad) {
+             self.cast<Tensor&>().requires_grad_(requires_grad);
+             return self;
+           },
+           py::arg("requires_grad") = true)
+      .def_property_readonly("is_leaf", &Tensor::is_leaf)
+      .def_property(
+          "grad", [](const Tensor& t) { return to_py(t.grad()); },
+          [](const Tensor& t, const py::object& g) { t.set_grad(from_py(g)); })
+      .def_property_readonly("grad_fn",
+                             [](const Tensor& t) -> py::object {
+                               return t.grad_fn() ? py::cast(t.grad_fn()) : py::none();
+                             })
+      .def("detach", &Tensor::detach, release())
+      .def("retain_grad", &Tensor::retain_grad, release())
+      // ---- math (sugar over engine/ops) ----
+      .def("exp", &Tensor::exp, release())
+      .def("log", &Tensor::log, release())
+      .def("sqrt", &Tensor::sqrt, release())
+      .def("abs", &Tensor::abs, release())
+      .def("relu", &Tensor::relu, release())
+      .def("tanh", &Tensor::tanh, release())
+      .def("sigmoid", &Tensor::sigmoid, release())
+      .def("t", &Tensor::t, release())
+      .def("clone", &Tensor::clone, release())
+      .def("contiguous", &Tensor::contiguous, release())
+      .def("transpose", &Tensor::transpose, release())
+      .def("matmul", &Tensor::matmul, release())
+      .def("_to_dtype", [](const Tensor& t, DType d) { return t.to(d); }, release())
+      .def("sum", [](const Tensor& t, const py::object& dim, bool keepdim) {
+             return reduce(t, dim, keepdim, [](const Tensor& x, const std::vector<int64_t>& d, bool k) {
+               return d.empty() ? sum(x) : sum(x, d, k);
+             });
+           }, py::arg("dim") = py::none(), py::arg("keepdim") = false)
+      .def("mean", [](const Tensor& t, const py::object& dim, bool keepdim) {
+             return reduce(t, dim, keepdim, [](const Tensor& x, const std::vector<int64_t>& d, bool k) {
+               return d.empty() ? mean(x) : mean(x, d, k);
+             });
+           }, py::arg("dim") = py::none(), py::arg("keepdim") = false)
+      .def("view", [](const Tensor& t, const py::args& a) {
+             Shape s = shape_from_args(a);
+             py::gil_scoped_release gil;
+             return t.view(s);
+           })
+      .def("reshape", [](const Tensor& t, const py::args& a) {
+             Shape s = shape_from_args(a);
+             py::gil_scoped_release gil;
+             return t.reshape(s);
+           })
+      // ---- in place ----
+      .def("copy_", inplace([](Tensor& t, const py::args& a) {
+             Tensor src = a[0].cast<Tensor>();
+             py::gil_scoped_release gil;
+             t.copy_(src);
+           }))
+      .def("zero_", inplace([](Tensor& t, const py::args&) {
+             py::gil_scoped_release gil;
+             t.zero_();
+           }))
+      .def("fill_", inplace([](Tensor& t, const py::args& a) {
+             double v = a[0].cast<double>();
+             py::gil_scoped_release gil;
+             t.fill_(v);
+           }))
+      // ---- operators: tensors, Python floats and ints on either side; NumPy broadcasting ----
+      .def("__add__", [](const Tensor& a, const Tensor& b) { return a + b; }, py::is_operator(), release())
+      .def("__add__", [](const Tensor& a, double b) { return a + b; }, py::is_operator(), release())
+      .def("__radd__", [](const Tensor& a, double b) { return b + a; }, py::is_operator(), release())
+      .def("__sub__", [](const Tensor& a, const Tensor& b) { return a - b; }, py::is_operator(), release())
+      .def("__sub__", [](const Tensor& a, double b) { return a - b; }, py::is_operator(), release())
+      .def("__rsub__", [](const Tensor& a, double b) { return b - a; }, py::is_operator(), release())
+      .def("__mul__", [](const Tensor& a, const Tensor& b) { return a * b; }, py::is_operator(), release())
+      .def("__mul__", [](const Tensor& a, double b) { return a * b; }, py::is_operator(), release())
+      .def("__rmul__", [](const Tensor& a, double b) { return b * a; }, py::is_operator(), release())
+      .def("__truediv__", [](const Tensor& a, const Tensor& b) { return a / b; }, py::is_operator(), release())
+      .def("__truediv__", [](const Tensor& a, double b) { return a / b; }, py::is_operator(), release())
+      .def("__rtruediv__", [](const Tensor& a, double b) { return b / a; }, py::is_operator(), release())
+      .def("__matmul__", [](const Tensor& a, const Tensor& b) { return matmul(a, b); }, py::is_operator(), release())
+      .def("__pow__", [](const Tensor& a, double e) { return pow(a, e); }, py::is_operator(), release())
+      .def("__neg__", [](const Tensor& a) { return neg(a); }, release())
+      .def("__abs__", [](const Tensor& a) { return abs(a); }, release())
+      .def("__iadd__", inplace([](Tensor& t, const py::args& a) {
+             Tensor other = py::isinstance<Tensor>(a[0]) ? a[0].cast<Tensor>() : scalar_tensor(a[0].cast<double>(), t.dtype());
+             py::gil_scoped_release gil;
+             t.add_(other);
+           }), py::is_operator())
+      .def("__isub__", inplace([](Tensor& t, const py::args& a) {
+             Tensor other = py::isinstance<Tensor>(a[0]) ? a[0].cast<Tensor>() : scalar_tensor(a[0].cast<double>(), t.dtype());
+             py::gil_scoped_release gil;
+             t.add_(other, -1.0);
+           }), py::is_operator())
+      .def("__imul__", inplace([](Tensor& t, const py::args& a) {
+             if (py::isinstance<Tensor>(a[0])) {
+               Tensor other = a[0].cast<Tensor>();
+               py::gil_scoped_release gil;
+               t.mul_(other);
+             } else {
+               double f = a[0].cast<double>();
+               py::gil_scoped_release gil;
+               t.mul_(f);
+             }
+           }), py::is_operator());
+
+  // ---- factories (CPU) ----
+  m.def("_from_flat", &from_flat);
+  m.def("_from_numpy", &from_numpy);
+  m.def("zeros", [](const Shape& s, DType d) { return zeros(s, d); }, release());
+  m.def("ones", [](const Shape& s, DType d) { return ones(s, d); }, release());
+  m.def("full", [](const Shape& s, double v, DType d) { return full(s, v, d); }, release());
+  m.def("empty", [](const Shape& s, DType d) { return empty(s, d); }, release());
+  m.def("randn", [](const Shape& s, DType d) { return randn(s, d); }, release());
+  m.def("rand", [](const Shape& s, DType d) { return rand(s, d); }, release());
+  m.def("randint", [](int64_t low, int64_t high, const Shape& s) { return randint(low, high, s); }, release());
+  m.def("arange", [](int64_t n, DType d) { return arange(n, d); }, release());
+  m.def("manual_seed", [](uint64_t seed) { manual_seed(seed); }, release());
+  m.def("cat", [](const std::vector<Tensor>& ts, int64_t dim) { return cat(ts, dim); }, release());
+}
+
+}  // namespace tinyddp::python

@@ -1,0 +1,280 @@
+"""torch.Tensor, torch.dtype, torch.Size and the tensor factories (PyTorch's torch/_tensor.py and the
+factory functions of torch/__init__.py).
+
+The methods that compute are bound in C++ (python/src/tensor_bindings.cpp); what is added here is Python
+presentation and argument parsing: dtype objects, torch.Size, repr, and the nested-list reading of tensor().
+"""
+import builtins
+import warnings
+
+from tinyddp import _C
+from tinyddp._tensor_str import tensor_repr
+
+Tensor = _C.Tensor
+
+
+class dtype:
+    """torch.dtype: a named element type. Prints as PyTorch does (``torch.float32``), so that scripts run with
+    ``import tinyddp as torch`` print the same."""
+
+    def __init__(self, name, c_dtype, is_floating_point, itemsize):
+        self._name, self._c, self.is_floating_point, self.itemsize = name, c_dtype, is_floating_point, itemsize
+
+    def __repr__(self):
+        return "torch." + self._name
+
+    def __reduce__(self):
+        return self._name
+
+
+float32 = dtype("float32", _C.DType.f32, True, 4)
+float64 = dtype("float64", _C.DType.f64, True, 8)
+int64 = dtype("int64", _C.DType.i64, False, 8)
+_BY_C = {d._c: d for d in (float32, float64, int64)}
+
+
+def _c_dtype(d, default=float32):
+    if d is None:
+        d = default
+    if not isinstance(d, dtype):
+        raise TypeError(f"dtype must be tinyddp.float32, tinyddp.float64 or tinyddp.int64, not {d!r}")
+    return d._c
+
+
+class Size(tuple):
+    """torch.Size: a tuple of ints that prints as ``torch.Size([2, 3])``."""
+
+    def __repr__(self):
+        return f"torch.Size({list(self)})"
+
+    __str__ = __repr__
+
+    def numel(self):
+        n = 1
+        for d in self:
+            n *= d
+        return n
+
+
+def _shape(size):
+    """Sizes as varargs (zeros(2, 3)) or one sequence (zeros((2, 3)), zeros(t.shape))."""
+    if len(size) == 1 and not isinstance(size[0], int):
+        return [int(d) for d in size[0]]
+    return [int(d) for d in size]
+
+
+# ---- Tensor methods that are presentation or argument parsing ----
+
+def _size(self, dim=None):
+    s = Size(self._shape())
+    return s if dim is None else s[dim]
+
+
+def _to(self, *args, **kwargs):
+    """Tensor.to(dtype) or Tensor.to(other): the engine's dtype conversion (differentiable). Devices other than
+    "cpu" are not part of the Python front end yet."""
+    target = kwargs.get("dtype", args[0] if args else None)
+    if isinstance(target, Tensor):
+        target = target.dtype
+    if isinstance(target, str) and target == "cpu":
+        return self
+    if not isinstance(target, dtype):
+        raise TypeError(f"to() received an invalid combination of arguments: {args!r} {kwargs!r}")
+    return self if target._c == self._dtype() else self._to_dtype(target._c)
+
+
+def _bool(self):
+    if self.numel() != 1:
+        raise RuntimeError("Boolean value of Tensor with more than one value is ambiguous")
+    return builtins.bool(self.item())
+
+
+def _len(self):
+    if self.dim() == 0:
+        raise TypeError("len() of a 0-d tensor")
+    return self._shape()[0]
+
+
+def _format(self, spec):
+    return format(self.item(), spec) if self.dim() == 0 else tensor_repr(self)
+
+
+Tensor.shape = property(lambda self: Size(self._shape()))
+Tensor.dtype = property(lambda self: _BY_C[self._dtype()])
+Tensor.is_floating_point = lambda self: _BY_C[self._dtype()].is_floating_point
+Tensor.size = _size
+Tensor.to = _to
+Tensor.float = lambda self: _to(self, float32)
+Tensor.double = lambda self: _to(self, float64)
+Tensor.long = lambda self: _to(self, int64)
+Tensor.pow = lambda self, exponent: self ** exponent
+Tensor.neg = lambda self: -self
+Tensor.__repr__ = tensor_repr
+Tensor.__str__ = tensor_repr
+Tensor.__format__ = _format
+Tensor.__bool__ = _bool
+Tensor.__len__ = _len
+Tensor.__float__ = lambda self: builtins.float(_bool_free_item(self))
+Tensor.__int__ = lambda self: builtins.int(_bool_free_item(self))
+Tensor.__array__ = lambda self, dtype=None: self.numpy() if dtype is None else self.numpy().astype(dtype)
+
+
+def _bool_free_item(t):
+    if t.numel() != 1:
+        raise ValueError("only one element tensors can be converted to Python scalars")
+    return t.item()
+
+
+# ---- factories ----
+
+def _finish(t, requires_grad):
+    return t.requires_grad_() if requires_grad else t
+
+
+def _read_nested(data, dim, shape, flat):
+    """Appends the numbers of `data` to `flat`, checking it against `shape` (found from the first elements),
+    with PyTorch's texts."""
+    if dim == len(shape):
+        if isinstance(data, Tensor):
+            data = data.item()
+        if isinstance(data, builtins.bool) or not isinstance(data, (int, builtins.float)):
+            raise TypeError(f"new(): invalid data type '{type(data).__name__}'")
+        flat.append(data)
+        return
+    if not isinstance(data, (list, tuple)):
+        raise ValueError(f"expected sequence of length {shape[dim]} at dim {dim} (got {type(data).__name__})")
+    if len(data) != shape[dim]:
+        raise ValueError(f"expected sequence of length {shape[dim]} at dim {dim} (got {len(data)})")
+    for item in data:
+        _read_nested(item, dim + 1, shape, flat)
+
+
+def tensor(data, dtype=None, device=None, requires_grad=False):
+    """torch.tensor: a new leaf holding a copy of `data` (nested lists of Python numbers, a NumPy array or a
+    tensor). Lists of ints give int64, any float gives float32, unless dtype says otherwise."""
+    if isinstance(data, Tensor):
+        warnings.warn("To copy construct from a tensor, it is recommended to use sourceTensor.clone().detach() or "
+                      "sourceTensor.clone().detach().requires_grad_(True), rather than torch.tensor(sourceTensor).",
+                      UserWarning, stacklevel=2)
+        out = data.detach().clone()
+        return _finish(out if dtype is None else out.to(dtype), requires_grad)
+    if type(data).__module__ == "numpy":
+        out = from_numpy(data)
+        return _finish(out if dtype is None else out.to(dtype), requires_grad)
+    shape, probe = [], data
+    while isinstance(probe, (list, tuple)):
+        shape.append(len(probe))
+        if not probe:
+            break
+        probe = probe[0]
+    flat = []
+    _read_nested(data, 0, shape, flat)
+    if dtype is None:
+        dtype = float32 if (not flat or builtins.any(isinstance(v, builtins.float) for v in flat)) else int64
+    return _finish(_C._from_flat(flat, shape, _c_dtype(dtype)), requires_grad)
+
+
+def zeros(*size, dtype=None, requires_grad=False):
+    return _finish(_C.zeros(_shape(size), _c_dtype(dtype)), requires_grad)
+
+
+def ones(*size, dtype=None, requires_grad=False):
+    return _finish(_C.ones(_shape(size), _c_dtype(dtype)), requires_grad)
+
+
+def empty(*size, dtype=None, requires_grad=False):
+    return _finish(_C.empty(_shape(size), _c_dtype(dtype)), requires_grad)
+
+
+def full(size, fill_value, dtype=None, requires_grad=False):
+    if dtype is None:
+        dtype = int64 if isinstance(fill_value, int) and not isinstance(fill_value, builtins.bool) else float32
+    return _finish(_C.full(_shape((size,)), builtins.float(fill_value), _c_dtype(dtype)), requires_grad)
+
+
+def zeros_like(input, dtype=None, requires_grad=False):
+    return zeros(input.shape, dtype=dtype or input.dtype, requires_grad=requires_grad)
+
+
+def ones_like(input, dtype=None, requires_grad=False):
+    return ones(input.shape, dtype=dtype or input.dtype, requires_grad=requires_grad)
+
+
+def randn(*size, dtype=None, requires_grad=False):
+    """Standard normal samples from the engine's generator. The generator is per thread (each spawn rank has
+    its own); the values are tinyddp's stream, not PyTorch's."""
+    return _finish(_C.randn(_shape(size), _c_dtype(dtype)), requires_grad)
+
+
+def rand(*size, dtype=None, requires_grad=False):
+    return _finish(_C.rand(_shape(size), _c_dtype(dtype)), requires_grad)
+
+
+def randint(low, high=None, size=None, dtype=None):
+    if high is None:
+        low, high = 0, low
+    return _C.randint(low, high, list(size))
+
+
+def arange(end, dtype=None):
+    return _C.arange(int(end), _c_dtype(dtype, int64))
+
+
+def manual_seed(seed):
+    """Seeds the calling thread's generator (PyTorch's is process-wide; see docs/python.md)."""
+    _C.manual_seed(int(seed))
+
+
+def from_numpy(ndarray):
+    """A tensor holding a copy of `ndarray` (float32, float64 or int64). PyTorch's shares the memory instead."""
+    return _C._from_numpy(ndarray)
+
+
+def is_tensor(obj):
+    return isinstance(obj, Tensor)
+
+
+def cat(tensors, dim=0):
+    return _C.cat(list(tensors), dim)
+
+
+# ---- functions that mirror Tensor methods ----
+
+def sum(input, dim=None, keepdim=False):  # noqa: A001
+    return input.sum(dim, keepdim)
+
+
+def mean(input, dim=None, keepdim=False):
+    return input.mean(dim, keepdim)
+
+
+def exp(input):
+    return input.exp()
+
+
+def log(input):
+    return input.log()
+
+
+def sqrt(input):
+    return input.sqrt()
+
+
+def abs(input):  # noqa: A001
+    return input.abs()
+
+
+def relu(input):
+    return input.relu()
+
+
+def tanh(input):
+    return input.tanh()
+
+
+def sigmoid(input):
+    return input.sigmoid()
+
+
+def matmul(input, other):
+    return input.matmul(other)

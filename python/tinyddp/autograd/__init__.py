@@ -1,0 +1,22 @@
+"""torch.autograd: grad, backward, grad mode and anomaly mode over the engine (engine/autograd/)."""
+from tinyddp import _C
+from tinyddp.autograd.anomaly_mode import detect_anomaly, set_detect_anomaly
+from tinyddp.autograd.grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
+
+is_anomaly_enabled = _C.is_anomaly_enabled
+
+
+def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False, only_inputs=True,
+         allow_unused=False):
+    """The gradients of `outputs` with respect to `inputs`, as a tuple (None for an unused input when
+    allow_unused); engine/autograd/functional.h's grad with PyTorch's texts."""
+    return _C._grad(outputs, inputs, grad_outputs, retain_graph, create_graph, allow_unused)
+
+
+def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, inputs=None):
+    """torch.autograd.backward: one graph task from all `tensors` (engine/autograd/functional.h)."""
+    _C._backward(tensors, grad_tensors, retain_graph, create_graph, inputs)
+
+
+__all__ = ["backward", "detect_anomaly", "enable_grad", "grad", "is_anomaly_enabled", "is_grad_enabled", "no_grad",
+           "set_detect_anomaly", "set_grad_enabled"]

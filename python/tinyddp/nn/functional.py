@@ -1,0 +1,65 @@
+"""torch.nn.functional: the engine's activations and losses (engine/ops/ops.h), PyTorch's names and defaults."""
+import warnings
+
+from tinyddp import _C
+
+
+def _check_reduction(reduction):
+    if reduction != "mean":
+        if reduction in ("sum", "none"):
+            raise NotImplementedError(f"reduction='{reduction}': tinyddp's losses have the mean reduction only "
+                                      "(PyTorch's default).")
+        raise ValueError(f"{reduction} is not a valid value for reduction")
+
+
+def relu(input, inplace=False):
+    if inplace:
+        raise NotImplementedError("relu(inplace=True): tinyddp has no in-place relu.")
+    return _C._nn.relu(input)
+
+
+def tanh(input):
+    return _C._nn.tanh(input)
+
+
+def sigmoid(input):
+    return _C._nn.sigmoid(input)
+
+
+def _softmax_dim(name, ndim):
+    warnings.warn(f"Implicit dimension choice for {name} has been deprecated. Change the call to include dim=X as "
+                  "an argument.", stacklevel=3)
+    return 0 if ndim in (0, 1, 3) else 1
+
+
+def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
+    if dim is None:
+        dim = _softmax_dim("log_softmax", input.dim())
+    if dtype is not None:
+        input = input.to(dtype)
+    return _C._nn.log_softmax(input, dim)
+
+
+def softmax(input, dim=None, _stacklevel=3, dtype=None):
+    if dim is None:
+        dim = _softmax_dim("softmax", input.dim())
+    if dtype is not None:
+        input = input.to(dtype)
+    return _C._nn.softmax(input, dim)
+
+
+def mse_loss(input, target, size_average=None, reduce=None, reduction="mean"):
+    _check_reduction(reduction)
+    if target.shape != input.shape:
+        warnings.warn(f"Using a target size ({target.shape}) that is different to the input size ({input.shape}). "
+                      "This will likely lead to incorrect results due to broadcasting. Please ensure they have the "
+                      "same size.", stacklevel=2)
+    return _C._nn.mse_loss(input, target)
+
+
+def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None, reduction="mean",
+                  label_smoothing=0.0):
+    _check_reduction(reduction)
+    if weight is not None or label_smoothing != 0.0:
+        raise NotImplementedError("cross_entropy: weight and label_smoothing are not supported by tinyddp.")
+    return _C._nn.cross_entropy(input, target)

@@ -1,0 +1,299 @@
+"""torch.nn.Module for Python subclasses (PyTorch's torch/nn/modules/module.py is Python too).
+
+Parameters, buffers and submodules are registered by attribute assignment, in assignment order, and walked as
+PyTorch walks them: a module's own entries before its children's, depth first, each tensor or module once
+under the first name it was reached by. The module tree is Python's; every tensor operation (zero_grad's
+in-place zeroing, copies in load_state_dict) runs in the engine. models/nn's C++ Module cannot hold Python
+children or buffers, so the walk is written here once for Python modules.
+"""
+from collections import OrderedDict, namedtuple
+
+from tinyddp import _C
+from tinyddp._tensor import Tensor
+from tinyddp.autograd.grad_mode import no_grad
+from tinyddp.nn.parameter import Parameter
+
+
+class _IncompatibleKeys(namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])):
+    def __repr__(self):
+        if not self.missing_keys and not self.unexpected_keys:
+            return "<All keys matched successfully>"
+        return super().__repr__()
+
+    __str__ = __repr__
+
+
+def _addindent(text, spaces):
+    lines = text.split("\n")
+    if len(lines) == 1:
+        return text
+    return lines[0] + "\n" + "\n".join(" " * spaces + line for line in lines[1:])
+
+
+class Module:
+    training: bool
+
+    def __init__(self):
+        object.__setattr__(self, "training", True)
+        object.__setattr__(self, "_parameters", OrderedDict())
+        object.__setattr__(self, "_buffers", OrderedDict())
+        object.__setattr__(self, "_non_persistent_buffers_set", set())
+        object.__setattr__(self, "_modules", OrderedDict())
+
+    def forward(self, *input):
+        raise NotImplementedError(f'Module [{type(self).__name__}] is missing the required "forward" function')
+
+    def __call__(self, *args, **kwargs):
+        return self.forward(*args, **kwargs)
+
+    # ---- registration ----
+    def _check_init(self):
+        if "_parameters" not in self.__dict__:
+            raise AttributeError("cannot assign parameters before Module.__init__() call")
+
+    def register_parameter(self, name, param):
+        self._check_init()
+        if "." in name:
+            raise KeyError('parameter name can\'t contain "."')
+        if name == "":
+            raise KeyError('parameter name can\'t be empty string ""')
+        if hasattr(self, name) and name not in self._parameters:
+            raise KeyError(f"attribute '{name}' already exists")
+        if param is None:
+            self._parameters[name] = None
+        elif not isinstance(param, Parameter):
+            raise TypeError(f"cannot assign '{type(param).__name__}' object to parameter '{name}' "
+                            "(torch.nn.Parameter or None required)")
+        elif param.grad_fn is not None:
+            raise ValueError(f"Cannot assign non-leaf Tensor to parameter '{name}'. Model parameters must be created "
+                             f"explicitly. To express '{name}' as a function of another Tensor, compute the value in "
+                             "the forward() method.")
+        else:
+            self._parameters[name] = param
+
+    def register_buffer(self, name, tensor, persistent=True):
+        self._check_init()
+        if "." in name:
+            raise KeyError('buffer name can\'t contain "."')
+        if name == "":
+            raise KeyError('buffer name can\'t be empty string ""')
+        if hasattr(self, name) and name not in self._buffers:
+            raise KeyError(f"attribute '{name}' already exists")
+        if tensor is not None and not isinstance(tensor, Tensor):
+            raise TypeError(f"cannot assign '{type(tensor).__name__}' object to buffer '{name}' "
+                            "(torch Tensor or None required)")
+        self._buffers[name] = tensor
+        if persistent:
+            self._non_persistent_buffers_set.discard(name)
+        else:
+            self._non_persistent_buffers_set.add(name)
+
+    def add_module(self, name, module):
+        if module is not None and not isinstance(module, Module):
+            raise TypeError(f"{type(module).__name__} is not a Module subclass")
+        if "." in name:
+            raise KeyError(f'module name can\'t contain ".", got: {name}')
+        if name == "":
+            raise KeyError('module name can\'t be empty string ""')
+        if hasattr(self, name) and name not in self._modules:
+            raise KeyError(f"attribute '{name}' already exists")
+        self._modules[name] = module
+
+    register_module = add_module
+
+    def __setattr__(self, name, value):
+        params = self.__dict__.get("_parameters")
+        if isinstance(value, Parameter):
+            if params is None:
+                raise AttributeError("cannot assign parameters before Module.__init__() call")
+            self.__dict__.pop(name, None)
+            self._buffers.pop(name, None)
+            self._modules.pop(name, None)
+            self.register_parameter(name, value)
+        elif params is not None and name in params:
+            if value is not None:
+                raise TypeError(f"cannot assign '{type(value).__name__}' as parameter '{name}' "
+                                "(torch.nn.Parameter or None expected)")
+            self.register_parameter(name, value)
+        elif isinstance(value, Module):
+            if "_modules" not in self.__dict__:
+                raise AttributeError("cannot assign module before Module.__init__() call")
+            self.__dict__.pop(name, None)
+            self._parameters.pop(name, None)
+            self._buffers.pop(name, None)
+            self._modules[name] = value
+        elif "_modules" in self.__dict__ and name in self._modules:
+            if value is not None:
+                raise TypeError(f"cannot assign '{type(value).__name__}' as child module '{name}' "
+                                "(torch.nn.Module or None expected)")
+            self._modules[name] = value
+        elif "_buffers" in self.__dict__ and name in self._buffers:
+            if value is not None and not isinstance(value, Tensor):
+                raise TypeError(f"cannot assign '{type(value).__name__}' as buffer '{name}' "
+                                "(torch.Tensor or None expected)")
+            self._buffers[name] = value
+        else:
+            object.__setattr__(self, name, value)
+
+    def __getattr__(self, name):
+        for store in ("_parameters", "_buffers", "_modules"):
+            d = self.__dict__.get(store)
+            if d is not None and name in d:
+                return d[name]
+        raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
+
+    def __delattr__(self, name):
+        for store in (self._parameters, self._buffers, self._modules):
+            if name in store:
+                del store[name]
+                self._non_persistent_buffers_set.discard(name)
+                return
+        object.__delattr__(self, name)
+
+    # ---- traversal ----
+    def named_modules(self, memo=None, prefix="", remove_duplicate=True):
+        if memo is None:
+            memo = set()
+        if self in memo:
+            return
+        if remove_duplicate:
+            memo.add(self)
+        yield prefix, self
+        for name, module in self._modules.items():
+            if module is None:
+                continue
+            yield from module.named_modules(memo, prefix + ("." if prefix else "") + name, remove_duplicate)
+
+    def modules(self):
+        for _, m in self.named_modules():
+            yield m
+
+    def named_children(self):
+        seen = set()
+        for name, module in self._modules.items():
+            if module is not None and module not in seen:
+                seen.add(module)
+                yield name, module
+
+    def children(self):
+        for _, m in self.named_children():
+            yield m
+
+    def _named_members(self, store, prefix="", recurse=True, remove_duplicate=True):
+        seen = set()
+        modules = self.named_modules(prefix=prefix, remove_duplicate=remove_duplicate) if recurse else [(prefix, self)]
+        for module_prefix, module in modules:
+            for name, value in getattr(module, store).items():
+                if value is None or (remove_duplicate and value in seen):
+                    continue
+                if remove_duplicate:
+                    seen.add(value)
+                yield module_prefix + ("." if module_prefix else "") + name, value
+
+    def named_parameters(self, prefix="", recurse=True, remove_duplicate=True):
+        yield from self._named_members("_parameters", prefix, recurse, remove_duplicate)
+
+    def parameters(self, recurse=True):
+        for _, p in self.named_parameters(recurse=recurse):
+            yield p
+
+    def named_buffers(self, prefix="", recurse=True, remove_duplicate=True):
+        yield from self._named_members("_buffers", prefix, recurse, remove_duplicate)
+
+    def buffers(self, recurse=True):
+        for _, b in self.named_buffers(recurse=recurse):
+            yield b
+
+    def apply(self, fn):
+        for module in self.children():
+            module.apply(fn)
+        fn(self)
+        return self
+
+    # ---- state ----
+    def state_dict(self, destination=None, prefix="", keep_vars=False):
+        """Each module's parameters, then its persistent buffers, then its children's, detached unless
+        keep_vars."""
+        if destination is None:
+            destination = OrderedDict()
+        for name, p in self._parameters.items():
+            if p is not None:
+                destination[prefix + name] = p if keep_vars else p.detach()
+        for name, b in self._buffers.items():
+            if b is not None and name not in self._non_persistent_buffers_set:
+                destination[prefix + name] = b if keep_vars else b.detach()
+        for name, module in self._modules.items():
+            if module is not None:
+                module.state_dict(destination, prefix + name + ".", keep_vars)
+        return destination
+
+    def load_state_dict(self, state_dict, strict=True):
+        """Copies the values in place (the tensors keep their identity: optimizers and DDP built on them keep
+        working); PyTorch's checks and texts."""
+        missing, unexpected, errors = [], [], []
+        expected = self.state_dict(keep_vars=True)
+        with no_grad():
+            for key, target in expected.items():
+                if key not in state_dict:
+                    missing.append(key)
+                    continue
+                source = state_dict[key]
+                if not isinstance(source, Tensor):
+                    errors.append(f'While copying the parameter named "{key}", expected torch.Tensor or Tensor-like '
+                                  f"object from checkpoint but received {type(source)}")
+                    continue
+                if source.shape != target.shape:
+                    errors.append(f"size mismatch for {key}: copying a param with shape {source.shape} from "
+                                  f"checkpoint, the shape in current model is {target.shape}.")
+                    continue
+                target.copy_(source)
+        unexpected = [k for k in state_dict.keys() if k not in expected]
+        if strict:
+            if unexpected:
+                errors.insert(0, "Unexpected key(s) in state_dict: {}. ".format(", ".join(f'"{k}"' for k in unexpected)))
+            if missing:
+                errors.insert(0, "Missing key(s) in state_dict: {}. ".format(", ".join(f'"{k}"' for k in missing)))
+        if errors:
+            raise RuntimeError("Error(s) in loading state_dict for {}:\n\t{}".format(type(self).__name__,
+                                                                                   "\n\t".join(errors)))
+        return _IncompatibleKeys(missing, unexpected)
+
+    # ---- training ----
+    def train(self, mode=True):
+        if not isinstance(mode, bool):
+            raise ValueError("training mode is expected to be boolean")
+        self.training = mode
+        for module in self.children():
+            module.train(mode)
+        return self
+
+    def eval(self):
+        return self.train(False)
+
+    def requires_grad_(self, requires_grad=True):
+        for p in self.parameters():
+            p.requires_grad_(requires_grad)
+        return self
+
+    def zero_grad(self, set_to_none=False):
+        """PyTorch 1.13's default: zero each existing .grad in place (models/nn's zero_grad_of)."""
+        _C._nn.zero_grad(list(self.parameters()), set_to_none)
+
+    # ---- printing ----
+    def extra_repr(self):
+        return ""
+
+    def _get_name(self):
+        return type(self).__name__
+
+    def __repr__(self):
+        lines = [line for line in self.extra_repr().split("\n") if line]
+        for name, module in self._modules.items():
+            lines.append("(" + name + "): " + _addindent(repr(module), 2))
+        head = self._get_name() + "("
+        if not self._modules and len(lines) <= 1:
+            return head + (lines[0] if lines else "") + ")"
+        return head + "\n  " + "\n  ".join(lines) + "\n)"
+
+    def __dir__(self):
+        return sorted(set(object.__dir__(self)) | set(self._parameters) | set(self._buffers) | set(self._modules))

@@ -1,0 +1,4 @@
+"""torch.nn.parallel: DistributedDataParallel."""
+from tinyddp.nn.parallel.distributed import DistributedDataParallel
+
+__all__ = ["DistributedDataParallel"]

@@ -1,0 +1,27 @@
+"""torch.nn.Parameter: a leaf tensor that a Module registers as a parameter when assigned as an attribute."""
+from tinyddp import _C
+from tinyddp._tensor import Tensor, empty
+from tinyddp._tensor_str import tensor_repr
+
+
+class Parameter(Tensor):
+    """Parameter(data, requires_grad=True): a new leaf sharing `data`'s storage (as PyTorch's)."""
+
+    def __init__(self, data=None, requires_grad=True):
+        if data is None:
+            data = empty(0)
+        _C.Tensor.__init__(self, data.detach())
+        self.requires_grad_(requires_grad)
+
+    @classmethod
+    def _wrap(cls, handle):
+        """A Parameter that is `handle` itself (same autograd identity): how the tensors of a C++ module
+        (models/nn) become the Python module's parameters."""
+        p = cls.__new__(cls)
+        _C.Tensor.__init__(p, handle)
+        return p
+
+    def __repr__(self):
+        return "Parameter containing:\n" + tensor_repr(self)
+
+    __str__ = __repr__

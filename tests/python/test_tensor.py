@@ -1,0 +1,163 @@
+# Tensors from Python: factories, arithmetic with broadcasting and Python scalars, reductions, shapes, dtypes,
+# conversions and repr, checked against NumPy (an independent implementation) and closed forms.
+import builtins
+
+import numpy as np
+import pytest
+
+import tinyddp as torch
+
+
+def close(t, expected, tol=1e-6):
+    np.testing.assert_allclose(np.array(t.tolist(), dtype=np.float64), np.asarray(expected, dtype=np.float64),
+                               rtol=tol, atol=tol)
+
+
+def test_tensor_from_lists_infers_dtype_and_shape():
+    f = torch.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]])
+    assert f.dtype == torch.float32 and f.shape == (2, 3) and isinstance(f.shape, tuple)
+    assert repr(f.shape) == "torch.Size([2, 3])"
+    i = torch.tensor([1, 2, 3])
+    assert i.dtype == torch.int64 and i.tolist() == [1, 2, 3]
+    assert torch.tensor([1, 2.5]).dtype == torch.float32
+    assert torch.tensor(3.0).shape == () and torch.tensor(3.0).item() == 3.0
+    assert torch.tensor([1, 2], dtype=torch.float64).dtype == torch.float64
+    assert torch.tensor([[]]).shape == (1, 0)
+
+
+def test_tensor_rejects_ragged_and_bad_data_with_pytorchs_texts():
+    with pytest.raises(ValueError, match=r"expected sequence of length 2 at dim 1 \(got 3\)"):
+        torch.tensor([[1, 2], [3, 4, 5]])
+    with pytest.raises(TypeError, match="new\\(\\): invalid data type 'str'"):
+        torch.tensor(["a"])
+
+
+def test_factories():
+    assert torch.zeros(2, 3).tolist() == [[0.0] * 3] * 2
+    assert torch.ones((2,), dtype=torch.float64).dtype == torch.float64
+    x = torch.tensor([[1.0, 2.0]])
+    assert torch.zeros_like(x).shape == (1, 2) and torch.ones_like(x).tolist() == [[1.0, 1.0]]
+    assert torch.full((2,), 7).tolist() == [7, 7]
+    z = torch.zeros(2, requires_grad=True)
+    assert z.requires_grad and z.is_leaf
+
+
+def test_manual_seed_repeats_the_stream_and_randn_is_standard_normal():
+    torch.manual_seed(3)
+    a = torch.randn(2000).tolist()
+    torch.manual_seed(3)
+    assert torch.randn(2000).tolist() == a
+    assert abs(np.mean(a)) < 0.1 and abs(np.std(a) - 1.0) < 0.1
+    assert torch.randn(2, 3, dtype=torch.float64).dtype == torch.float64
+
+
+def test_arithmetic_broadcasts_and_takes_python_scalars_on_either_side():
+    a_np = np.array([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]])
+    b_np = np.array([0.5, -1.0, 2.0])
+    a, b = torch.tensor(a_np.tolist()), torch.tensor(b_np.tolist())
+    close(a + b, a_np + b_np)
+    close(a - b, a_np - b_np)
+    close(a * b, a_np * b_np)
+    close(a / b, a_np / b_np)
+    close(a ** 2, a_np ** 2)
+    close(a ** 0.5, a_np ** 0.5)
+    close(-a, -a_np)
+    close(2 + a, 2 + a_np)
+    close(a + 2.5, a_np + 2.5)
+    close(1 - a, 1 - a_np)
+    close(a - 1, a_np - 1)
+    close(3 * a, 3 * a_np)
+    close(a * 0.5, a_np * 0.5)
+    close(1 / a, 1 / a_np)
+    close(a / 4, a_np / 4)
+    close(a @ torch.tensor(b_np.tolist()), a_np @ b_np)
+    close(a @ a.t(), a_np @ a_np.T)
+    close(builtins.sum([a, a, a]), 3 * a_np)   # 0 + t, then t + t
+
+
+def test_unsupported_operands_raise_type_error():
+    with pytest.raises(TypeError):
+        torch.ones(2) + "x"
+
+
+def test_inplace_operators_keep_the_object():
+    a = torch.ones(3)
+    same = a
+    a += 1
+    a *= 3
+    a -= torch.tensor([1.0, 2.0, 3.0])
+    assert a is same and a.tolist() == [5.0, 4.0, 3.0]
+
+
+def test_reductions_and_elementwise_functions():
+    x_np = np.array([[0.5, 1.5, -2.0], [3.0, 0.25, 1.0]])
+    x = torch.tensor(x_np.tolist(), dtype=torch.float64)
+    close(x.sum(), x_np.sum(), 1e-12)
+    close(x.sum(0), x_np.sum(0), 1e-12)
+    close(x.sum(dim=1, keepdim=True), x_np.sum(1, keepdims=True), 1e-12)
+    close(x.sum((0, 1)), x_np.sum(), 1e-12)
+    close(x.mean(), x_np.mean(), 1e-12)
+    close(x.mean(1), x_np.mean(1), 1e-12)
+    close(torch.sum(x, 0), x_np.sum(0), 1e-12)
+    close(x.exp(), np.exp(x_np), 1e-12)
+    close(x.abs().log(), np.log(np.abs(x_np)), 1e-12)
+    close(x.relu(), np.maximum(x_np, 0), 1e-12)
+    close(x.tanh(), np.tanh(x_np), 1e-12)
+    close(x.sigmoid(), 1 / (1 + np.exp(-x_np)), 1e-12)
+    close(torch.exp(x), np.exp(x_np), 1e-12)
+
+
+def test_shapes_views_and_copies():
+    x = torch.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]])
+    assert x.view(3, 2).tolist() == [[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]]
+    assert x.view((6,)).shape == (6,) and x.reshape(-1, 3).shape == (2, 3)
+    assert x.reshape(x.shape).shape == torch.Size([2, 3])
+    assert x.t().tolist() == [[1.0, 4.0], [2.0, 5.0], [3.0, 6.0]]
+    assert x.size() == (2, 3) and x.size(1) == 3 and x.dim() == 2 and x.numel() == 6
+    v = x.view(6)
+    v.zero_()
+    assert x.tolist() == [[0.0] * 3] * 2   # a view shares storage
+    c = x.clone()
+    c.copy_(torch.ones(2, 3))
+    assert x.sum().item() == 0.0 and c.sum().item() == 6.0
+
+
+def test_dtypes_item_and_tolist():
+    x = torch.tensor([0.1])
+    assert x.item() == float(np.float32(0.1))   # float32 value, widened exactly
+    assert isinstance(torch.tensor([3]).item(), int)
+    assert x.double().dtype == torch.float64 and x.to(torch.float64).dtype == torch.float64
+    assert repr(torch.float32) == "torch.float32" and torch.float is torch.float32
+    assert float(torch.tensor(2.5)) == 2.5 and int(torch.tensor(7)) == 7
+    with pytest.raises(RuntimeError, match="Boolean value of Tensor with more than one value is ambiguous"):
+        bool(torch.ones(2))
+
+
+def test_repr_follows_pytorch():
+    assert repr(torch.tensor([1.0, 2.0], requires_grad=True)) == "tensor([1., 2.], requires_grad=True)"
+    assert repr(torch.tensor([0.1, 25.5])) == "tensor([ 0.1000, 25.5000])"
+    assert repr(torch.tensor(3.0)) == "tensor(3.)"
+    assert repr(torch.tensor([1, 2])) == "tensor([1, 2])"
+    assert repr(torch.tensor([1.0], dtype=torch.float64)) == "tensor([1.], dtype=torch.float64)"
+    assert repr(torch.tensor([[1.0, 2.0], [3.0, 4.0]])) == "tensor([[1., 2.],\n        [3., 4.]])"
+    assert repr(torch.tensor([1e-5, 1.0])) == "tensor([1.0000e-05, 1.0000e+00])"
+    assert repr(torch.zeros(0)) == "tensor([])"
+    w = torch.tensor([2.0], requires_grad=True)
+    assert repr(w * w) == "tensor([4.], grad_fn=<MulBackward0>)"
+    assert repr(torch.arange(2000, dtype=torch.float32)) == \
+        "tensor([0.0000e+00, 1.0000e+00, 2.0000e+00,  ..., 1.9970e+03, 1.9980e+03,\n        1.9990e+03])"
+    assert f"{torch.tensor(0.123456):.3f}" == "0.123"
+
+
+def test_numpy_round_trip():
+    a = np.arange(6, dtype=np.float64).reshape(2, 3)
+    t = torch.from_numpy(a)
+    assert t.dtype == torch.float64 and t.tolist() == a.tolist()
+    back = t.numpy()
+    back[0, 0] = 42.0                  # numpy() shares the tensor's memory, as PyTorch's
+    assert t.tolist()[0][0] == 42.0
+    assert torch.tensor(np.array([1, 2], dtype=np.int64)).dtype == torch.int64
+    assert np.asarray(torch.ones(2)).tolist() == [1.0, 1.0]
+    with pytest.raises(RuntimeError, match=r"Can't call numpy\(\) on Tensor that requires grad"):
+        torch.ones(1, requires_grad=True).numpy()
+    np.testing.assert_array_equal(torch.ones(2, 3).t().numpy(), np.ones((3, 2)))   # strided view
