@@ -184,9 +184,7 @@ void bind_dist(py::module_& m) {
       .def("enter_no_sync", &PyDDP::enter_no_sync)
       .def("exit_no_sync", &PyDDP::exit_no_sync)
       .def("check_before_step", &PyDDP::check_before_step, release())
-      .def("num_iterations", [](PyDDP& p) { return p.ddp().num_iterations(); })
-      .def("bucket_indices", [](PyDDP& p) { return p.ddp().reducer().bucket_indices(); })
-      .def("parameter_names", [](PyDDP& p) { return p.ddp().reducer().names(); });
+      .def("bucket_indices", [](PyDDP& p) { return p.ddp().reducer().bucket_indices(); });
 }
 
 }  // namespace tinyddp::python

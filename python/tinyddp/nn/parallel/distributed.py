@@ -80,5 +80,6 @@ class DistributedDataParallel(Module):
         self._ddp.check_before_step()
 
     def _get_ddp_logging_data(self):
-        return {"num_iterations": self._ddp.num_iterations(), "bucket_indices": self._ddp.bucket_indices(),
-                "parameter_names": self._ddp.parameter_names()}
+        """The buckets (parameter indices, in launch order) and the names the reducer's messages use."""
+        return {"bucket_indices": self._ddp.bucket_indices(),
+                "parameter_names": [name for name, _ in self.module.named_parameters()]}
