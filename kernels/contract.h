@@ -37,6 +37,26 @@ enum class UnaryOp {
 
 enum class BinaryOp { add, sub, mul, div, eq };
 
+// Host code (g++) and device code (nvcc) both apply the same scalar definitions below.
+#if defined(__CUDACC__)
+#define TINYDDP_HOST_DEVICE __host__ __device__ __forceinline__
+#else
+#define TINYDDP_HOST_DEVICE inline
+#endif
+
+// What a BinaryOp computes on one pair of elements: the one definition both backends use.
+template <typename T>
+TINYDDP_HOST_DEVICE T apply_binary(BinaryOp op, T a, T b) {
+  switch (op) {
+    case BinaryOp::add: return a + b;
+    case BinaryOp::sub: return a - b;
+    case BinaryOp::mul: return a * b;
+    case BinaryOp::div: return a / b;
+    case BinaryOp::eq: return a == b ? T(1) : T(0);
+  }
+  return T(0);
+}
+
 }  // namespace tinyddp::kernels
 
 // ---- the lists (comments inside a macro must be /* */: a // comment would swallow the line splice) ----

@@ -46,18 +46,6 @@ void for_each_index(const Dims& shape, const std::array<const Dims*, N>& strides
   }
 }
 
-template <typename T>
-T binary_scalar(BinaryOp op, T a, T b) {
-  switch (op) {
-    case BinaryOp::add: return a + b;
-    case BinaryOp::sub: return a - b;
-    case BinaryOp::mul: return a * b;
-    case BinaryOp::div: return a / b;
-    case BinaryOp::eq: return a == b ? T(1) : T(0);
-  }
-  return T(0);
-}
-
 }  // namespace
 
 template <typename T>
@@ -131,7 +119,7 @@ void binary(BinaryOp op, const Dims& shape, const T* a, const Dims& a_strides, c
     return s;
   }();
   for_each_index<3>(shape, {&a_strides, &b_strides, &out_strides}, [&](const std::array<int64_t, 3>& o) {
-    out[o[2]] = binary_scalar(op, a[o[0]], b[o[1]]);
+    out[o[2]] = apply_binary(op, a[o[0]], b[o[1]]);
   });
 }
 

@@ -18,6 +18,7 @@
 #include <cstring>
 
 #include "base/error.h"
+#include "kernels/multi_tensor_checks.h"
 
 namespace tinyddp::kernels::cpu {
 namespace {
@@ -31,17 +32,7 @@ constexpr int64_t kChunkElems = int64_t{1} << 16;
 template <typename T>
 constexpr int kLanes = 128 / static_cast<int>(sizeof(T));
 
-void check_lists(size_t num_ptrs, const std::vector<int64_t>& numels, const char* ptrs_name, const char* fn) {
-  TINYDDP_CHECK(num_ptrs == numels.size(), fn, ": expected one numel per tensor, got ", num_ptrs, " ", ptrs_name,
-                " and ", numels.size(), " numels.");
-}
-
-template <typename P>
-void check_tensor(const P* p, int64_t numel, size_t i, const char* fn) {
-  TINYDDP_CHECK(numel >= 0, fn, ": numels[", i, "] is ", numel, "; numels must be >= 0.");
-  TINYDDP_CHECK(p != nullptr || numel == 0, fn, ": tensor ", i, " has ", numel,
-                " elements but a null pointer; pass a valid buffer (or numel 0).");
-}
+constexpr const char* kBuffer = "buffer";   // what a valid pointer is here, for check_multi_tensor_entry
 
 // Sum of x[j]^2 over one chunk, lane by lane (Note [Deterministic multi-tensor norm]).
 // Adds the lanes by a fixed tree: lane l += lane l + W/2, halving W down to 1 (sizes known at compile time, so
@@ -89,8 +80,9 @@ T sum_of_squares(const std::vector<const T*>& tensors, const std::vector<int64_t
 
 template <typename T>
 void multi_tensor_l2norm(const std::vector<const T*>& tensors, const std::vector<int64_t>& numels, T* out) {
-  check_lists(tensors.size(), numels, "tensors", "multi_tensor_l2norm");
-  for (size_t i = 0; i < tensors.size(); ++i) check_tensor(tensors[i], numels[i], i, "multi_tensor_l2norm");
+  check_multi_tensor_lists(tensors.size(), numels, "tensors", "multi_tensor_l2norm");
+  for (size_t i = 0; i < tensors.size(); ++i)
+    check_multi_tensor_entry(tensors[i], numels[i], i, "multi_tensor_l2norm", kBuffer);
   TINYDDP_CHECK(out != nullptr, "multi_tensor_l2norm: out is null; pass a buffer for one element.");
   out[0] = std::sqrt(sum_of_squares(tensors, numels));
 }
@@ -98,11 +90,11 @@ void multi_tensor_l2norm(const std::vector<const T*>& tensors, const std::vector
 template <typename T>
 void bucket_pack(const std::vector<const T*>& srcs, const std::vector<int64_t>& numels,
                  const std::vector<int64_t>& offsets, T factor, T* flat) {
-  check_lists(srcs.size(), numels, "srcs", "bucket_pack");
+  check_multi_tensor_lists(srcs.size(), numels, "srcs", "bucket_pack");
   TINYDDP_CHECK(offsets.size() == numels.size(), "bucket_pack: expected one offset per tensor, got ",
                 offsets.size(), " offsets and ", numels.size(), " numels.");
   for (size_t i = 0; i < srcs.size(); ++i) {
-    check_tensor(srcs[i], numels[i], i, "bucket_pack");
+    check_multi_tensor_entry(srcs[i], numels[i], i, "bucket_pack", kBuffer);
     TINYDDP_CHECK(offsets[i] >= 0, "bucket_pack: offsets[", i, "] is ", offsets[i], "; offsets must be >= 0.");
     TINYDDP_CHECK(flat != nullptr || numels[i] == 0, "bucket_pack: flat is null; pass the bucket's buffer.");
   }
@@ -116,11 +108,11 @@ void bucket_pack(const std::vector<const T*>& srcs, const std::vector<int64_t>& 
 template <typename T>
 void bucket_unpack(const T* flat, const std::vector<int64_t>& offsets, const std::vector<int64_t>& numels,
                    const std::vector<T*>& dsts) {
-  check_lists(dsts.size(), numels, "dsts", "bucket_unpack");
+  check_multi_tensor_lists(dsts.size(), numels, "dsts", "bucket_unpack");
   TINYDDP_CHECK(offsets.size() == numels.size(), "bucket_unpack: expected one offset per tensor, got ",
                 offsets.size(), " offsets and ", numels.size(), " numels.");
   for (size_t i = 0; i < dsts.size(); ++i) {
-    check_tensor(dsts[i], numels[i], i, "bucket_unpack");
+    check_multi_tensor_entry(dsts[i], numels[i], i, "bucket_unpack", kBuffer);
     TINYDDP_CHECK(offsets[i] >= 0, "bucket_unpack: offsets[", i, "] is ", offsets[i], "; offsets must be >= 0.");
     TINYDDP_CHECK(flat != nullptr || numels[i] == 0, "bucket_unpack: flat is null; pass the bucket's buffer.");
   }

@@ -146,18 +146,6 @@ __device__ __forceinline__ T unary_scalar(UnaryOp op, T x, T a, T b, double a_ra
   return T(0);
 }
 
-template <typename T>
-__device__ __forceinline__ T binary_scalar(BinaryOp op, T a, T b) {
-  switch (op) {
-    case BinaryOp::add: return a + b;
-    case BinaryOp::sub: return a - b;
-    case BinaryOp::mul: return a * b;
-    case BinaryOp::div: return a / b;
-    case BinaryOp::eq: return a == b ? T(1) : T(0);
-  }
-  return T(0);
-}
-
 // ---- kernels ----
 
 template <typename T>
@@ -168,7 +156,7 @@ __global__ void unary_kernel(UnaryOp op, const T* x, T* y, int64_t n, T a, T b, 
 
 template <typename T>
 __global__ void binary_dense_kernel(BinaryOp op, const T* a, const T* b, T* out, int64_t n) {
-  for (int64_t i = grid_start(); i < n; i += grid_step()) out[i] = binary_scalar(op, a[i], b[i]);
+  for (int64_t i = grid_start(); i < n; i += grid_step()) out[i] = apply_binary(op, a[i], b[i]);
 }
 
 // layout.strides[0] for a, [1] for b; out is contiguous.
@@ -178,7 +166,7 @@ __global__ void binary_strided_kernel(BinaryOp op, StridedLayout<2> layout, cons
   for (int64_t i = grid_start(); i < n; i += grid_step()) {
     int64_t off[2];
     strided_offsets(layout, i, off);
-    out[i] = binary_scalar(op, a[off[0]], b[off[1]]);
+    out[i] = apply_binary(op, a[off[0]], b[off[1]]);
   }
 }
 

@@ -30,6 +30,7 @@
 #include <cstdint>
 
 #include "base/error.h"
+#include "kernels/multi_tensor_checks.h"
 #include "kernels/cuda/runtime.h"
 
 namespace tinyddp::kernels::cuda {
@@ -237,17 +238,7 @@ __global__ void __launch_bounds__(kBlockThreads) scale_copy_kernel(const CopyGro
 
 int64_t num_chunks(int64_t numel) { return (numel + kChunkElems - 1) / kChunkElems; }
 
-void check_lists(size_t num_ptrs, const std::vector<int64_t>& numels, const char* ptrs_name, const char* fn) {
-  TINYDDP_CHECK(num_ptrs == numels.size(), fn, ": expected one numel per tensor, got ", num_ptrs, " ", ptrs_name,
-                " and ", numels.size(), " numels.");
-}
-
-template <typename P>
-void check_tensor(const P* p, int64_t numel, size_t i, const char* fn) {
-  TINYDDP_CHECK(numel >= 0, fn, ": numels[", i, "] is ", numel, "; numels must be >= 0.");
-  TINYDDP_CHECK(p != nullptr || numel == 0, fn, ": tensor ", i, " has ", numel,
-                " elements but a null pointer; pass a valid device buffer (or numel 0).");
-}
+constexpr const char* kBuffer = "device buffer";   // what a valid pointer is here, for check_multi_tensor_entry
 
 // grid.x is at most 2^31 - 1 blocks.
 void check_grid(int64_t blocks, const char* fn) {
@@ -337,8 +328,9 @@ void launch_scale_copy(const std::vector<const T*>& srcs, const std::vector<T*>&
 
 template <typename T>
 void multi_tensor_l2norm(const std::vector<const T*>& tensors, const std::vector<int64_t>& numels, T* out) {
-  check_lists(tensors.size(), numels, "tensors", "multi_tensor_l2norm");
-  for (size_t i = 0; i < tensors.size(); ++i) check_tensor(tensors[i], numels[i], i, "multi_tensor_l2norm");
+  check_multi_tensor_lists(tensors.size(), numels, "tensors", "multi_tensor_l2norm");
+  for (size_t i = 0; i < tensors.size(); ++i)
+    check_multi_tensor_entry(tensors[i], numels[i], i, "multi_tensor_l2norm", kBuffer);
   TINYDDP_CHECK(out != nullptr, "multi_tensor_l2norm: out is null; pass a device buffer for one element.");
   l2norm_into(tensors, numels, out);
 }
@@ -346,12 +338,12 @@ void multi_tensor_l2norm(const std::vector<const T*>& tensors, const std::vector
 template <typename T>
 void bucket_pack(const std::vector<const T*>& srcs, const std::vector<int64_t>& numels,
                  const std::vector<int64_t>& offsets, T factor, T* flat) {
-  check_lists(srcs.size(), numels, "srcs", "bucket_pack");
+  check_multi_tensor_lists(srcs.size(), numels, "srcs", "bucket_pack");
   TINYDDP_CHECK(offsets.size() == numels.size(), "bucket_pack: expected one offset per tensor, got ",
                 offsets.size(), " offsets and ", numels.size(), " numels.");
   std::vector<T*> dsts(srcs.size());
   for (size_t i = 0; i < srcs.size(); ++i) {
-    check_tensor(srcs[i], numels[i], i, "bucket_pack");
+    check_multi_tensor_entry(srcs[i], numels[i], i, "bucket_pack", kBuffer);
     TINYDDP_CHECK(offsets[i] >= 0, "bucket_pack: offsets[", i, "] is ", offsets[i], "; offsets must be >= 0.");
     TINYDDP_CHECK(flat != nullptr || numels[i] == 0, "bucket_pack: flat is null; pass the bucket's device buffer.");
     dsts[i] = flat + offsets[i];   // pointer arithmetic only: nothing is read on the host
@@ -362,12 +354,12 @@ void bucket_pack(const std::vector<const T*>& srcs, const std::vector<int64_t>& 
 template <typename T>
 void bucket_unpack(const T* flat, const std::vector<int64_t>& offsets, const std::vector<int64_t>& numels,
                    const std::vector<T*>& dsts) {
-  check_lists(dsts.size(), numels, "dsts", "bucket_unpack");
+  check_multi_tensor_lists(dsts.size(), numels, "dsts", "bucket_unpack");
   TINYDDP_CHECK(offsets.size() == numels.size(), "bucket_unpack: expected one offset per tensor, got ",
                 offsets.size(), " offsets and ", numels.size(), " numels.");
   std::vector<const T*> srcs(dsts.size());
   for (size_t i = 0; i < dsts.size(); ++i) {
-    check_tensor(dsts[i], numels[i], i, "bucket_unpack");
+    check_multi_tensor_entry(dsts[i], numels[i], i, "bucket_unpack", kBuffer);
     TINYDDP_CHECK(offsets[i] >= 0, "bucket_unpack: offsets[", i, "] is ", offsets[i], "; offsets must be >= 0.");
     TINYDDP_CHECK(flat != nullptr || numels[i] == 0, "bucket_unpack: flat is null; pass the bucket's device buffer.");
     srcs[i] = flat + offsets[i];
