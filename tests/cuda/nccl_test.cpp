@@ -11,6 +11,7 @@
 #include "dist/nccl_process_group.h"
 #include "dist/thread_process_group.h"
 #include "engine/tinyddp.h"
+#include "tests/dist/tiny_mlp.h"
 #include "tests/engine/test_util.h"
 
 namespace tinyddp::dist {
@@ -136,25 +137,9 @@ TEST(NcclProcessGroup, BadConstructionIsActionable) {
 
 // ---- DDP on cuda:0 ----
 
-// x (B, 4) -> tanh(x W1^T + b1) (B, 6) -> (B, 3), f32, written with engine ops so that it runs on any device.
-struct Mlp {
-  Tensor w1, b1, w2, b2;
-  Mlp(uint64_t seed, Device device) {
-    manual_seed(seed);
-    // Drawn on the CPU (the RNG is the CPU's), then moved: both devices start from the same values.
-    for (auto [p, shape] : {std::pair{&w1, Shape{6, 4}}, {&b1, Shape{6}}, {&w2, Shape{3, 6}}, {&b2, Shape{3}}})
-      *p = randn(shape, DType::f32).to(device).requires_grad_();
-  }
-  NamedParameters named() const { return {{"w1", w1}, {"b1", b1}, {"w2", w2}, {"b2", b2}}; }
-  std::vector<Tensor> params() const { return {w1, b1, w2, b2}; }
-  Tensor forward(const Tensor& x) const { return addmm(b2, tanh(addmm(b1, x, t(w1))), t(w2)); }
-  void sgd(double lr) {
-    NoGradGuard no_grad;
-    for (Tensor* p : {&w1, &b1, &w2, &b2}) p->add_(p->grad(), -lr);
-  }
-  void zero_grad() {
-    for (Tensor* p : {&w1, &b1, &w2, &b2}) p->set_grad(Tensor());
-  }
+// The DDP equivalence tests' MLP (tests/dist/tiny_mlp.h), in f32, on any device.
+struct Mlp : test::TinyMlp {
+  Mlp(uint64_t seed, Device device) : TinyMlp(seed, DType::f32, device) {}
 };
 
 double max_abs_diff(const Tensor& a, const Tensor& b) {

@@ -7,29 +7,14 @@
 #include "dist/ddp.h"
 #include "dist/thread_process_group.h"
 #include "engine/tinyddp.h"
+#include "tests/dist/tiny_mlp.h"
 
 namespace tinyddp::dist {
 namespace {
 
-// A 2-layer MLP written with engine ops: x (B, 4) -> tanh(x W1^T + b1) (B, 6) -> (B, 3).
-struct Mlp {
-  Tensor w1, b1, w2, b2;
-  explicit Mlp(uint64_t seed) {
-    manual_seed(seed);
-    w1 = randn({6, 4}, DType::f64).requires_grad_();
-    b1 = randn({6}, DType::f64).requires_grad_();
-    w2 = randn({3, 6}, DType::f64).requires_grad_();
-    b2 = randn({3}, DType::f64).requires_grad_();
-  }
-  NamedParameters named() const { return {{"w1", w1}, {"b1", b1}, {"w2", w2}, {"b2", b2}}; }
-  Tensor forward(const Tensor& x) const { return addmm(b2, tanh(addmm(b1, x, t(w1))), t(w2)); }
-  void sgd(double lr) {
-    NoGradGuard no_grad;
-    for (Tensor* p : {&w1, &b1, &w2, &b2}) p->add_(p->grad(), -lr);
-  }
-  void zero_grad() {
-    for (Tensor* p : {&w1, &b1, &w2, &b2}) p->set_grad(Tensor());
-  }
+// One process or N ranks train the same MLP (tests/dist/tiny_mlp.h), in f64.
+struct Mlp : test::TinyMlp {
+  explicit Mlp(uint64_t seed) : TinyMlp(seed, DType::f64) {}
 };
 
 double max_abs_diff(const Tensor& a, const Tensor& b) {
