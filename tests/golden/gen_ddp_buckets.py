@@ -39,6 +39,7 @@ import torch.nn.functional as F
 from torch.nn.parallel import DistributedDataParallel as DDP
 
 sys.dont_write_bytecode = True  # keep __pycache__ out of tests/golden
+from gen_scenario_model import ScenarioModel  # noqa: E402
 from gen_tdp_params import here, write_json  # noqa: E402
 
 MIB = 1024 * 1024
@@ -52,23 +53,6 @@ _NONDET = re.compile(r"time|master_port|gloo_num_threads|cuda_visible_devices")
 SCENARIO_NAMES = ["trunk.0.weight", "trunk.0.bias", "trunk.2.weight", "trunk.2.bias",
                   "head_a.weight", "head_a.bias", "head_b.weight", "head_b.bias",
                   "text_decoder.weight", "text_decoder.bias"]
-
-
-class ScenarioModel(nn.Module):
-    """The scenario model of ../shared/DESIGN.md (models/)."""
-
-    def __init__(self, extra_unused=False):
-        super().__init__()
-        if extra_unused:
-            self.unused_scale = nn.Parameter(torch.ones(1))
-        self.trunk = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 8))
-        self.head_a = nn.Linear(8, 1)
-        self.head_b = nn.Linear(8, 3)
-        self.text_decoder = nn.Linear(8, 5)
-
-    def forward(self, x):
-        h = self.trunk(x)
-        return self.head_a(h), self.head_b(h), self.text_decoder(h)
 
 
 class MLP(nn.Module):

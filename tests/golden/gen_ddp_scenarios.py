@@ -284,28 +284,7 @@ def worker(spec, rank, logpath):
     opts = spec["options"]
     plan = parse_plan(spec["plan"])
 
-    class ScenarioModel(nn.Module):
-        def __init__(self, extra_unused):
-            super().__init__()
-            if extra_unused:
-                self.unused_scale = nn.Parameter(torch.ones(1))
-            self.trunk = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 8))
-            self.head_a = nn.Linear(8, 1)
-            self.head_b = nn.Linear(8, 3)
-            self.text_decoder = nn.Linear(8, 5)
-
-        def forward(self, x, mode):
-            h = self.trunk(x)
-            if mode == "detach":
-                hd = h.detach()
-                return self.head_a(h), self.head_b(hd), self.text_decoder(hd)
-            a, b = self.head_a(h), self.head_b(h)
-            if mode == "no_text":
-                return a, b
-            t = self.text_decoder(h)
-            if mode == "drop_text":
-                return a, b
-            return a, b, t
+    from gen_scenario_model import ScenarioModel
 
     def digest(t):
         return hashlib.sha1(t.detach().contiguous().numpy().tobytes()).hexdigest()[:20]
