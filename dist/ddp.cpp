@@ -117,7 +117,9 @@ DistributedDataParallel::DistributedDataParallel(const NamedParameters& paramete
   ro.bucket_bytes_cap = cap_bytes;
   ro.find_unused_parameters = options_.find_unused_parameters;
   ro.gradient_as_bucket_view = options_.gradient_as_bucket_view;
-  ro.debug_level = options_.debug_level.value_or(debug_level_from_env());
+  // Not value_or: its argument is evaluated always, so an invalid TORCH_DISTRIBUTED_DEBUG would raise even when
+  // the option says which level to use.
+  ro.debug_level = options_.debug_level ? *options_.debug_level : debug_level_from_env();
   ro.unsynced_grads = options_.unsynced_grads;
   reducer_ = std::make_unique<Reducer>(params, names, assignment.buckets, pg_, ro);
   reducer_->set_warning_handler([this](const std::string& m) {

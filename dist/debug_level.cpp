@@ -12,7 +12,7 @@ DebugLevel debug_level_from_env() {
   if (v == nullptr || std::string(v).empty() || std::string(v) == "OFF") return DebugLevel::off;
   if (std::string(v) == "INFO") return DebugLevel::info;
   if (std::string(v) == "DETAIL") return DebugLevel::detail;
-  throw Error(std::string("TORCH_DISTRIBUTED_DEBUG is '") + v + "'; expected OFF, INFO or DETAIL.");
+  throw Error("The value of TORCH_DISTRIBUTED_DEBUG must be OFF, INFO, or DETAIL.");   // PyTorch's text
 }
 
 const char* debug_level_name(DebugLevel level) {

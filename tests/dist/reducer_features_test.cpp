@@ -71,10 +71,13 @@ TEST(CommHooks, RegisteringTwiceIsRefused) {
     ddp.register_comm_hook(allreduce_hook());
     ddp.register_comm_hook(allreduce_hook());
   });
+  ASSERT_TRUE(errors[0]) << "the second registration was accepted";
   try {
     std::rethrow_exception(errors[0]);
   } catch (const Error& e) {
     EXPECT_STREQ(e.what(), "register_comm_hook or register_builtin_comm_hook can only be called once.");
+  } catch (...) {
+    FAIL() << "not a tinyddp::Error";
   }
 }
 

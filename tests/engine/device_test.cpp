@@ -44,9 +44,35 @@ TEST(MultiTensorOps, NormMatchesAFloat64Reference) {
   }
 }
 
-TEST(MultiTensorOps, NormIsBitwiseDeterministic) {
+// Note [Deterministic multi-tensor norm] (kernels/cpu/multi_tensor.cpp): the summation order depends only on the
+// numels. So the same values at another address (every offset mod 32 bytes, where an alignment peel would
+// reorder the sum) give the same bits, and so does the list with a tensor cut at a chunk boundary (64 Ki
+// elements): the chunks, and their order, are the same.
+TEST(MultiTensorOps, NormBitsDependOnlyOnValuesAndNumels) {
   const auto tensors = odd_sized_tensors(DType::f32, 11);
-  EXPECT_EQ(multi_tensor_norm(tensors).item<float>(), multi_tensor_norm(tensors).item<float>());
+  const float bits = multi_tensor_norm(tensors).item<float>();
+  for (int64_t shift = 1; shift < 8; ++shift) {
+    std::vector<Tensor> moved;
+    for (const Tensor& t : tensors) {
+      Tensor buffer = zeros({t.numel() + 8});
+      Tensor view = buffer.narrow(0, shift, t.numel());
+      view.copy_(t);
+      moved.push_back(view);
+    }
+    EXPECT_EQ(multi_tensor_norm(moved).item<float>(), bits) << "values moved by " << shift << " floats";
+  }
+  constexpr int64_t kChunk = int64_t{1} << 16;
+  std::vector<Tensor> cut;
+  for (const Tensor& t : tensors) {
+    if (t.numel() <= kChunk) {
+      cut.push_back(t);
+      continue;
+    }
+    cut.push_back(t.narrow(0, 0, kChunk));
+    cut.push_back(t.narrow(0, kChunk, t.numel() - kChunk));
+  }
+  ASSERT_EQ(cut.size(), tensors.size() + 1) << "the list must have a tensor above one chunk";
+  EXPECT_EQ(multi_tensor_norm(cut).item<float>(), bits) << "the list cut at a chunk boundary";
 }
 
 TEST(MultiTensorOps, NormOfAnEmptyListIsZero) { EXPECT_EQ(multi_tensor_norm({}).item(), 0.0); }

@@ -37,6 +37,25 @@ TEST(HigherOrder, GoldenSecondDerivativeOfCube) {
   EXPECT_NEAR(d2_mul.item(), 12.0, 1e-12);
 }
 
+// A second backward(create_graph) adds into an existing .grad out of place, keeping both histories, as
+// PyTorch's AccumulateGrad does (`variable.grad = grad + new_grad` under grad mode): f = x^3 at x = 2, twice,
+// so .grad = 3x^2 + 3x^2 = 24 and d(.grad)/dx = 6x + 6x = 24; the first .grad tensor is left as it was (12).
+TEST(HigherOrder, CreateGraphAddsIntoAnExistingGradOutOfPlace) {
+  const Tensor x = scalar_tensor(2.0, DType::f64).requires_grad_();
+  BackwardOptions bo;
+  bo.create_graph = true;
+  pow(x, 3.0).backward({}, bo);
+  const Tensor first = x.grad();
+  ASSERT_TRUE(first.requires_grad());
+  (x * x * x).backward({}, bo);
+  EXPECT_NEAR(x.grad().item(), 24.0, 1e-12);
+  EXPECT_NEAR(first.item(), 12.0, 1e-12) << "the earlier .grad was modified in place";
+  EXPECT_NE(x.grad().storage(), first.storage());
+  ASSERT_TRUE(x.grad().requires_grad()) << "the sum must stay differentiable";
+  const Tensor d2 = autograd::grad({x.grad()}, {x})[0];
+  EXPECT_NEAR(d2.item(), 24.0, 1e-12);
+}
+
 // f(x) = x^3 e^x, elementwise.
 //   f'   = (3x^2 + x^3) e^x
 //   f''  = (6x + 6x^2 + x^3) e^x
