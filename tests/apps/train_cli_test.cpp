@@ -7,6 +7,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <regex>
 #include <sstream>
 
 #include "apps/tinyddp/commands.h"
@@ -68,6 +69,14 @@ TEST(TrainCli, ShortToy2RunPrintsTheJsonSchema) {
   EXPECT_LT(j["metric"].get<double>(), 2.0) << "40 steps must make some progress on held-out data";
   ASSERT_EQ(j["report"].size(), 3u);
   EXPECT_EQ(j["report"][0]["weights_normalized"], nlohmann::json({0.5, 0.5}));
+  // The values, not only the shapes: the command prints what the library call computes.
+  TrainOptions o;
+  o.experiment = "toy2";
+  o.weighting = "gradnorm";
+  o.steps = 40;
+  o.report_steps = {0, 20, 40};
+  o.progress = false;
+  EXPECT_EQ(j, train_to_json(run_train(o)));
 }
 
 TEST(TrainCli, TableNamesTheStepsAndTheMetric) {
@@ -78,6 +87,20 @@ TEST(TrainCli, TableNamesTheStepsAndTheMetric) {
   EXPECT_NE(out.find("classification"), std::string::npos) << out;
   EXPECT_NE(out.find("0.500 (1)"), std::string::npos) << out;
   EXPECT_NE(out.find("Final metric"), std::string::npos) << out;
+  // The whole table is the library's report of the same run, but for the wall time in its header.
+  const auto without_time = [](const std::string& table) {
+    return std::regex_replace(table, std::regex(R"(, [0-9][0-9.e+-]* s\n)"), ", <wall time> s\n");
+  };
+  TrainOptions o;
+  o.experiment = "recsys";
+  o.weighting = "fixed";
+  o.steps = 20;
+  o.report_steps = {0, 10, 20};
+  o.progress = false;
+  std::ostringstream expected;
+  print_train_report(expected, run_train(o));
+  EXPECT_EQ(without_time(out), without_time(expected.str()));
+  EXPECT_NE(without_time(out), out) << "the header's wall time moved";
 }
 
 TEST(TrainCli, RejectsUnknownWeighting) {
