@@ -4,8 +4,10 @@
 
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <utility>
 
 #include "dist/bucket_assignment.h"
+#include "dist/comm_hooks.h"
 #include "dist/ddp.h"
 #include "dist/thread_process_group.h"
 #include "engine/tinyddp.h"
@@ -43,7 +45,9 @@ TEST(BucketGolden, AssignmentMatchesPyTorch) {
 }
 
 // A real DDP run on the golden MLP (Linear 256-512-512-256, cap 1 MiB): one bucket at construction,
-// rebuilt at the second forward from the order gradients became ready, as PyTorch's logging data shows.
+// rebuilt at the second forward from the order gradients became ready, as PyTorch's logging data shows. Where
+// PyTorch's run had a recording comm hook, so does this one: each backward launches the same buckets (index,
+// is_last, parameters, elements) in the same order (allreduce_launches).
 TEST(BucketGolden, RebuildFollowsGradientReadyOrder) {
   const auto g = golden();
   for (const auto& run : g["ddp_runs"]) {
@@ -56,6 +60,8 @@ TEST(BucketGolden, RebuildFollowsGradientReadyOrder) {
     options.static_graph = o.value("static_graph", false);
     options.print_warnings = false;
     std::vector<std::vector<std::vector<size_t>>> seen;   // buckets at each recorded point, rank 0
+    std::vector<nlohmann::json> launches;                  // rank 0's comm hook calls, as the golden records them
+    std::vector<nlohmann::json> launches_per_backward;
     auto errors = ThreadWorld::run(2, [&](ProcessGroup& pg) {
       manual_seed(3);
       const std::vector<std::pair<int64_t, int64_t>> dims = {{512, 256}, {512, 512}, {256, 512}};
@@ -68,6 +74,14 @@ TEST(BucketGolden, RebuildFollowsGradientReadyOrder) {
         params.push_back({"net." + std::to_string(2 * l) + ".bias", b.back()});
       }
       DistributedDataParallel ddp(params, std::shared_ptr<ProcessGroup>(&pg, [](ProcessGroup*) {}), options);
+      if (run["comm_hook"].get<bool>()) {
+        ddp.register_comm_hook([&, allreduce = allreduce_hook()](ProcessGroup& group, GradBucket& bucket) {
+          if (group.rank() == 0)
+            launches.push_back({{"bucket", bucket.index}, {"is_last", bucket.is_last},
+                                {"param_indices", bucket.parameter_indices}, {"numel", bucket.buffer.numel()}});
+          return allreduce(group, bucket);
+        });
+      }
       auto record = [&] {
         if (pg.rank() == 0) seen.push_back(ddp.reducer().bucket_indices());
       };
@@ -87,6 +101,7 @@ TEST(BucketGolden, RebuildFollowsGradientReadyOrder) {
         record();
         mse_loss(out[0], zeros_like(out[0])).backward();
         record();
+        if (pg.rank() == 0) launches_per_backward.push_back(std::exchange(launches, {}));
       }
     });
     ASSERT_FALSE(errors[0] || errors[1]);
@@ -97,6 +112,17 @@ TEST(BucketGolden, RebuildFollowsGradientReadyOrder) {
       for (const auto& bucket : want[i]["buckets"]) expected.push_back(bucket["param_indices"].get<std::vector<size_t>>());
       EXPECT_EQ(seen[i], expected) << want[i]["at"];
     }
+    // The golden's snapshots: construction, then forward and backward per iteration.
+    size_t compared = 0;
+    for (size_t it = 0; it < launches_per_backward.size(); ++it) {
+      const auto& snapshot = want.at(2 + 2 * it);
+      ASSERT_EQ(snapshot["at"], "after backward of iteration " + std::to_string(it));
+      EXPECT_EQ(snapshot.contains("allreduce_launches"), run["comm_hook"].get<bool>());
+      if (!snapshot.contains("allreduce_launches")) continue;
+      EXPECT_EQ(nlohmann::json(launches_per_backward[it]), snapshot["allreduce_launches"]) << snapshot["at"];
+      ++compared;
+    }
+    EXPECT_EQ(compared, run["comm_hook"].get<bool>() ? launches_per_backward.size() : 0u);
   }
 }
 

@@ -37,6 +37,7 @@ const Experiment& toy2() {
 struct RankRun {
   std::vector<std::vector<double>> weights;    // after each iteration
   std::vector<int> updated;                    // whether observe() updated the weights, per iteration
+  std::vector<std::vector<double>> initial_params;   // network parameters after DDP's broadcast
   std::vector<std::vector<double>> params;     // network parameters at the end
   std::vector<std::string> warnings;
   std::vector<size_t> hooks_per_iteration;     // hooks the reducer counted, per iteration
@@ -87,6 +88,7 @@ RankRun train(const std::string& kind, std::shared_ptr<ProcessGroup> pg, int upd
       if (ev.kind == ReducerEvent::Kind::hook_ignored) ++run.hooks_ignored;
     });
   }
+  for (const Tensor& p : params) run.initial_params.push_back(p.detach().contiguous().to_vector<double>());
   optim::SGD sgd(params, {.lr = 0.05});
   for (int step = 0; step < kSteps; ++step) {
     const auto b = e.batch(step, kBatch, rank, world);
@@ -135,9 +137,16 @@ TEST_P(GradNormDDP, WeightsBitIdenticalOnEveryRankAfterEveryUpdate) {
     // GradNorm updates in observe(); uncertainty's weights move with the optimizer (observe() only records).
     if (GetParam() != "uncertainty") EXPECT_EQ(updates, kSteps);
     EXPECT_NE(runs[0].weights.back(), std::vector<double>(2, 1.0)) << "the weights never moved";
+  } else {
+    // Fixed weights never move, so their agreement above shows nothing; the replicas below carry the test.
+    for (int step = 0; step < kSteps; ++step) EXPECT_EQ(runs[0].weights[step], std::vector<double>(2, 1.0)) << step;
   }
-  for (size_t p = 0; p < runs[0].params.size(); ++p)
+  // The replicas agree bitwise, and not because nothing was trained: every parameter moved.
+  for (size_t p = 0; p < runs[0].params.size(); ++p) {
     EXPECT_TRUE(bitwise_equal(runs[0].params[p], runs[1].params[p])) << "replicas differ in parameter " << p;
+    EXPECT_TRUE(bitwise_equal(runs[0].initial_params[p], runs[1].initial_params[p])) << "not broadcast: " << p;
+    EXPECT_FALSE(bitwise_equal(runs[0].params[p], runs[0].initial_params[p])) << "parameter " << p << " never moved";
+  }
 }
 
 TEST_P(GradNormDDP, TwoRanksEqualOneProcessOnTheConcatenatedBatch) {

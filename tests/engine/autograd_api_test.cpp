@@ -2,6 +2,9 @@
 // engine's execution order, retain_grad and version counters.
 #include <gtest/gtest.h>
 
+#include <fstream>
+#include <nlohmann/json.hpp>
+
 #include "tests/engine/test_util.h"
 
 namespace tinyddp::test {
@@ -277,10 +280,22 @@ TEST(AutogradApi, QueueCallbackOutsideBackwardThrowsPyTorchsText) {
 
 // ---- execution order (what orders DDP's reducer hooks) ----
 
-// Two Linear layers as PyTorch builds them: addmm(bias, x, W.t()). PyTorch's engine runs the highest
-// sequence number first and AccumulateGrad nodes (the largest number) as soon as they are ready:
-// layer2's AddmmBackward0 readies AccumulateGrad(b2) and TBackward0(W2); b2 runs first, then TBackward0
-// readies AccumulateGrad(W2), which outranks ReluBackward0; then layer 1 the same way.
+// PyTorch's order (tests/golden/engine_order.json, from gen_engine_order.py: post hooks on the AccumulateGrad
+// nodes, where DDP's reducer hooks). The engine runs the highest sequence number first and AccumulateGrad nodes
+// (the largest number) as soon as they are ready.
+std::vector<std::string> golden_order(const std::string& key) {
+  static const nlohmann::json g = [] {
+    const std::string path = std::string(TINYDDP_SOURCE_DIR) + "/tests/golden/engine_order.json";
+    std::ifstream f(path);
+    if (!f) throw std::runtime_error("cannot open " + path);
+    return nlohmann::json::parse(f);
+  }();
+  return g.at(key).get<std::vector<std::string>>();
+}
+
+// Two Linear layers as PyTorch builds them: addmm(bias, x, W.t()). layer2's AddmmBackward0 readies
+// AccumulateGrad(b2) and TBackward0(W2); b2 runs first, then TBackward0 readies AccumulateGrad(W2), which
+// outranks ReluBackward0; then layer 1 the same way.
 TEST(AutogradApi, AccumulateGradOrderMatchesPyTorch) {
   manual_seed(3);
   const Tensor x = randn({5, 3}, DType::f64);
@@ -294,7 +309,28 @@ TEST(AutogradApi, AccumulateGradOrderMatchesPyTorch) {
   const Tensor h = relu(addmm(b1, x, t(w1)));
   const Tensor out = addmm(b2, h, t(w2));
   mse_loss(out, zeros({5, 2}, DType::f64)).backward();
-  EXPECT_EQ(order, (std::vector<std::string>{"layer2.bias", "layer2.weight", "layer1.bias", "layer1.weight"}));
+  EXPECT_EQ(order, golden_order("two_linear"));
+}
+
+// Two independent terms: the one built last (higher sequence numbers) runs first, whichever it is. This is the
+// premise of tests/dist/reducer_order_test.cpp (ranks that build their terms in different orders).
+TEST(AutogradApi, TheTermBuiltLastAccumulatesFirstAsInPyTorch) {
+  for (const std::string first : {"small", "large"}) {
+    const Tensor small = zeros({4}, DType::f64).requires_grad_(), large = zeros({6}, DType::f64).requires_grad_();
+    std::vector<std::string> order;
+    small.register_post_accumulate_grad_hook([&](const Tensor&) { order.push_back("small"); });
+    large.register_post_accumulate_grad_hook([&](const Tensor&) { order.push_back("large"); });
+    Tensor term_small, term_large;
+    if (first == "small") {
+      term_small = sum(small * 1.0);
+      term_large = sum(large * 2.0);
+    } else {
+      term_large = sum(large * 2.0);
+      term_small = sum(small * 1.0);
+    }
+    (term_small + term_large).backward();
+    EXPECT_EQ(order, golden_order("two_terms_" + first + "_first")) << first << " built first";
+  }
 }
 
 // ---- retain_grad ----
