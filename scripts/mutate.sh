@@ -5,6 +5,7 @@
 #
 #   bash scripts/mutate.sh                      # every mutation
 #   bash scripts/mutate.sh -k "ready order"     # only those whose name contains the text
+#   bash scripts/mutate.sh -l my_mutations.txt  # another list
 #
 # The working tree is never modified: the scratch copy (the tracked and untracked, not ignored files) lives in
 # build-mutate/src, with its own build directory build-mutate/src/build (CUDA and benchmarks off); each mutated
@@ -12,17 +13,17 @@
 # depth below its source root as build/ does, so ccache (CCACHE_BASEDIR=/work, the developers' setting) finds
 # the objects of files a mutation does not touch.
 set -euo pipefail
-cd "$(dirname "$0")/.."
-ROOT=$(pwd)
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
 LIST="$ROOT/scripts/mutations.txt"
 FILTER=""
 while [ $# -gt 0 ]; do
   case "$1" in
     -k) FILTER="$2"; shift 2 ;;
-    -l) LIST="$(realpath "$2")"; shift 2 ;;
+    -l) LIST="$(realpath "$2")"; shift 2 ;;   # relative to the caller's directory
     *) echo "usage: mutate.sh [-k NAME_PART] [-l LIST]" >&2; exit 2 ;;
   esac
 done
+cd "$ROOT"
 SCRATCH="$ROOT/build-mutate/src"
 BUILD="$SCRATCH/build"
 LOGS="$ROOT/build-mutate/logs"
