@@ -9,9 +9,8 @@
 #
 # The working tree is never modified: the scratch copy (the tracked and untracked, not ignored files) lives in
 # build-mutate/src, with its own build directory build-mutate/src/build (CUDA and benchmarks off); each mutated
-# file is restored from the working tree after its run, and on any exit. The build directory sits at the same
-# depth below its source root as build/ does, so ccache (CCACHE_BASEDIR=/work, the developers' setting) finds
-# the objects of files a mutation does not touch.
+# file is restored from the working tree after its run, and on any exit. Where ccache is installed it is used,
+# with CCACHE_BASEDIR above the checkout (unless set), so that the files a mutation does not touch compile once.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 LIST="$ROOT/scripts/mutations.txt"
@@ -28,7 +27,9 @@ SCRATCH="$ROOT/build-mutate/src"
 BUILD="$SCRATCH/build"
 LOGS="$ROOT/build-mutate/logs"
 TEST_TIMEOUT_S=300
-export CCACHE_BASEDIR=/work CCACHE_DIR=/work/.ccache CMAKE_CXX_COMPILER_LAUNCHER=ccache
+if command -v ccache >/dev/null; then
+  export CMAKE_CXX_COMPILER_LAUNCHER=ccache CCACHE_BASEDIR="${CCACHE_BASEDIR:-$(dirname "$ROOT")}"
+fi
 
 # ---- the scratch copy, refreshed from the working tree ----
 mkdir -p "$SCRATCH" "$LOGS"
