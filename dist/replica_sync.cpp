@@ -2,7 +2,7 @@
 
 #include <cstring>
 
-#include "engine/core/hash.h"
+#include "engine/hash.h"
 
 namespace tinyddp::dist {
 

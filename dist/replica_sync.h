@@ -1,4 +1,4 @@
-// Whether DDP replicas still hold the same values: hashes of their tensors (engine/core/hash.h), compared
+// Whether DDP replicas still hold the same values: hashes of their tensors (engine/hash.h), compared
 // across the ranks of a process group. Equal hashes mean, with overwhelming odds, bitwise-equal values.
 //
 //   uint64_t h = replica_hash(model.parameters());

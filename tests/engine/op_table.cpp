@@ -6,7 +6,7 @@
 #include <cmath>
 #include <random>
 
-#include "engine/core/hash.h"
+#include "engine/hash.h"
 
 namespace tinyddp::test {
 

@@ -27,7 +27,7 @@
 #include "dist/mpi_process_group.h"
 #include "dist/replica_sync.h"
 #include "dist/thread_process_group.h"
-#include "engine/core/hash.h"
+#include "engine/hash.h"
 #include "models/experiments/experiment.h"
 #include "models/optim/adam.h"
 #include "models/optim/sgd.h"

@@ -1,6 +1,7 @@
 // FNV-1a (64-bit) over bytes: cheap and deterministic, for "are these values bitwise equal?" (replicas
 // compared across ranks, dist/replica_sync.h) and for seeds derived from names (the op tests). Not for
-// anything adversarial.
+// anything adversarial. Beside tensor_methods.cpp, not in core/: hashing a device tensor copies it to the host
+// (Tensor::to, an op).
 //
 //   uint64_t h = fnv1a(name.data(), name.size());
 //   h = fnv1a(v.data(), v.size() * sizeof(double), h);   // fold more bytes into h
