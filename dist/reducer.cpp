@@ -43,6 +43,9 @@ void copy_scaled(const Tensor& dst, const Tensor& src, double factor) {
 trace::Args param_args(size_t index, const std::string& name, int64_t iteration) {
   return {{"param", static_cast<int64_t>(index)}, {"name", name}, {"iteration", iteration}};
 }
+trace::What marked_unused_event(size_t index, const std::string& name, int64_t iteration) {
+  return {"reducer", "marked unused", param_args(index, name, iteration)};
+}
 trace::What bucket_event(std::string name, size_t bucket, const Tensor& gradients, const std::vector<size_t>& params,
                          int64_t iteration) {
   const int64_t bytes = gradients.numel() * static_cast<int64_t>(element_size(gradients.dtype()));
@@ -83,12 +86,10 @@ Reducer::Reducer(std::vector<Tensor> params, std::vector<std::string> names,
 
 Reducer::~Reducer() { *alive_ = nullptr; }
 
-void Reducer::record(ReducerEvent::Kind kind, size_t index, std::string detail, bool to_observer) {
+void Reducer::record(ReducerEvent::Kind kind, size_t index, std::string detail) {
   using K = ReducerEvent::Kind;
   if (kind == K::marked_unused)
-    trace::instant([&] {
-      return trace::What{"reducer", "marked unused", param_args(index, names_[index], num_iterations_)};
-    });
+    trace::instant([&] { return marked_unused_event(index, names_[index], num_iterations_); });
   if (kind == K::rebuilt)
     trace::instant([&] { return trace::What{"reducer", "buckets rebuilt", {{"buckets", int64_t(index)}}}; });
   if (kind == K::bucket_launched) {
@@ -98,7 +99,7 @@ void Reducer::record(ReducerEvent::Kind kind, size_t index, std::string detail, 
                           num_iterations_);
     });
   }
-  if (to_observer && observe_) observe_({kind, index, std::move(detail)});
+  if (observe_) observe_({kind, index, std::move(detail)});
 }
 
 trace::Span Reducer::record_hook(size_t index, bool grad_arrived) {
@@ -506,8 +507,8 @@ void Reducer::delay_all_reduce() {
   for (size_t i = 0; i < params_.size(); ++i) {
     if (static_graph_.hooks_per_param[i] == 0) {
       unused.push_back(i);
-      // The observer never heard of these (its marked_unused is a mark at a hook); the trace shows them.
-      record(ReducerEvent::Kind::marked_unused, i, {}, /*to_observer=*/false);
+      // Not a ReducerEvent (the observer's marked_unused is a mark at a hook); the trace shows them.
+      trace::instant([&] { return marked_unused_event(i, names_[i], num_iterations_); });
     }
     mark_variable_ready_dense(i);
   }

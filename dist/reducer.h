@@ -186,9 +186,9 @@ class Reducer {
   const std::vector<size_t>& unused_parameters() const {
     return static_graph_.enabled ? static_graph_.unused : iter_.unused;
   }
-  // The one channel for what the reducer did: each call tells the observer (unless `to_observer` is false)
+  // The one channel for what the reducer did: each call tells the observer
   // and the tracer (docs/tracing.md) the same event. A hook is a span around its work, hence its own call.
-  void record(ReducerEvent::Kind kind, size_t index, std::string detail = {}, bool to_observer = true);
+  void record(ReducerEvent::Kind kind, size_t index, std::string detail = {});
   trace::Span record_hook(size_t index, bool grad_arrived);
   void warn(const std::string& message);
 

@@ -26,15 +26,15 @@ def sigmoid(input):
     return _C._nn.sigmoid(input)
 
 
-def _softmax_dim(name, ndim):
+def _softmax_dim(name, ndim, stacklevel):
     warnings.warn(f"Implicit dimension choice for {name} has been deprecated. Change the call to include dim=X as "
-                  "an argument.", stacklevel=3)
+                  "an argument.", stacklevel=stacklevel)
     return 0 if ndim in (0, 1, 3) else 1
 
 
 def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
     if dim is None:
-        dim = _softmax_dim("log_softmax", input.dim())
+        dim = _softmax_dim("log_softmax", input.dim(), _stacklevel)
     if dtype is not None:
         input = input.to(dtype)
     return _C._nn.log_softmax(input, dim)
@@ -42,7 +42,7 @@ def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
 
 def softmax(input, dim=None, _stacklevel=3, dtype=None):
     if dim is None:
-        dim = _softmax_dim("softmax", input.dim())
+        dim = _softmax_dim("softmax", input.dim(), _stacklevel)
     if dtype is not None:
         input = input.to(dtype)
     return _C._nn.softmax(input, dim)
