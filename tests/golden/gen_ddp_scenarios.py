@@ -225,30 +225,59 @@ def _split_top(s, sep):
     return [p.strip() for p in parts if p.strip()]
 
 
+TEXT_MODES = ("no_text", "drop_text", "detach")
+FORWARD_FLAGS = TEXT_MODES + ("ckpt", "ckpt_nr", "reuse", "features")
+MODULES = ("trunk", "trunk.0", "trunk.2", "head_a", "head_b", "text_decoder")
+
+
 def parse_expr(e):
+    """[(scale, name, K or None)]: K binds the term to forward #K of the plan iteration."""
     terms = []
     for t in e.replace(" ", "").split("+"):
-        m = re.fullmatch(r"(?:([0-9.eE+-]+)\*)?(a|b|t|dummy)", t)
+        m = re.fullmatch(r"(?:([0-9.eE+-]+)\*)?(a|b|t|t_outside|dummy)(?:@([1-9][0-9]*))?", t)
         if not m:
             raise ValueError(f"bad term {t!r}")
-        terms.append((float(m.group(1)) if m.group(1) else 1.0, m.group(2)))
+        terms.append((float(m.group(1)) if m.group(1) else 1.0, m.group(2),
+                      int(m.group(3)) if m.group(3) else None))
     return terms
 
 
-def parse_plan(s):
+def parse_forward(args):
+    """('forward', text mode, ckpt None|'ckpt'|'ckpt_nr', reuse, features)."""
+    flags = [f.strip() for f in args.split(",")] if args is not None else []
+    for f in flags:
+        if f not in FORWARD_FLAGS or flags.count(f) > 1:
+            raise ValueError(f"bad forward flag {f!r} (flags: {', '.join(FORWARD_FLAGS)}, each at most once)")
+    modes = [f for f in flags if f in TEXT_MODES]
+    ckpts = [f for f in flags if f in ("ckpt", "ckpt_nr")]
+    if len(modes) > 1 or len(ckpts) > 1:
+        raise ValueError(f"forward({args}): at most one text mode and one of ckpt, ckpt_nr")
+    return ("forward", modes[0] if modes else "normal", ckpts[0] if ckpts else None,
+            "reuse" in flags, "features" in flags)
+
+
+def parse_plan(s, in_no_sync=False):
+    """The plan language of /work/snap/PLAN_SPEC.md as nested tuples."""
     steps = []
     for p in _split_top(s, ";"):
-        if p.startswith("no_sync"):
-            m = re.fullmatch(r"no_sync\s*\{(.*)\}", p, re.S)
-            steps.append(("no_sync", parse_plan(m.group(1))))
-        elif p.startswith("forward"):
-            m = re.fullmatch(r"forward(?:\((\w+)\))?", p)
-            mode = m.group(1) or "normal"
-            assert mode in ("normal", "no_text", "drop_text", "detach"), mode
-            steps.append(("forward", mode))
-        elif p.startswith("backward"):
-            m = re.fullmatch(r"backward\((.*?)(,\s*retain)?\)", p)
-            steps.append(("backward", parse_expr(m.group(1)), bool(m.group(2))))
+        block = re.fullmatch(r"(no_sync|rank\((\d+)\)|iter\(([1-9]\d*)(\+?)\))\s*\{(.*)\}", p, re.S)
+        call = re.fullmatch(r"(\w+)(?:\((.*)\))?", p, re.S)
+        if block and block.group(1) == "no_sync":
+            if in_no_sync:
+                raise ValueError("no_sync{} inside no_sync{}")
+            steps.append(("no_sync", parse_plan(block.group(5), True)))
+        elif block and block.group(2) is not None:
+            steps.append(("rank", int(block.group(2)), parse_plan(block.group(5), in_no_sync)))
+        elif block:
+            steps.append(("iter", int(block.group(3)), block.group(4) == "+",
+                          parse_plan(block.group(5), in_no_sync)))
+        elif call and call.group(1) == "forward":
+            steps.append(parse_forward(call.group(2)))
+        elif call and call.group(1) in ("backward", "grad") and call.group(2) is not None:
+            m = re.fullmatch(r"(.*?)(,\s*retain)?", call.group(2), re.S)
+            steps.append((call.group(1), parse_expr(m.group(1)), bool(m.group(2))))
+        elif call and call.group(1) in ("freeze", "unfreeze") and call.group(2) in MODULES:
+            steps.append((call.group(1), call.group(2)))
         elif p == "step":
             steps.append(("step",))
         else:
@@ -315,33 +344,42 @@ def worker(spec, rank, logpath):
         dist.init_process_group("gloo", rank=rank, world_size=WORLD,
                                 timeout=timedelta(seconds=PG_TIMEOUT_S))
         torch.manual_seed(0)
-        model = ScenarioModel(opts["extra_unused_parameter"])
+        model = ScenarioModel(opts["extra_unused_parameter"], opts.get("buffer", False))
         mark("construct DDP")
         where[0] = "construct DDP"
         ddp = DDP(model, find_unused_parameters=opts["find_unused_parameters"],
-                  static_graph=opts["static_graph"], bucket_cap_mb=opts["bucket_cap_mb"])
+                  static_graph=opts["static_graph"], bucket_cap_mb=opts["bucket_cap_mb"],
+                  broadcast_buffers=opts.get("broadcast_buffers", True))
         flush_warnings()
         emit(ev="constructed", params=params_state(),
              param_names=[n for n, _ in model.named_parameters()])
         opt = torch.optim.SGD(model.parameters(), lr=0.1)
         gen = torch.Generator().manual_seed(1234 if opts["same_data"] else 1234 + 1000 * rank)
-        state = {"out": None, "tgt": None}
+        # latest: the latest forward of the run, fwds: this plan iteration's, each (outputs, batch, flags)
+        state = {"latest": None, "fwds": []}
 
         def loss_of(terms):
             total = None
-            for coef, name in terms:
+            for coef, name, k in terms:
                 if name == "dummy":
                     v = 0 * sum(p.sum() for p in model.parameters())
                 else:
-                    out, (x, ya, yb, yt) = state["out"], state["tgt"]
+                    if k is not None and k > len(state["fwds"]):
+                        raise ValueError(f"plan: term {name}@{k} needs forward #{k} of this iteration; "
+                                         f"it ran {len(state['fwds'])}")
+                    out, (x, ya, yb, yt), fwd = state["latest"] if k is None else state["fwds"][k - 1]
                     if name == "a":
                         v = F.mse_loss(out[0], ya)
                     elif name == "b":
                         v = F.cross_entropy(out[1], yb)
-                    else:
-                        if len(out) < 3:
+                    elif name == "t":
+                        if fwd[1] in ("no_text", "drop_text"):
                             raise ValueError("term t used after a forward that did not return t")
                         v = F.mse_loss(out[2], yt)
+                    else:
+                        if not fwd[4]:
+                            raise ValueError("plan: term t_outside needs a forward with the features flag")
+                        v = F.mse_loss(ddp.module.text_decoder(out[-1]), yt)
                 v = v if coef == 1.0 else coef * v
                 total = v if total is None else total + v
             return total
@@ -355,6 +393,14 @@ def worker(spec, rank, logpath):
                         run_steps(st[1], it, counts, True)
                     emit(ev="call", kind="no_sync_exit", iteration=it)
                     continue
+                if kind == "rank":
+                    if st[1] == rank:
+                        run_steps(st[2], it, counts, in_no_sync)
+                    continue
+                if kind == "iter":
+                    if it + 1 == st[1] or (st[2] and it + 1 > st[1]):
+                        run_steps(st[3], it, counts, in_no_sync)
+                    continue
                 counts[kind] = counts.get(kind, 0) + 1
                 at = f"{kind} #{counts[kind]} of iteration {it + 1}"   # iterations count from 1, as tinyddp prints them
                 where[0] = at
@@ -365,26 +411,54 @@ def worker(spec, rank, logpath):
                     ya = torch.randn(6, 1, generator=gen)
                     yb = torch.randint(0, 3, (6,), generator=gen)
                     yt = torch.randn(6, 5, generator=gen)
-                    state["tgt"] = (x, ya, yb, yt)
-                    state["out"] = ddp(x, st[1])
+                    state["latest"] = (ddp(x, *st[1:]), (x, ya, yb, yt), st)
+                    state["fwds"].append(state["latest"])
                     flush_warnings()
                     emit(ev="end", at=at, kind=kind, iteration=it, call=counts[kind])
-                elif kind == "backward":
+                elif kind in ("backward", "grad"):
                     loss = loss_of(st[1])
-                    loss.backward(retain_graph=st[2])
+                    if kind == "backward":
+                        loss.backward(retain_graph=st[2])
+                    else:  # the gradient-penalty / MAML pattern: .grad assigned by hand
+                        ps = [p for p in model.parameters() if p.requires_grad]
+                        gs = torch.autograd.grad(loss, ps, retain_graph=st[2], allow_unused=True)
+                        for p, g in zip(ps, gs):
+                            if g is not None:
+                                p.grad = g
                     flush_warnings()
                     emit(ev="end", at=at, kind=kind, iteration=it, call=counts[kind],
                          in_no_sync=in_no_sync, loss=float(loss), grads=grads_state())
+                elif kind in ("freeze", "unfreeze"):
+                    ddp.module.get_submodule(st[1]).requires_grad_(kind == "unfreeze")
+                    emit(ev="end", at=at, kind=kind, iteration=it, call=counts[kind])
                 else:
                     opt.step()
                     flush_warnings()
                     emit(ev="end", at=at, kind=kind, iteration=it, call=counts[kind],
                          params=params_state())
 
-        for it in range(opts["iterations"]):
-            where[0] = f"zero_grad of iteration {it + 1}"
-            opt.zero_grad()
-            run_steps(plan, it, {}, False)
+        its = opts["iterations"]
+
+        def iterations():
+            for it in range(its[rank] if isinstance(its, list) else its):
+                where[0] = f"zero_grad of iteration {it + 1}"
+                opt.zero_grad()
+                state["fwds"] = []
+                run_steps(plan, it, {}, False)
+
+        if opts.get("join", False):
+            with ddp.join(divide_by_initial_world_size=opts.get("join_divide_by_initial_world_size", True),
+                          enable=True,
+                          throw_on_early_termination=opts.get("join_throw_on_early_termination", False)):
+                iterations()
+                # what the context manager's exit raises is raised at "join exit"
+                where[0] = "join exit"
+                mark(where[0])
+                emit(ev="begin", at=where[0], kind="join_exit")
+            flush_warnings()
+            emit(ev="end", at=where[0], kind="join_exit")
+        else:
+            iterations()
         flush_warnings()
         emit(ev="done", outcome="ok", params=params_state(), grads=grads_state())
     except BaseException as e:  # noqa: BLE001 - record whatever was raised
