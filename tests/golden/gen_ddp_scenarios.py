@@ -18,18 +18,25 @@ How a run works
 - After a rank has finished (ok, or at its first exception) it stays alive
   until the driver releases it, so that no peer sees a closed connection.
   A rank that has not logged anything for HANG_GRACE_S seconds while another
-  rank has finished is recorded as hung (with the call it was inside) and
-  killed. The gloo timeout (init_process_group(timeout=20 s)) never fires.
+  rank has finished is stuck (in a collective): the driver then releases the
+  finished ranks, which exit and so close their gloo connections, and gives
+  the stuck rank PEER_EXIT_WAIT_S seconds to raise what gloo raises (recorded
+  as its error, at the call it was inside); a rank still silent after that is
+  recorded as hung (with that call) and killed. The gloo timeout
+  (init_process_group(timeout=20 s)) never fires. Every rank's own outcome is
+  recorded (errors_by_rank, outcome_by_rank, hung_ranks).
 - Cross-rank comparisons (grads_in_sync, replicas_in_sync) are made by the
   driver from SHA-1 digests of each tensor's raw bytes that every rank logs,
   not with an allgather: a collective issued after an error could hang or be
   matched against the reducer's own pending allreduce. Equal digests means
   bitwise identical.
 
-Model, data and plan language: ../shared/DESIGN.md (models/, apps/).
-One extension to the plan language: `forward(detach)` returns (a, b, t) where
-head_b and text_decoder read trunk(x).detach() (graph separation for the
-detach-split scenario).
+Model, data and plan language: ../shared/DESIGN.md (models/, apps/), extended
+as /work/snap/PLAN_SPEC.md says (forward flags, t_outside, @K, grad, freeze,
+rank{}, iter{}; options buffer, broadcast_buffers, per-rank iterations, join).
+`forward(detach)` returns (a, b, t) where head_b and text_decoder read
+trunk(x).detach() (graph separation for the detach-split scenario).
+gen_ddp_patterns.py runs the same machinery on its own list of runs.
 """
 import argparse
 import hashlib
@@ -46,7 +53,8 @@ sys.dont_write_bytecode = True  # keep __pycache__ out of tests/golden
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 WORLD = 2
-HANG_GRACE_S = 5.0      # a rank idle this long after a peer finished is "hung"
+HANG_GRACE_S = 5.0      # a rank idle this long after a peer finished is stuck: the finished ranks exit
+PEER_EXIT_WAIT_S = 5.0  # how long a stuck rank gets to raise once its peers exited; then it is "hung"
 ALL_IDLE_S = 60.0       # nobody finished and nobody logged for this long
 PG_TIMEOUT_S = 20
 MARK = "@@tinyddp-golden@@ "
@@ -591,6 +599,9 @@ def read_events(path):
 
 
 def run_one(spec, tmpdir):
+    """Run one spec; returns (per-rank events, per-rank stderr, stuck) where stuck maps each rank that sat in
+    a collective after a peer had finished to how that ended: "error" (gloo raised once the finished peers
+    exited) or "hung" (killed)."""
     port = free_port()
     env = dict(os.environ)
     env.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port), GLOO_SOCKET_IFNAME="lo",
@@ -606,7 +617,7 @@ def run_one(spec, tmpdir):
         procs.append(fork_worker(spec, r, logs[r], errs[r], env))
     last_change = [time.monotonic()] * WORLD
     last_size = [-1] * WORLD
-    hung = []
+    stuck, released_at = [], None
     while True:
         time.sleep(0.05)
         now = time.monotonic()
@@ -619,11 +630,19 @@ def run_one(spec, tmpdir):
             done.append(bool(evs) and evs[-1]["ev"] == "done" or procs[r].poll() is not None)
         if all(done):
             break
-        if any(done) and all(done[r] or now - last_change[r] > HANG_GRACE_S for r in range(WORLD)):
-            hung = [r for r in range(WORLD) if not done[r]]
-            break
-        if all(now - last_change[r] > ALL_IDLE_S for r in range(WORLD)):
-            hung = [r for r in range(WORLD) if not done[r]]
+        if released_at is None:
+            if any(done) and all(done[r] or now - last_change[r] > HANG_GRACE_S for r in range(WORLD)):
+                # The finished ranks exit, closing their gloo pairs: what a stuck rank raises then is what a
+                # user's stuck rank raises when its peer's script ends.
+                stuck = [r for r in range(WORLD) if not done[r]]
+                for r in range(WORLD):
+                    if done[r]:
+                        procs[r].release()
+                released_at = now
+            elif all(now - last_change[r] > ALL_IDLE_S for r in range(WORLD)):
+                stuck = [r for r in range(WORLD) if not done[r]]
+                break
+        elif now - released_at > PEER_EXIT_WAIT_S:
             break
     for p in procs:
         p.release()
@@ -631,10 +650,12 @@ def run_one(spec, tmpdir):
     for p in procs:
         if not p.wait(max(0.1, deadline - time.monotonic())):
             p.kill()
-    return [read_events(l) for l in logs], [open(e).read() for e in errs], hung
+    rank_events = [read_events(l) for l in logs]
+    ended = {r: ("error" if any(e["ev"] == "error" for e in rank_events[r]) else "hung") for r in stuck}
+    return rank_events, [open(e).read() for e in errs], ended
 
 
-def summarize(spec, rank_events, rank_stderr, hung):
+def summarize(spec, rank_events, rank_stderr, stuck):
     rec = {"id": spec["id"], "scenario": spec["scenario"], "plan": spec["plan"], "note": spec["note"],
            "options": spec["options"], "ranks": WORLD, "backend": "gloo"}
     torch_version = next((e["torch_version"] for e in rank_events[0] if e["ev"] == "start"), None)
@@ -646,22 +667,26 @@ def summarize(spec, rank_events, rank_stderr, hung):
             if e["ev"] == "error":
                 errors_by_rank[str(r)] = {"type": e["type"], "message": e["message"], "raised_at": e["at"]}
     hung_info = {}
-    for r in hung:
+    for r in stuck:
         begins = [e for e in rank_events[r] if e["ev"] == "begin"]
         ends = {e["at"] for e in rank_events[r] if e["ev"] == "end"}
         inside = [e["at"] for e in begins if e["at"] not in ends]
         hung_info[str(r)] = {"inside": inside[-1] if inside else None,
-                             "killed_after_idle_s": HANG_GRACE_S}
+                             "idle_s_before_peers_exited": HANG_GRACE_S, "after_peer_exit": stuck[r],
+                             "error": errors_by_rank.get(str(r))}
     outcome_by_rank = {}
     for r in range(WORLD):
         outcome_by_rank[str(r)] = ("error" if str(r) in errors_by_rank else
-                                   "hung" if r in hung else "ok")
-    if errors_by_rank:
-        r0 = min(errors_by_rank, key=int)
+                                   "hung" if r in stuck else "ok")
+    # the top-level error is the first rank's own failure; an error a stuck rank raised only because its
+    # peers exited comes after every other rank's
+    first = [r for r in errors_by_rank if int(r) not in stuck] or list(errors_by_rank)
+    if first:
+        r0 = min(first, key=int)
         err = dict(errors_by_rank[r0])
         err["rank"] = int(r0)
         rec["outcome"], rec["error"] = "error", err
-    elif hung:
+    elif stuck:
         rec["outcome"], rec["error"] = "hang", None
     else:
         rec["outcome"], rec["error"] = "ok", None
@@ -711,17 +736,19 @@ def summarize(spec, rank_events, rank_stderr, hung):
     def by_at(evs, kind):
         return {e["at"]: e for e in evs if e["ev"] == "end" and e["kind"] == kind}
 
-    ends = [by_at(evs, "backward") for evs in rank_events]
     steps = [by_at(evs, "step") for evs in rank_events]
     names = next((e["param_names"] for e in rank_events[0] if e["ev"] == "constructed"), [])
-    iters = []
-    for it in range(1, spec["options"]["iterations"] + 1):   # iterations count from 1
-        bws = []
-        k = 1
+    seq = [{e["at"]: i for i, e in enumerate(evs) if e["ev"] == "end"} for evs in rank_events]
+
+    def calls(kind, it):
+        """The backward or grad calls of plan iteration it, in call order, each with its position in the
+        run (the smallest index of its end event over the ranks that completed it)."""
+        ends = [by_at(evs, kind) for evs in rank_events]
+        out, k = [], 1
         while True:
-            at = f"backward #{k} of iteration {it}"
+            at = f"{kind} #{k} of iteration {it}"
             if not any(at in d for d in ends):
-                break
+                return out
             entry = {"call": k, "completed_on_ranks": [r for r in range(WORLD) if at in ends[r]]}
             entry["in_no_sync"] = next(d[at]["in_no_sync"] for d in ends if at in d)
             entry["grad_none"] = {str(r): [n for n, v in ends[r][at]["grads"].items() if v is None]
@@ -732,10 +759,18 @@ def summarize(spec, rank_events, rank_stderr, hung):
                                               else all(g[n] == gs[0][n] for g in gs)) for n in names}
             else:
                 entry["grads_in_sync"] = None
-            bws.append(entry)
+            out.append((min(seq[r][at] for r in entry["completed_on_ranks"]), entry))
             k += 1
+
+    its = spec["options"]["iterations"]
+    iters = []
+    for it in range(1, (max(its) if isinstance(its, list) else its) + 1):   # iterations count from 1
+        bw_calls, grad_calls = calls("backward", it), calls("grad", it)
+        bws = [e for _, e in bw_calls]
         itrec = {"iteration": it, "backwards": bws}
-        full = [b for b in bws if b["grads_in_sync"] is not None]
+        if grad_calls:
+            itrec["grad_calls"] = [e for _, e in grad_calls]
+        full = [e for _, e in sorted(bw_calls + grad_calls, key=lambda c: c[0]) if e["grads_in_sync"] is not None]
         if full:
             g = full[-1]["grads_in_sync"]
             itrec["grads_in_sync"] = g
@@ -751,14 +786,16 @@ def summarize(spec, rank_events, rank_stderr, hung):
             itrec["params_in_sync_after_step"] = all(p == ps[0] for p in ps)
         else:
             itrec["params_in_sync_after_step"] = None
-        if bws or itrec["params_in_sync_after_step"] is not None:
+        if bws or grad_calls or itrec["params_in_sync_after_step"] is not None:
             iters.append(itrec)
     rec["iterations"] = iters
     rec["grads_in_sync_per_iteration"] = [i["all_grads_in_sync"] for i in iters]
     return rec, torch_version
 
 
-def main():
+def main(all_runs=RUNS, notes=NOTES, generator="tests/golden/gen_ddp_scenarios.py",
+         out_name="ddp_scenarios.json"):
+    """Run all_runs (or --only one of them) and write out_name next to this script."""
     ap = argparse.ArgumentParser()
     ap.add_argument("--only", help="run one id and print its record")
     args = ap.parse_args()
@@ -769,15 +806,15 @@ def main():
     import torch.nn.functional  # noqa: F401
     import torch.nn.parallel  # noqa: F401
     import torch.optim  # noqa: F401
-    runs = [r for r in RUNS if args.only is None or r["id"] == args.only]
+    runs = [r for r in all_runs if args.only is None or r["id"] == args.only]
     assert runs, "no such run id"
-    ids = [r["id"] for r in RUNS]
+    ids = [r["id"] for r in all_runs]
     assert len(ids) == len(set(ids))
-    for r in RUNS:
+    for r in all_runs:
         parse_plan(r["plan"])
-    out = {"generator": "tests/golden/gen_ddp_scenarios.py", "torch_version": None,
+    out = {"generator": generator, "torch_version": None,
            "debian_package": None, "backend": "gloo", "ranks": WORLD,
-           "param_names": PARAM_NAMES, "notes": NOTES, "runs": []}
+           "param_names": PARAM_NAMES, "notes": notes, "runs": []}
     try:
         out["debian_package"] = subprocess.run(
             ["dpkg-query", "-W", "-f", "${Version}", "python3-torch"],
@@ -788,21 +825,21 @@ def main():
     with tempfile.TemporaryDirectory(prefix="ddp_golden_") as tmp:
         for spec in runs:
             t = time.monotonic()
-            evs, errs, hung = run_one(spec, tmp)
-            rec, tv = summarize(spec, evs, errs, hung)
+            evs, errs, stuck = run_one(spec, tmp)
+            rec, tv = summarize(spec, evs, errs, stuck)
             out["torch_version"] = out["torch_version"] or tv
             out["runs"].append(rec)
             err = rec["error"]
             print(f"{spec['id']:42s} {rec['outcome']:5s} "
                   f"{(err['raised_at'] + ': ' + err['message'][:60]) if err else ''} "
                   f"sync={rec['replicas_in_sync']} grads={rec['grads_in_sync_per_iteration']} "
-                  f"hung={hung} ({time.monotonic() - t:.1f}s)", file=sys.stderr)
+                  f"ranks={rec['outcome_by_rank']} ({time.monotonic() - t:.1f}s)", file=sys.stderr)
     print(f"total {time.monotonic() - t0:.1f}s", file=sys.stderr)
     if args.only:
         json.dump(out, sys.stdout, indent=1)
         print()
         return
-    with open(os.path.join(HERE, "ddp_scenarios.json"), "w") as f:
+    with open(os.path.join(HERE, out_name), "w") as f:
         json.dump(out, f, indent=1)
         f.write("\n")
 
