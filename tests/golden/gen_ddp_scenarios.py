@@ -655,6 +655,10 @@ def run_one(spec, tmpdir):
     return rank_events, [open(e).read() for e in errs], ended
 
 
+# gloo's "Connection closed by peer [127.0.0.1]:41089" names the peer's ephemeral port
+_PEER_PORT = re.compile(r"(\[\d+\.\d+\.\d+\.\d+\]):\d+")
+
+
 def summarize(spec, rank_events, rank_stderr, stuck):
     rec = {"id": spec["id"], "scenario": spec["scenario"], "plan": spec["plan"], "note": spec["note"],
            "options": spec["options"], "ranks": WORLD, "backend": "gloo"}
@@ -665,7 +669,8 @@ def summarize(spec, rank_events, rank_stderr, stuck):
     for r, evs in enumerate(rank_events):
         for e in evs:
             if e["ev"] == "error":
-                errors_by_rank[str(r)] = {"type": e["type"], "message": e["message"], "raised_at": e["at"]}
+                errors_by_rank[str(r)] = {"type": e["type"], "message": _PEER_PORT.sub(r"\1:<port>", e["message"]),
+                                          "raised_at": e["at"]}
     hung_info = {}
     for r in stuck:
         begins = [e for e in rank_events[r] if e["ev"] == "begin"]

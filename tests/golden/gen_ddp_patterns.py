@@ -1,0 +1,183 @@
+"""Behavioural reference for the DDP error patterns users report (issue 11): each pattern and its variants as
+a plan of the extended plan language (/work/snap/PLAN_SPEC.md), run on real PyTorch 1.13.1
+DistributedDataParallel (gloo, 2 ranks on 127.0.0.1) by gen_ddp_scenarios.py's machinery, with the same
+model, data and record format as ddp_scenarios.json.
+
+Writes ddp_patterns.json next to this script. Run by hand, from anywhere:
+
+    /usr/bin/python3 tests/golden/gen_ddp_patterns.py            # all runs
+    /usr/bin/python3 tests/golden/gen_ddp_patterns.py --only ID  # one run, JSON to stdout
+"""
+import os
+import sys
+
+sys.dont_write_bytecode = True  # keep __pycache__ out of tests/golden
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+import gen_ddp_scenarios as scen  # noqa: E402
+
+COMBINED = "forward; backward(a+b+t); step"
+
+
+def R(id_, plan, note, **opts):
+    """A run "scenario/variant" (the scenario is the id up to its first '/'), every option spelled out."""
+    o = {"find_unused_parameters": False, "static_graph": False, "debug": "OFF",
+         "extra_unused_parameter": False, "same_data": False, "iterations": 3, "bucket_cap_mb": 25,
+         "buffer": False, "broadcast_buffers": True, "join": False,
+         "join_divide_by_initial_world_size": True, "join_throw_on_early_termination": False}
+    for k, v in opts.items():
+        assert k in o, k
+        o[k] = v
+    return {"id": id_, "scenario": id_.split("/")[0], "plan": plan, "options": o, "note": note}
+
+
+FU = {"find_unused_parameters": True}
+SG = {"static_graph": True}
+
+
+def reuse_runs():
+    """Pattern 2: trunk.2 applied twice, every combination of checkpointing, static_graph, find_unused."""
+    runs = []
+    for flag, ck_id, ck_note in (("", "", ""), (", ckpt", "ckpt", ", each application under reentrant "
+                                                "checkpoint"), (", ckpt_nr", "ckpt-nr", ", each application "
+                                                "under checkpoint(use_reentrant=False)")):
+        for sg in (False, True):
+            for fu in (False, True):
+                parts = [p for p in (ck_id, "static-graph" if sg else "", "find-unused" if fu else "") if p]
+                note = (f"model(x) applies the same Linear (trunk.2) twice{ck_note}; one backward of the full "
+                        f"loss" + (", static_graph=True" if sg else "") + (", find_unused_parameters=True"
+                                                                           if fu else ""))
+                runs.append(R("layer-reuse" + ("/" + "-".join(parts) if parts else ""),
+                              f"forward(reuse{flag}); backward(a+b+t); step", note,
+                              static_graph=sg, find_unused_parameters=fu))
+    return runs
+
+
+RUNS = [
+    # 1. reentrant activation checkpointing
+    R("ckpt-reentrant", "forward(ckpt); backward(a+b+t); step",
+      "torch.utils.checkpoint.checkpoint(trunk[2], h) (use_reentrant=True, 1.13's default), one backward"),
+    R("ckpt-reentrant/find-unused", "forward(ckpt); backward(a+b+t); step",
+      "reentrant checkpoint with find_unused_parameters=True (the famous report)", **FU),
+    R("ckpt-reentrant/non-reentrant", "forward(ckpt_nr); backward(a+b+t); step",
+      "checkpoint(trunk[2], h, use_reentrant=False)"),
+    R("ckpt-reentrant/non-reentrant-find-unused", "forward(ckpt_nr); backward(a+b+t); step",
+      "checkpoint(..., use_reentrant=False) with find_unused_parameters=True", **FU),
+    R("ckpt-reentrant/static-graph", "forward(ckpt); backward(a+b+t); step",
+      "reentrant checkpoint with static_graph=True (the fix the error text suggests)", **SG),
+    R("ckpt-reentrant/static-graph-find-unused", "forward(ckpt); backward(a+b+t); step",
+      "reentrant checkpoint with static_graph=True and find_unused_parameters=True (users keep both)",
+      **SG, **FU),
+    # 2. a layer applied twice
+    *reuse_runs(),
+    # 3. several forwards, one backward
+    R("multi-forward", "forward; forward(no_text); backward(a@1+b@2+t@1); step",
+      "one forward per task (the second skips the text decoder), then one loss over both forwards' outputs"),
+    R("multi-forward/find-unused", "forward; forward(no_text); backward(a@1+b@2+t@1); step",
+      "as multi-forward, find_unused_parameters=True: the last forward did not reach text_decoder", **FU),
+    R("multi-forward/full-last-find-unused", "forward(no_text); forward; backward(a@1+b@1+t@2); step",
+      "the forward that reaches every parameter last, find_unused_parameters=True", **FU),
+    R("multi-forward/backward-each-find-unused", "forward; backward(a+t); forward(no_text); backward(b); step",
+      "a backward after each forward (two DDP iterations, grads accumulate), find_unused_parameters=True",
+      **FU),
+    # 4. a submodule applied outside the DDP forward
+    R("outside-forward", "forward(no_text, features); backward(a+b+t_outside); step",
+      "the forward returns (a, b, features); the loss applies ddp.module.text_decoder(features) outside it"),
+    R("outside-forward/find-unused", "forward(no_text, features); backward(a+b+t_outside); step",
+      "as outside-forward, find_unused_parameters=True", **FU),
+    # 5. freezing after wrapping
+    R("freeze-after-wrap", "iter(2+){ freeze(head_b) }; forward; backward(a+b+t); step",
+      "head_b.requires_grad_(False) from iteration 2 on, after DDP was constructed"),
+    R("freeze-after-wrap/find-unused", "iter(2+){ freeze(head_b) }; forward; backward(a+b+t); step",
+      "as freeze-after-wrap, find_unused_parameters=True", **FU),
+    R("freeze-after-wrap/unfreeze", "iter(2){ freeze(head_b) }; iter(3){ unfreeze(head_b) }; "
+      "forward; backward(a+b+t); step",
+      "head_b frozen in iteration 2 only, unfrozen again in iteration 3 (4 iterations)", iterations=4),
+    R("freeze-after-wrap/unfreeze-find-unused", "iter(2){ freeze(head_b) }; iter(3){ unfreeze(head_b) }; "
+      "forward; backward(a+b+t); step",
+      "as freeze-after-wrap/unfreeze, find_unused_parameters=True", iterations=4, **FU),
+    # 6. ranks whose graphs differ
+    R("rank-divergent", "rank(0){ forward; backward(a+b+t) }; rank(1){ forward(no_text); backward(a+b) }; step",
+      "a data-dependent branch: rank 1's batch has no text, so rank 1 skips the text decoder"),
+    R("rank-divergent/find-unused",
+      "rank(0){ forward; backward(a+b+t) }; rank(1){ forward(no_text); backward(a+b) }; step",
+      "as rank-divergent, find_unused_parameters=True", **FU),
+    # 7. uneven inputs
+    R("uneven-inputs", COMBINED, "rank 0 has 3 batches, rank 1 has 2; no join", iterations=[3, 2]),
+    R("uneven-inputs/join", COMBINED,
+      "the loop inside `with ddp.join():` (divide_by_initial_world_size=True)", iterations=[3, 2], join=True),
+    R("uneven-inputs/join-divide-by-current", COMBINED,
+      "`with ddp.join(divide_by_initial_world_size=False):`", iterations=[3, 2], join=True,
+      join_divide_by_initial_world_size=False),
+    R("uneven-inputs/join-throw", COMBINED,
+      "`with ddp.join(throw_on_early_termination=True):`", iterations=[3, 2], join=True,
+      join_throw_on_early_termination=True),
+    R("uneven-inputs/join-find-unused", COMBINED,
+      "`with ddp.join():` and find_unused_parameters=True", iterations=[3, 2], join=True, **FU),
+    # 8. buffers
+    R("buffer-two-forwards", "forward; forward; backward(a@1+a@2); step",
+      "a registered buffer read in forward; D(real) and D(fake) as two DDP forwards, one backward of the "
+      "sum (broadcast_buffers=True, the default)", buffer=True),
+    R("buffer-two-forwards/no-broadcast", "forward; forward; backward(a@1+a@2); step",
+      "as buffer-two-forwards, broadcast_buffers=False", buffer=True, broadcast_buffers=False),
+    R("buffer-two-forwards/single-forward", COMBINED,
+      "the buffer with one forward per backward (broadcast_buffers=True)", buffer=True),
+    # 9. autograd.grad
+    R("autograd-grad", "forward; grad(a+b+t); step",
+      "torch.autograd.grad of the loss w.r.t. the parameters, .grad assigned by hand, then step"),
+    R("autograd-grad/find-unused", "forward; grad(a+b+t); step",
+      "as autograd-grad, find_unused_parameters=True", **FU),
+    R("autograd-grad/static-graph", "forward; grad(a+b+t); step",
+      "as autograd-grad, static_graph=True", **SG),
+    # 10. static_graph with changing graphs
+    R("static-graph-changing/dropped",
+      "iter(1){ forward; backward(a+b+t) }; iter(2+){ forward(no_text); backward(a+b) }; step",
+      "static_graph=True; text_decoder used in iteration 1, not from iteration 2 on", **SG),
+    R("static-graph-changing/added",
+      "iter(1){ forward(no_text); backward(a+b) }; iter(2+){ forward; backward(a+b+t) }; step",
+      "static_graph=True; text_decoder unused in iteration 1, used from iteration 2 on", **SG),
+    R("static-graph-changing/changes-late",
+      "iter(1){ forward; backward(a+b+t) }; iter(2){ forward; backward(a+b+t) }; "
+      "iter(3){ forward(no_text); backward(a+b) }; step",
+      "static_graph=True; the same graph for two iterations, text_decoder dropped in iteration 3", **SG),
+    R("static-graph-changing/no-sync-first",
+      "no_sync{ forward; backward(a+b+t) }; forward; backward(a+b+t); step",
+      "static_graph=True; gradient accumulation with the first micro-batch inside no_sync(), from the very "
+      "first iteration", **SG),
+    R("static-graph-changing/forward-without-backward", "forward; forward; backward(a+b+t); step",
+      "static_graph=True; a forward whose outputs get no backward, then forward + backward", **SG),
+    # 11. checkpointing a block whose input does not require grad
+    R("ckpt-frozen-input", "iter(1){ freeze(trunk.0) }; forward(ckpt); backward(a+b+t); step",
+      "trunk.0 (the layer before the checkpointed block) frozen after wrapping, so the block's input does "
+      "not require grad; reentrant checkpoint"),
+    R("ckpt-frozen-input/find-unused", "iter(1){ freeze(trunk.0) }; forward(ckpt); backward(a+b+t); step",
+      "as ckpt-frozen-input, find_unused_parameters=True", **FU),
+    R("ckpt-frozen-input/non-reentrant", "iter(1){ freeze(trunk.0) }; forward(ckpt_nr); backward(a+b+t); step",
+      "as ckpt-frozen-input, checkpoint(..., use_reentrant=False)"),
+    R("ckpt-frozen-input/non-reentrant-find-unused",
+      "iter(1){ freeze(trunk.0) }; forward(ckpt_nr); backward(a+b+t); step",
+      "as ckpt-frozen-input/non-reentrant, find_unused_parameters=True", **FU),
+]
+
+
+NOTES = {
+    "runs": "id is 'scenario/variant' (the base run of a scenario has no variant); note says what the user "
+            "wrote. Plans and options: /work/snap/PLAN_SPEC.md. Every option is spelled out.",
+    "iterations": scen.NOTES["iterations"] + ". A list gives each rank its own count (uneven inputs)",
+    "raised_at": scen.NOTES["raised_at"] + ". 'join exit' is the exit of `with ddp.join(...)` after the "
+                 "rank's last iteration",
+    "grads_in_sync": scen.NOTES["grads_in_sync"] + ". grad() calls are listed in grad_calls; the iteration "
+                     "value is after the iteration's last backward or grad call",
+    "replicas_in_sync": scen.NOTES["replicas_in_sync"],
+    "warnings": scen.NOTES["warnings"].replace("Python warnings (none occurred)", "Python warnings"),
+    "outcomes": "every rank's own outcome: outcome_by_rank (ok|error|hung), errors_by_rank. A rank idle for "
+                f"{scen.HANG_GRACE_S:g} s after a peer finished is stuck: the finished ranks then exit (closing "
+                f"their gloo connections, as a user's finished script does) and the stuck rank gets "
+                f"{scen.PEER_EXIT_WAIT_S:g} s to raise; hung_ranks[rank] has the call it was inside, "
+                "after_peer_exit (error|hung) and that error. The top-level error is the lowest rank's own "
+                "failure, before any error a stuck rank raised only because its peers exited",
+}
+
+
+if __name__ == "__main__":
+    scen.main(RUNS, NOTES, "tests/golden/gen_ddp_patterns.py", "ddp_patterns.json")
