@@ -17,6 +17,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import gen_ddp_scenarios as scen  # noqa: E402
 
 COMBINED = "forward; backward(a+b+t); step"
+ALL_HEADS_TWICE = "a@1+b@1+t@1+a@2+b@2+t@2"
 
 
 def R(id_, plan, note, **opts):
@@ -119,7 +120,13 @@ RUNS = [
       "a registered buffer read in forward; D(real) and D(fake) as two DDP forwards, one backward of the "
       "sum (broadcast_buffers=True, the default)", buffer=True),
     R("buffer-two-forwards/no-broadcast", "forward; forward; backward(a@1+a@2); step",
-      "as buffer-two-forwards, broadcast_buffers=False", buffer=True, broadcast_buffers=False),
+      "as buffer-two-forwards, broadcast_buffers=False (head_b and text_decoder get no gradient: the loss "
+      "reads head a only)", buffer=True, broadcast_buffers=False),
+    R("buffer-two-forwards/all-heads", f"forward; forward; backward({ALL_HEADS_TWICE}); step",
+      "as buffer-two-forwards, the loss reading every head of both forwards (every parameter gets a "
+      "gradient, as D's do in a GAN)", buffer=True),
+    R("buffer-two-forwards/all-heads-no-broadcast", f"forward; forward; backward({ALL_HEADS_TWICE}); step",
+      "as buffer-two-forwards/all-heads, broadcast_buffers=False", buffer=True, broadcast_buffers=False),
     R("buffer-two-forwards/single-forward", COMBINED,
       "the buffer with one forward per backward (broadcast_buffers=True)", buffer=True),
     # 9. autograd.grad
