@@ -145,8 +145,9 @@ RUNS = [
       "static_graph=True; text_decoder unused in iteration 1, used from iteration 2 on", **SG),
     R("static-graph-changing/changes-late",
       "iter(1){ forward; backward(a+b+t) }; iter(2){ forward; backward(a+b+t) }; "
-      "iter(3){ forward(no_text); backward(a+b) }; step",
-      "static_graph=True; the same graph for two iterations, text_decoder dropped in iteration 3", **SG),
+      "iter(3){ forward(no_text); backward(a+b) }; iter(4){ forward; backward(a+b+t) }; step",
+      "static_graph=True; the same graph for two iterations, text_decoder dropped in iteration 3 only "
+      "(4 iterations, so that a forward follows the changed one)", iterations=4, **SG),
     R("static-graph-changing/no-sync-first",
       "no_sync{ forward; backward(a+b+t) }; forward; backward(a+b+t); step",
       "static_graph=True; gradient accumulation with the first micro-batch inside no_sync(), from the very "
@@ -177,6 +178,13 @@ NOTES = {
                      "value is after the iteration's last backward or grad call",
     "replicas_in_sync": scen.NOTES["replicas_in_sync"],
     "warnings": scen.NOTES["warnings"].replace("Python warnings (none occurred)", "Python warnings"),
+    "plan_choices": {
+        "buffer-two-forwards": "backward(a@1+a@2) as briefed reads head a only, so head_b and text_decoder "
+                               "never get a gradient (a second, unrelated cause without broadcast); the "
+                               "/all-heads variants read every head of both forwards",
+        "ckpt-frozen-input": "freeze(trunk.0) runs after DDP was constructed, so trunk.0's own missing "
+                             "gradients (indices 0 1) add to the checkpointed block's (2 3)",
+    },
     "outcomes": "every rank's own outcome: outcome_by_rank (ok|error|hung), errors_by_rank. A rank idle for "
                 f"{scen.HANG_GRACE_S:g} s after a peer finished is stuck: the finished ranks then exit (closing "
                 f"their gloo connections, as a user's finished script does) and the stuck rank gets "
