@@ -312,7 +312,6 @@ def worker(spec, rank, logpath):
 
     import torch
     import torch.distributed as dist
-    import torch.nn as nn
     import torch.nn.functional as F
     from torch.nn.parallel import DistributedDataParallel as DDP
 
