@@ -133,12 +133,21 @@ def _getitem(self, index):
         kept.append(dim)
     kept.extend(range(len(items), len(shape)))
     if len(kept) == len(shape):
-        return out if out is not self else self.view(shape)   # t[:] is a new view, as PyTorch's
+        if out is self:   # t[:] or t[()]: a new view, as PyTorch's
+            return self.narrow(0, 0, shape[0]) if shape else self.view(shape)
+        return out
     sizes = out._shape()
     return out.reshape([sizes[d] for d in kept])
 
 
+def _iter(self):
+    if self.dim() == 0:
+        raise TypeError("iteration over a 0-d tensor")
+    return (self[i] for i in range(self._shape()[0]))
+
+
 Tensor.__getitem__ = _getitem
+Tensor.__iter__ = _iter
 Tensor.shape = property(lambda self: Size(self._shape()))
 Tensor.dtype = property(lambda self: _BY_C[self._dtype()])
 Tensor.is_floating_point = lambda self: _BY_C[self._dtype()].is_floating_point

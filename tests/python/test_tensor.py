@@ -203,8 +203,12 @@ def test_basic_indexing_with_integers_and_slices():
     expected = np.zeros_like(a)
     expected[1, 0:2, 1] = 5
     close(w.grad, expected)
-    rows = [r.tolist() for r in torch.tensor([[1.0, 2.0], [3.0, 4.0]])]   # iteration stops at IndexError
+    rows = [r.tolist() for r in torch.tensor([[1.0, 2.0], [3.0, 4.0]])]
     assert rows == [[1.0, 2.0], [3.0, 4.0]]
+    with pytest.raises(TypeError, match="iteration over a 0-d tensor"):
+        iter(torch.tensor(1.0))
+    tt = torch.tensor(a.tolist()).transpose(0, 2)   # t[:] of a non-contiguous tensor is a view too
+    close(tt[:], np.transpose(a, (2, 1, 0)))
 
 
 def test_indexing_errors_follow_pytorch():
