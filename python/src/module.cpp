@@ -8,4 +8,5 @@ PYBIND11_MODULE(_C, m) {
   tinyddp::python::bind_autograd(m);
   tinyddp::python::bind_nn(m);
   tinyddp::python::bind_dist(m);
+  tinyddp::python::bind_models(m);
 }

@@ -125,6 +125,9 @@ Tensor from_flat(const py::list& values, const Shape& shape, DType dtype) {
   return from_vector(v, shape, dtype);
 }
 
+// A Python number as the 0-dim tensor PyTorch wraps it in: the other operand's dtype and device.
+Tensor wrapped(const Tensor& like, double value) { return scalar_tensor(value, like.dtype(), like.device()); }
+
 // In-place methods return the same Python object, as PyTorch's do.
 template <typename Fn>
 auto inplace(Fn fn) {
@@ -206,6 +209,7 @@ void bind_tensor(py::module_& m) {
       .def("clone", &Tensor::clone, release())
       .def("contiguous", &Tensor::contiguous, release())
       .def("transpose", &Tensor::transpose, release())
+      .def("narrow", &Tensor::narrow, py::arg("dim"), py::arg("start"), py::arg("length"), release())
       .def("matmul", &Tensor::matmul, release())
       .def("_to_dtype", [](const Tensor& t, DType d) { return t.to(d); }, release())
       .def("sum", [](const Tensor& t, const py::object& dim, bool keepdim) {
@@ -244,18 +248,31 @@ void bind_tensor(py::module_& m) {
              t.fill_(v);
            }))
       // ---- operators: tensors, Python floats and ints on either side; NumPy broadcasting ----
+      // A Python number on either side is wrapped as a 0-dim tensor of the other operand's dtype, as PyTorch's
+      // Python does, so `w * 2` records MulBackward0 (and `w / 2` divides, as PyTorch's) over the engine's
+      // tensor-tensor op. The wrapped number does not require grad: its gradient is never computed. Integer
+      // tensors keep the engine's scalar ops (and their dtype errors).
       .def("__add__", [](const Tensor& a, const Tensor& b) { return a + b; }, py::is_operator(), release())
-      .def("__add__", [](const Tensor& a, double b) { return a + b; }, py::is_operator(), release())
-      .def("__radd__", [](const Tensor& a, double b) { return b + a; }, py::is_operator(), release())
+      .def("__add__", [](const Tensor& a, double b) { return is_floating(a.dtype()) ? a + wrapped(a, b) : a + b; },
+           py::is_operator(), release())
+      .def("__radd__", [](const Tensor& a, double b) { return is_floating(a.dtype()) ? a + wrapped(a, b) : b + a; },
+           py::is_operator(), release())
       .def("__sub__", [](const Tensor& a, const Tensor& b) { return a - b; }, py::is_operator(), release())
-      .def("__sub__", [](const Tensor& a, double b) { return a - b; }, py::is_operator(), release())
+      .def("__sub__", [](const Tensor& a, double b) { return is_floating(a.dtype()) ? a - wrapped(a, b) : a - b; },
+           py::is_operator(), release())
       .def("__rsub__", [](const Tensor& a, double b) { return b - a; }, py::is_operator(), release())
       .def("__mul__", [](const Tensor& a, const Tensor& b) { return a * b; }, py::is_operator(), release())
-      .def("__mul__", [](const Tensor& a, double b) { return a * b; }, py::is_operator(), release())
-      .def("__rmul__", [](const Tensor& a, double b) { return b * a; }, py::is_operator(), release())
+      .def("__mul__", [](const Tensor& a, double b) { return is_floating(a.dtype()) ? a * wrapped(a, b) : a * b; },
+           py::is_operator(), release())
+      .def("__rmul__", [](const Tensor& a, double b) { return is_floating(a.dtype()) ? a * wrapped(a, b) : b * a; },
+           py::is_operator(), release())
       .def("__truediv__", [](const Tensor& a, const Tensor& b) { return a / b; }, py::is_operator(), release())
-      .def("__truediv__", [](const Tensor& a, double b) { return a / b; }, py::is_operator(), release())
-      .def("__rtruediv__", [](const Tensor& a, double b) { return b / a; }, py::is_operator(), release())
+      .def("__truediv__", [](const Tensor& a, double b) { return is_floating(a.dtype()) ? a / wrapped(a, b) : a / b; },
+           py::is_operator(), release())
+      // PyTorch: number / t = t.reciprocal() * number (MulBackward0 at the top).
+      .def("__rtruediv__",
+           [](const Tensor& a, double b) { return is_floating(a.dtype()) ? pow(a, -1.0) * wrapped(a, b) : b / a; },
+           py::is_operator(), release())
       .def("__matmul__", [](const Tensor& a, const Tensor& b) { return matmul(a, b); }, py::is_operator(), release())
       .def("__pow__", [](const Tensor& a, double e) { return pow(a, e); }, py::is_operator(), release())
       .def("__neg__", [](const Tensor& a) { return neg(a); }, release())

@@ -186,3 +186,48 @@ def test_adam_follows_the_update_rule():
         loss.backward()
         return loss
     assert opt.step(closure).item() > 0 and closure_calls == [1]
+
+
+@pytest.mark.parametrize("make", [lambda ps: torch.optim.SGD(ps, lr=0.1, momentum=0.9),
+                                  lambda ps: torch.optim.Adam(ps, lr=0.1)])
+def test_optimizers_skip_frozen_parameters_and_those_without_grad(make):
+    # PyTorch accepts a parameter that does not require grad and skips, at each step, every one whose .grad is None.
+    frozen = nn.Parameter(torch.tensor([1.0, 2.0]), requires_grad=False)
+    unused = nn.Parameter(torch.tensor([3.0]))
+    used = nn.Parameter(torch.tensor([0.5]))
+    opt = make([frozen, unused, used])
+    for _ in range(2):
+        opt.zero_grad()
+        (used * used).sum().backward()
+        opt.step()
+    assert frozen.tolist() == [1.0, 2.0] and frozen.grad is None
+    assert unused.tolist() == [3.0] and unused.grad is None
+    assert used.item() != 0.5
+
+
+def test_forward_hooks_follow_pytorch():
+    lin = nn.Linear(3, 2)
+    x = torch.ones(4, 3)
+    seen = []
+    pre = lin.register_forward_pre_hook(lambda m, args: seen.append(("pre", m is lin, len(args))))
+    post = lin.register_forward_hook(lambda m, args, out: seen.append(("post", args[0] is x, tuple(out.shape))))
+    y = lin(x)
+    assert seen == [("pre", True, 1), ("post", True, (4, 2))]
+    # A pre-hook's result replaces the inputs (a non-tuple is wrapped); a forward hook's replaces the output.
+    doubled = lin.register_forward_pre_hook(lambda m, args: args[0] * 2)
+    plus_one = lin.register_forward_hook(lambda m, args, out: out + 1)
+    z = lin(x)
+    np.testing.assert_allclose(arr(z), arr(lin.forward(x * 2)) + 1, rtol=1e-6)
+    for h in (pre, post, doubled, plus_one):
+        h.remove()
+    seen.clear()
+    np.testing.assert_allclose(arr(lin(x)), arr(y), rtol=0)
+    assert seen == []
+    # The handle is also a context manager; hooks on children run inside the parent's forward, in order.
+    order = []
+    seq = nn.Sequential(nn.Linear(3, 3), nn.ReLU())
+    with seq[0].register_forward_hook(lambda m, a, o: order.append("linear")), \
+            seq.register_forward_hook(lambda m, a, o: order.append("seq")):
+        seq(x)
+    seq(x)
+    assert order == ["linear", "seq"]

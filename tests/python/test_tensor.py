@@ -161,3 +161,69 @@ def test_numpy_round_trip():
     with pytest.raises(RuntimeError, match=r"Can't call numpy\(\) on Tensor that requires grad"):
         torch.ones(1, requires_grad=True).numpy()
     np.testing.assert_array_equal(torch.ones(2, 3).t().numpy(), np.ones((3, 2)))   # strided view
+
+
+def test_python_numbers_are_wrapped_as_tensors_as_pytorch_does():
+    # PyTorch 1.13's grad_fn names for a number on either side (a 0-dim wrapped tensor, the tensor-tensor op).
+    w = torch.tensor([1.0, 2.0, 4.0], requires_grad=True)
+    names = {"w + 2": (w + 2, "AddBackward0"), "2 + w": (2 + w, "AddBackward0"), "w - 2": (w - 2, "SubBackward0"),
+             "w * 2": (w * 2, "MulBackward0"), "2 * w": (2 * w, "MulBackward0"), "w / 2": (w / 2, "DivBackward0"),
+             "2 / w": (2 / w, "MulBackward0")}
+    for expr, (t, name) in names.items():
+        assert t.grad_fn.name() == name, expr
+        assert t.dtype == torch.float32, expr
+    close(w / 4, [0.25, 0.5, 1.0])
+    close(2 / w, [2.0, 1.0, 0.5])
+    # The gradients stay right, to second order: f = sum(3 w^2 / 2 + 1) -> df/dw = 3w, d2f/dw2 = 3.
+    f = ((w * w * 3) / 2 + 1).sum()
+    (g,) = torch.autograd.grad(f, w, create_graph=True)
+    close(g, [3.0, 6.0, 12.0])
+    (h,) = torch.autograd.grad(g.sum(), w)
+    close(h, [3.0, 3.0, 3.0])
+    (d,) = torch.autograd.grad((2 / w).sum(), w)   # -2 / w^2
+    close(d, [-2.0, -0.5, -0.125])
+
+
+def test_basic_indexing_with_integers_and_slices():
+    a = np.arange(24, dtype=np.float64).reshape(2, 3, 4)
+    t = torch.tensor(a.tolist(), dtype=torch.float64)
+    for index in (0, -1, (1, 2), (1, 2, 3), (-1, -1, -1), slice(None), slice(1, None), (slice(None), 1),
+                  (slice(None), slice(0, 2)), (0, slice(1, 3), slice(2, None)), (slice(None), slice(5, 9)),
+                  (slice(None), -2, slice(1, 3)), slice(-1, None)):
+        got = t[index]
+        assert list(got.shape) == list(a[index].shape), index
+        if a[index].size:   # (tolist() of an empty tensor loses its inner sizes, as PyTorch's does)
+            close(got, a[index])
+    assert t[1, 2, 3].dim() == 0 and t[1, 2, 3].item() == 23.0
+    assert t[:, 1:2].grad_fn is None
+    # Slices are the engine's narrow (SliceBackward0); the gradient lands on the indexed elements only.
+    w = torch.tensor(a.tolist(), dtype=torch.float64, requires_grad=True)
+    assert w[:, 1:3].grad_fn.name() == "SliceBackward0"
+    (w[1, 0:2, 1] * 5).sum().backward()
+    expected = np.zeros_like(a)
+    expected[1, 0:2, 1] = 5
+    close(w.grad, expected)
+    rows = [r.tolist() for r in torch.tensor([[1.0, 2.0], [3.0, 4.0]])]
+    assert rows == [[1.0, 2.0], [3.0, 4.0]]
+    with pytest.raises(TypeError, match="iteration over a 0-d tensor"):
+        iter(torch.tensor(1.0))
+    tt = torch.tensor(a.tolist()).transpose(0, 2)   # t[:] of a non-contiguous tensor is a view too
+    close(tt[:], np.transpose(a, (2, 1, 0)))
+
+
+def test_indexing_errors_follow_pytorch():
+    t = torch.zeros(2, 3)
+    with pytest.raises(IndexError, match="index 2 is out of bounds for dimension 0 with size 2"):
+        t[2]
+    with pytest.raises(IndexError, match="index -4 is out of bounds for dimension 1 with size 3"):
+        t[0, -4]
+    with pytest.raises(IndexError, match="too many indices for tensor of dimension 2"):
+        t[0, 0, 0]
+    with pytest.raises(IndexError, match="invalid index of a 0-dim tensor"):
+        torch.tensor(1.0)[0]
+    with pytest.raises(ValueError, match="step must be greater than zero"):
+        t[::-1]
+    with pytest.raises(NotImplementedError, match="step other than 1"):
+        t[::2]
+    with pytest.raises(TypeError, match="integers and slices only"):
+        t[None]

@@ -12,6 +12,10 @@ def _check_reduction(reduction):
         raise ValueError(f"{reduction} is not a valid value for reduction")
 
 
+def linear(input, weight, bias=None):
+    return _C._nn.linear(input, weight, bias)
+
+
 def relu(input, inplace=False):
     if inplace:
         raise NotImplementedError("relu(inplace=True): tinyddp has no in-place relu.")

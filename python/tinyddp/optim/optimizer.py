@@ -24,8 +24,11 @@ class Optimizer:
             if not isinstance(p, Tensor):
                 raise TypeError("optimizer can only optimize Tensors, but one of the params is " + type(p).__name__)
         self._params = params
+        # PyTorch keeps every parameter and skips, at each step, those whose .grad is None (models/optim does
+        # too); one that does not require grad never gets a .grad, and models/optim refuses it, so it is left
+        # out here. (A parameter that starts requiring grad after construction is therefore not stepped.)
         try:
-            self._impl = make_impl(params)
+            self._impl = make_impl([p for p in params if p.requires_grad])
         except RuntimeError as e:   # PyTorch's optimizers check their arguments in Python, with ValueError
             raise ValueError(str(e)) from None
 

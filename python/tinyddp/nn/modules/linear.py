@@ -18,15 +18,23 @@ class Linear(Module):
             self.bias = Parameter._wrap(impl.bias)
         else:
             self.register_parameter("bias", None)
+        # The Parameter objects registered now: while they are still registered, the C++ layer's handles are
+        # this module's parameters, checked by identity at each forward (no Python objects made per call).
+        object.__setattr__(self, "_own", (self._parameters["weight"], self._parameters["bias"]))
 
     def forward(self, input):
-        # The C++ layer computes with its own handles; they are this module's parameters unless reassigned.
-        if not self.weight._is_same(self._impl.weight) or (self.bias is not None and
-                                                          not self.bias._is_same(self._impl.bias)):
+        params, (weight, bias) = self._parameters, self._own
+        if (params["weight"] is not weight or params["bias"] is not bias) and not self._same_tensors():
             raise RuntimeError("Linear: weight or bias was replaced by a new Parameter; tinyddp's Linear computes with "
                                "the tensors it was built with. Copy new values in place instead: "
                                "with torch.no_grad(): linear.weight.copy_(new_weight).")
         return self._impl.forward(input)
+
+    def _same_tensors(self):
+        """Slow path: a Parameter re-registered under another Python object but over the same tensors is fine."""
+        w, b = self._parameters["weight"], self._parameters["bias"]
+        return (w is not None and w._is_same(self._impl.weight)
+                and (b is None) == (self._impl.bias is None) and (b is None or b._is_same(self._impl.bias)))
 
     def extra_repr(self):
         return self._impl.extra_repr()
