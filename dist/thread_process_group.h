@@ -31,11 +31,11 @@ class ThreadWorld : public std::enable_shared_from_this<ThreadWorld> {
   // Marks the world as failed because `rank` stopped with `reason`; wakes every waiter.
   void abort(int rank, const std::string& reason);
 
-  // `rank`'s program has ended; `why` says how, with the rank as "it" ("it finished its 2 iterations").
-  // Every collective it has not arrived at can never complete: its waiters, present and future, get an
-  // Error naming both ranks at wait(). Collectives it already arrived at still complete. A left rank may
-  // not start collectives; a second leave() of one rank keeps the first reason (so a program can leave
-  // with a precise reason before run() leaves it with a generic one).
+  // `rank`'s program has ended; `why` says how, with the rank as "it" and no final period ("it finished
+  // its 2 iterations"). Every collective it has not arrived at can never complete: its waiters, present
+  // and future, get an Error naming both ranks at wait(). Collectives it already arrived at still
+  // complete. A left rank may not start collectives; a second leave() of one rank keeps the first reason
+  // (so a program can leave with a precise reason before run() leaves it with a generic one).
   void leave(int rank, const std::string& why);
 
   // Runs fn on `size` threads, one per rank, and joins them. Returns each rank's exception (null if it
