@@ -58,9 +58,17 @@ class ThreadWork : public Work {
     ThreadWorld& w = *world_;
     std::unique_lock<std::mutex> lock(w.mu_);
     Slot& slot = *slot_;
-    w.cv_.wait_for(lock, w.timeout_, [&] { return slot.done || !slot.error.empty() || !w.abort_reason_.empty(); });
+    // A rank that left this collective is reported before an abort: it is this rank's own cause, whereas
+    // an abort may be another waiter failing for that same leave, first by thread timing.
+    std::string left;
+    w.cv_.wait_for(lock, w.timeout_, [&] {
+      if (slot.done || !slot.error.empty()) return true;
+      left = w.left_error(seq_, rank_, what_);
+      return !left.empty() || !w.abort_reason_.empty();
+    });
     if (!slot.error.empty()) throw Error(slot.error);
     if (!slot.done) {
+      if (!left.empty()) throw Error(left);
       if (!w.abort_reason_.empty())
         throw Error("[Rank " + std::to_string(rank_) + "] " + what_ + " (collective #" + std::to_string(seq_) +
                     ") cannot complete: " + w.abort_reason_);
@@ -138,13 +146,42 @@ class ThreadProcessGroup : public ProcessGroup {
 }  // namespace
 
 ThreadWorld::ThreadWorld(int size, std::chrono::milliseconds timeout)
-    : size_(size), timeout_(timeout), next_seq_(static_cast<size_t>(size), 0) {
+    : size_(size), timeout_(timeout), next_seq_(static_cast<size_t>(std::max(size, 0)), 0),
+      left_(static_cast<size_t>(std::max(size, 0))) {
   TINYDDP_CHECK(size >= 1, "ThreadWorld: the number of ranks must be at least 1, got ", size, ".");
 }
 
 std::shared_ptr<ProcessGroup> ThreadWorld::group(int rank) {
   TINYDDP_CHECK(rank >= 0 && rank < size_, "ThreadWorld: rank ", rank, " is out of range for ", size_, " ranks.");
   return std::make_shared<ThreadProcessGroup>(shared_from_this(), rank, timeout_);
+}
+
+void ThreadWorld::leave(int rank, const std::string& why) {
+  TINYDDP_CHECK(rank >= 0 && rank < size_, "ThreadWorld::leave: rank ", rank, " is out of range for ", size_, " ranks.");
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!left_[rank]) left_[rank] = Left{next_seq_[rank], why};
+  }
+  cv_.notify_all();
+}
+
+std::string ThreadWorld::left_error(uint64_t seq, int rank, const std::string& kind) const {
+  // A rank that left after n collectives arrived at #0 .. #n-1 and at nothing later.
+  for (int r = 0; r < size_; ++r) {
+    if (!left_[r] || left_[r]->collectives > seq) continue;
+    const uint64_t n = left_[r]->collectives;
+    const std::string after = n == 0 ? "before its first collective"
+                              : n == 1 ? "after its only collective (#0)"
+                                       : "after its " + std::to_string(n) + " collectives (#0 to #" +
+                                             std::to_string(n - 1) + ")";
+    return "thread process group: rank " + std::to_string(rank) + " waited in " + kind + " (its collective #" +
+           std::to_string(seq) + ") for rank " + std::to_string(r) + ", which left the process group " + after +
+           ": " + left_[r]->why + ". Collective #" + std::to_string(seq) +
+           " needs every rank, so it can never complete; a multi-process run (gloo, MPI) would fail here too, "
+           "with a transport error or at the timeout. Every rank must issue the same collectives in the same "
+           "order.";
+  }
+  return "";
 }
 
 void ThreadWorld::abort(int rank, const std::string& reason) {
@@ -161,6 +198,9 @@ std::shared_ptr<Work> ThreadWorld::arrive(int rank, Arrival arrival) {
   std::shared_ptr<Slot> slot_ptr;
   {
     std::lock_guard<std::mutex> lock(mu_);
+    TINYDDP_CHECK(!left_[rank], "thread process group: rank ", rank, " called ", arrival.kind,
+                  " after it left the process group (", left_[rank] ? left_[rank]->why : "", "). A rank leaves "
+                  "when its program has ended; issue every collective before leave().");
     seq = next_seq_[rank]++;
     if (trace::on()) trace::comm_begin(rank, this, seq, arrival.kind.c_str(), arrival_bytes(arrival));
     auto& entry = slots_[seq];
@@ -232,6 +272,7 @@ std::vector<std::exception_ptr> ThreadWorld::run(int size, const std::function<v
       auto pg = world->group(r);
       try {
         fn(*pg);
+        world->leave(r, "its program returned");
       } catch (const std::exception& e) {
         errors[r] = std::current_exception();
         world->abort(r, e.what());

@@ -6,7 +6,9 @@
 // calls meets the k-th of every other rank). The last rank to arrive performs it, summing in rank order,
 // so results are bitwise deterministic whatever the thread timing. If a rank throws, run() aborts the
 // world: every rank waiting on a collective gets an Error naming that rank instead of waiting out the
-// timeout.
+// timeout. If a rank's program ends (it returned, or caught its error and stopped), run() or the program
+// itself calls leave(): the collectives that rank never reached fail at once on the others, naming it, as
+// a multi-process run fails with a transport error when a peer exits.
 #pragma once
 
 #include <condition_variable>
@@ -29,8 +31,16 @@ class ThreadWorld : public std::enable_shared_from_this<ThreadWorld> {
   // Marks the world as failed because `rank` stopped with `reason`; wakes every waiter.
   void abort(int rank, const std::string& reason);
 
+  // `rank`'s program has ended; `why` says how, with the rank as "it" and no final period ("it finished
+  // its 2 iterations"). Every collective it has not arrived at can never complete: its waiters, present
+  // and future, get an Error naming both ranks at wait(). Collectives it already arrived at still
+  // complete. A left rank may not start collectives; a second leave() of one rank keeps the first reason
+  // (so a program can leave with a precise reason before run() leaves it with a generic one).
+  void leave(int rank, const std::string& why);
+
   // Runs fn on `size` threads, one per rank, and joins them. Returns each rank's exception (null if it
-  // finished normally); a rank that throws aborts the world so that the others stop too.
+  // finished normally); a rank that throws aborts the world so that the others stop too, and a rank that
+  // returns leaves it, so that the others stop at the first collective it will never join.
   static std::vector<std::exception_ptr> run(int size, const std::function<void(ProcessGroup&)>& fn,
                                              std::chrono::milliseconds timeout = kDefaultTimeout);
 
@@ -56,6 +66,9 @@ class ThreadWorld : public std::enable_shared_from_this<ThreadWorld> {
   };
   friend class ThreadWork;
   void perform(uint64_t seq, Slot& slot);   // called with mu_ held by the last arrival
+  // With mu_ held: the error for `rank` waiting in collective `seq` (a `kind`) when a rank that left will
+  // never join it; empty while every missing rank may still come.
+  std::string left_error(uint64_t seq, int rank, const std::string& kind) const;
 
   const int size_;
   const std::chrono::milliseconds timeout_;
@@ -65,6 +78,11 @@ class ThreadWorld : public std::enable_shared_from_this<ThreadWorld> {
   // (a finished slot leaves the map; the Works of its ranks keep it alive for their wait())
   std::vector<uint64_t> next_seq_;     // per rank: the sequence number of its next collective
   std::string abort_reason_;           // non-empty once a rank failed
+  struct Left {
+    uint64_t collectives;   // how many it arrived at (#0 .. collectives-1); it never reaches the others
+    std::string why;
+  };
+  std::vector<std::optional<Left>> left_;   // per rank: set once its program ended
 };
 
 }  // namespace tinyddp::dist
