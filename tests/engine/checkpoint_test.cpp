@@ -283,6 +283,57 @@ TEST(Checkpoint, WarnsWhenNoInputRequiresGradEvenUnderNoGrad) {
   EXPECT_EQ(warnings, std::vector<std::string>{golden().at("cases").at("frozen_input/reentrant").at("warnings")[0]});
 }
 
+// The example of docs/autograd.md, "Activation checkpointing" (kept identical to the snippet there).
+TEST(CheckpointDoc, ExampleInAutogradMd) {
+  using namespace tinyddp::autograd;
+  // A block of 4 layers h = tanh(h @ W_k); B = 32 rows, D = 64 features, f32.
+  manual_seed(0);
+  std::vector<Tensor> ws;
+  for (int k = 0; k < 4; ++k) ws.push_back((randn({64, 64}) * 0.1).requires_grad_());
+  auto block = [&](const Tensor& in) {
+    Tensor h = in;
+    for (const Tensor& w : ws) h = tanh(matmul(h, w));
+    return h;
+  };
+  Tensor x = randn({32, 64}).requires_grad_();
+
+  // What the ops keep for backward, counted by a saved-tensor hook that changes nothing.
+  int64_t saved_bytes = 0;
+  auto count = [&](const Tensor& t) -> std::any { saved_bytes += t.numel() * 4; return t; };
+  auto keep = [](const std::any& p) { return std::any_cast<Tensor>(p); };
+
+  Tensor plain;
+  {
+    SavedTensorHooksGuard hooks(count, keep);
+    plain = block(x);
+  }
+  EXPECT_EQ(saved_bytes, 4 * (32 * 64 + 64 * 64 + 32 * 64) * 4);   // per layer: h, W, tanh's output
+  const Tensor g_plain = autograd::grad({sum(plain)}, {ws[0]})[0];
+
+  saved_bytes = 0;
+  Tensor y;
+  {
+    SavedTensorHooksGuard hooks(count, keep);
+    y = checkpoint(block, x);   // reentrant: the block runs under no-grad
+  }
+  EXPECT_EQ(saved_bytes, 32 * 64 * 4);   // the input only
+  EXPECT_EQ(y.grad_fn()->name(), "CheckpointFunctionBackward");
+
+  // W_0's AccumulateGrad runs inside the nested backward: a callback its hook queues has run by the time
+  // the checkpoint's node is done.
+  int callbacks = 0, seen_when_node_done = -1;
+  auto acc = grad_accumulator(ws[0]);
+  acc->add_post_hook([&](const TensorList&, const TensorList&) { Engine::queue_callback([&] { ++callbacks; }); });
+  y.grad_fn()->add_post_hook([&](const TensorList&, const TensorList&) { seen_when_node_done = callbacks; });
+  sum(y).backward();
+  EXPECT_EQ(seen_when_node_done, 1);
+  EXPECT_TRUE(all_close(ws[0].grad(), g_plain, 1e-6, 1e-5));
+
+  // Non-reentrant: the ordinary graph, so autograd::grad works.
+  Tensor z = checkpoint(block, x, {.use_reentrant = false});
+  EXPECT_TRUE(all_close(autograd::grad({sum(z)}, {ws[0]})[0], g_plain, 1e-6, 1e-5));
+}
+
 // base/warning.h: per-thread handlers that nest; without one, stderr.
 TEST(Warning, HandlersNestPerThreadAndDefaultToStderr) {
   std::vector<std::string> outer_seen, inner_seen;
