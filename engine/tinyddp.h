@@ -2,8 +2,10 @@
 #pragma once
 
 #include "engine/autograd/anomaly_mode.h"
+#include "engine/autograd/checkpoint.h"
 #include "engine/autograd/engine.h"
 #include "engine/autograd/functional.h"
 #include "engine/autograd/grad_mode.h"
+#include "engine/autograd/saved_tensor_hooks.h"
 #include "engine/core/tensor.h"
 #include "engine/ops/ops.h"

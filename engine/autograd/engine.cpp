@@ -209,4 +209,6 @@ void Engine::queue_callback(std::function<void()> callback) {
 
 bool Engine::in_backward() { return current_task != nullptr; }
 
+bool Engine::is_checkpoint_valid() { return current_task == nullptr || !current_task->restricted; }
+
 }  // namespace tinyddp::autograd

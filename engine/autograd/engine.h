@@ -39,6 +39,10 @@ class Engine {
   static void queue_callback(std::function<void()> callback);
   // Whether this thread is inside a backward right now.
   static bool in_backward();
+  // False inside a restricted backward (autograd::grad, backward(inputs=...)), which reentrant
+  // checkpointing cannot serve: its nested backward would accumulate into every leaf (PyTorch's
+  // _is_checkpoint_valid). Asks the innermost backward on this thread; true outside any backward.
+  static bool is_checkpoint_valid();
 };
 
 }  // namespace tinyddp::autograd

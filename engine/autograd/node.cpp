@@ -4,6 +4,7 @@
 
 #include "engine/autograd/accumulate_grad.h"
 #include "engine/autograd/grad_mode.h"
+#include "engine/autograd/saved_tensor_hooks.h"
 
 namespace tinyddp::autograd {
 
@@ -58,22 +59,52 @@ Edge gradient_edge(const Tensor& t) {
 }
 
 // ---- SavedTensor ----
+namespace {
+constexpr const char* kBackwardTwiceMessage =
+    "Trying to backward through the graph a second time (or directly access saved tensors after they have "
+    "already been freed). Saved intermediate values of the graph are freed when you call .backward() or "
+    "autograd.grad(). Specify retain_graph=True if you need to backward through the graph a second time or if "
+    "you need to access saved tensors after calling backward.";
+}  // namespace
+
 SavedTensor::SavedTensor(const Tensor& t, bool is_output)
     : is_output_(is_output), output_nr_(t.defined() ? t.output_nr() : 0), saved_version_(t.defined() ? t.version() : 0) {
+  if (!t.defined()) return;
+  defined_ = true;
+  if (auto hooks = current_saved_tensor_hooks()) {
+    // The history unpack gives back: an output's grad_fn is the saving node itself (unpack's owner).
+    if (t.is_leaf()) {
+      requires_grad_ = t.requires_grad();
+      if (requires_grad_) grad_accumulator_ = grad_accumulator(t);
+    } else if (!is_output) {
+      grad_fn_ = t.grad_fn();
+    }
+    NoGradGuard no_grad;
+    packed_ = hooks->pack(t);
+    TINYDDP_CHECK(t.version() == saved_version_,
+                  "A saved tensor pack hook is modifying its input in place. Tensors provided as input to pack hook "
+                  "can not be modified by in-place operations as this can lead to unexpected side-effects. Please "
+                  "open an issue if you need to perform in-place operations on the input to a pack hook.");
+    hooks_ = std::move(hooks);
+    return;
+  }
   // An op's own output would hold its grad_fn (the saving node) and so the node would own itself:
   // keep a history-free alias instead and restore the history in unpack().
-  data_ = (is_output && t.defined()) ? t.detach() : t;
+  data_ = is_output ? t.detach() : t;
+}
+
+void SavedTensor::release() {
+  data_ = Tensor();
+  packed_.reset();
+  hooks_.reset();
+  grad_fn_.reset();
+  released_ = true;
 }
 
 Tensor SavedTensor::unpack(Node& owner) const {
-  if (released_) {
-    throw Error(
-        "Trying to backward through the graph a second time (or directly access saved tensors after they have "
-        "already been freed). Saved intermediate values of the graph are freed when you call .backward() or "
-        "autograd.grad(). Specify retain_graph=True if you need to backward through the graph a second time or if "
-        "you need to access saved tensors after calling backward.");
-  }
-  if (!data_.defined()) return Tensor();
+  if (!defined_) return Tensor();
+  if (released_) throw Error(kBackwardTwiceMessage);
+  if (hooks_) return unpack_hooked(owner);
   const uint64_t current = data_.version();
   if (current != saved_version_) {
     std::ostringstream msg;
@@ -93,11 +124,39 @@ Tensor SavedTensor::unpack(Node& owner) const {
   return out;
 }
 
+// PyTorch 1.13 checks no version here: what unpack returns need not share the saved tensor's counter.
+Tensor SavedTensor::unpack_hooked(Node& owner) const {
+  const Tensor data = hooks_->unpack(packed_);
+  TINYDDP_CHECK(data.defined(), "Output of saved tensor unpack_hook expected to be a Tensor but got an undefined "
+                                "tensor; the unpack hook must return the tensor that pack's result stands for.");
+  // A fresh handle on the unpacked data, with the saved tensor's history (never the hook's own tensor's).
+  Tensor out = make_view(data, data.shape(), data.strides(), data.offset());
+  TensorImpl& impl = *out.impl();
+  if (is_output_) {
+    impl.grad_fn = owner.shared_from_this();
+    impl.output_nr = output_nr_;
+  } else if (grad_fn_) {
+    impl.grad_fn = grad_fn_;
+    impl.output_nr = output_nr_;
+  } else if (requires_grad_) {
+    TINYDDP_INTERNAL_ASSERT(!grad_accumulator_.expired(), "No grad accumulator for a saved leaf");
+    impl.requires_grad = true;
+    impl.grad_accumulator = grad_accumulator_;   // gradients reach the saved leaf's .grad, not this handle's
+  }
+  return out;
+}
+
 // ---- OpNode ----
 TensorList OpNode::apply(TensorList&& grads) {
   bool any_defined = false;
   for (const auto& g : grads) any_defined |= g.defined();
   if (!any_defined) return TensorList(next_edges().size());   // nothing flows: skip the rule
+  struct ClearUnpacked {   // also on a throw: an unpacked output holds this node
+    TensorList& unpacked;
+    ~ClearUnpacked() { unpacked.clear(); }
+  } clear{unpacked_};
+  unpacked_.reserve(saved_.size());
+  for (const SavedTensor& s : saved_) unpacked_.push_back(s.unpack(*this));
   TensorList out = rule_(grads, *this);
   TINYDDP_INTERNAL_ASSERT(out.size() == next_edges().size(), name(), " returned ", out.size(),
                           " gradients for ", next_edges().size(), " inputs.");
@@ -106,6 +165,12 @@ TensorList OpNode::apply(TensorList&& grads) {
 
 void OpNode::release_saved() {
   for (auto& s : saved_) s.release();
+}
+
+const Tensor& OpNode::saved(size_t i) const {
+  TINYDDP_INTERNAL_ASSERT(i < unpacked_.size(), name(), ": saved(", i, ") outside its backward rule or past the ",
+                          unpacked_.size(), " saved tensors.");
+  return unpacked_[i];
 }
 
 size_t OpNode::save(const Tensor& t, bool is_output) {

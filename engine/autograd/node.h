@@ -13,6 +13,7 @@
 // differentiated again, to any order.
 #pragma once
 
+#include <any>
 #include <cstdint>
 #include <functional>
 #include <limits>
@@ -93,21 +94,33 @@ Edge gradient_edge(const Tensor& t);
 // A tensor saved for backward. Remembers the version at save time so that an in-place change before the
 // backward is caught (PyTorch's "modified by an inplace operation" error), and can be released after use.
 // An op's own output is saved without its grad_fn (the node would otherwise own itself) and gets it back
-// when unpacked.
+// when unpacked. Under saved-tensor hooks (saved_tensor_hooks.h) it keeps what the pack hook returned and
+// the tensor's history instead of the tensor, and unpacks through the unpack hook.
+struct SavedTensorHooks;
+
 class SavedTensor {
  public:
   SavedTensor() = default;
   SavedTensor(const Tensor& t, bool is_output);
   // `owner` is the node that saved this tensor (an output gets owner as its grad_fn back).
   Tensor unpack(Node& owner) const;
-  void release() { data_ = Tensor(); released_ = true; }
+  void release();
 
  private:
+  Tensor unpack_hooked(Node& owner) const;
+
   Tensor data_;             // the tensor itself; for an op's own output, a detached alias (same version counter)
   bool is_output_ = false;
   uint32_t output_nr_ = 0;
   uint64_t saved_version_ = 0;
   bool released_ = false;
+  bool defined_ = false;    // false: nothing was saved (an unneeded input), unpacked as undefined even after release
+  // With hooks: the pair that packed the tensor, what pack returned, and the history unpack restores.
+  std::shared_ptr<const SavedTensorHooks> hooks_;
+  std::any packed_;
+  std::shared_ptr<Node> grad_fn_;               // a non-leaf that is not the saving node's output
+  std::weak_ptr<Node> grad_accumulator_;        // a leaf that requires grad (the graph keeps it alive)
+  bool requires_grad_ = false;
 };
 
 // The node of an ordinary op: a name (PyTorch's, e.g. "MulBackward0"), saved tensors, and a backward
@@ -123,12 +136,15 @@ class OpNode : public Node {
   void release_saved() override;
 
   size_t save(const Tensor& t, bool is_output = false);   // returns the index for saved()
-  Tensor saved(size_t i) { return saved_[i].unpack(*this); }
+  // Saved tensor i, inside the rule. Every saved tensor is unpacked once, in save order, before the rule
+  // runs (as PyTorch's generated nodes do), so unpack hooks see one call each however often a rule reads it.
+  const Tensor& saved(size_t i) const;
 
  private:
   std::string name_;
   Rule rule_;
   std::vector<SavedTensor> saved_;
+  TensorList unpacked_;   // saved_, unpacked; only while the rule runs (an unpacked output holds this node)
 };
 
 // Wires a new op's node into the graph when grad mode is on and some input requires grad; returns the

@@ -8,6 +8,7 @@
 // inplace.cpp (add_, mul_, fill_, copy_), random.cpp (seeded RNG).
 #pragma once
 
+#include <string>
 #include <vector>
 
 #include "engine/core/tensor.h"
@@ -101,6 +102,10 @@ Tensor& copy_(Tensor& self, const Tensor& src);
 
 // ---- random numbers: one generator per thread, seeded with manual_seed (0 until then) ----
 void manual_seed(uint64_t seed);
+// The generator's whole state (torch.get_rng_state / set_rng_state): setting a state got earlier replays the
+// same draws from there. Opaque text; only set_rng_state reads it.
+std::string get_rng_state();
+void set_rng_state(const std::string& state);
 Tensor randn(const Shape& shape, DType dtype = DType::f32);          // standard normal
 Tensor rand(const Shape& shape, DType dtype = DType::f32);           // uniform [0, 1)
 Tensor randint(int64_t low, int64_t high, const Shape& shape);       // uniform integers in [low, high), int64

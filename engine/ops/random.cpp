@@ -6,6 +6,7 @@
 #include <cmath>
 #include <numbers>
 #include <random>
+#include <sstream>
 
 #include "engine/ops/op_utils.h"
 
@@ -37,6 +38,21 @@ Tensor fill_random(const Shape& shape, DType dtype, const char* op, Draw draw) {
 }  // namespace
 
 void manual_seed(uint64_t seed) { generator.seed(seed); }
+
+std::string get_rng_state() {
+  std::ostringstream os;
+  os << generator;
+  return os.str();
+}
+
+void set_rng_state(const std::string& state) {
+  std::istringstream is(state);
+  std::mt19937_64 restored;
+  is >> restored;
+  TINYDDP_CHECK(!is.fail(), "set_rng_state: expected a state returned by get_rng_state(), but could not read one "
+                            "from the ", state.size(), " characters given.");
+  generator = restored;
+}
 
 Tensor randn(const Shape& shape, DType dtype) { return fill_random(shape, dtype, "randn", standard_normal); }
 Tensor rand(const Shape& shape, DType dtype) { return fill_random(shape, dtype, "rand", uniform01); }
