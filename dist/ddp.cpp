@@ -36,6 +36,46 @@ class DDPSink : public autograd::Node {
 
 std::string sizes_str(const Shape& s) { return shape_str(s); }
 
+// Note [Buffers in 1.13's DDP]
+// Facts from PyTorch 1.13.1 (torch/nn/parallel/distributed.py, torch/distributed/utils.py, and measured with
+// tests/golden/gen_ddp_buffers.py -> ddp_buffers.json; tests/dist/ddp_buffers_test.cpp checks each):
+//  - Construction (_sync_module_states) broadcasts from rank 0, in one _broadcast_coalesced, every named
+//    parameter (frozen ones too: the requires_grad filter is only the reducer's) and then every buffer,
+//    whatever broadcast_buffers says. _broadcast_coalesced copies the result back into each tensor on every
+//    rank, rank 0 included, so each one's version goes up by exactly 1 (a 0-element buffer's too).
+//  - A forward broadcasts the buffers from rank 0 (the authoritative rank; under join, the one the ranks
+//    agree on) when will_sync_module_buffers(): require_forward_param_sync && broadcast_buffers && there are
+//    buffers. require_forward_param_sync starts true and is set after every forward to (grad mode on && not
+//    in no_sync): so the first forward syncs even inside no_sync or under no_grad, a forward after a
+//    no_sync/no_grad forward does not, and the forward after a synchronized one does. static_graph and
+//    find_unused_parameters play no part. The broadcast comes after _rebuild_buckets (so a forward that
+//    raises "Expected to have finished reduction" broadcasts nothing) and before the module runs; the copy
+//    back bumps every buffer's version by 1 on every rank.
+//  - Hence the GAN idiom D(real), D(fake), one backward of both losses, with a buffer read in the forward:
+//    construction leaves the buffer at version 1, the first forward's broadcast makes it 2 and the forward
+//    saves it at 2, the second forward's makes it 3, and the backward raises on both ranks "one of the
+//    variables needed for gradient computation has been modified by an inplace operation: [torch.FloatTensor
+//    [8]] is at version 3; expected version 2 instead. Hint: ...". broadcast_buffers=false runs cleanly.
+
+// Copies rank `root`'s values into `tensors` on every rank and bumps each one's version, as 1.13's
+// _broadcast_coalesced's copy back does.
+void broadcast_in_place(ProcessGroup& pg, const std::vector<Tensor>& tensors, int root) {
+  NoGradGuard no_grad;
+  std::vector<Tensor> flat;
+  for (const Tensor& t : tensors) flat.push_back(t.detach());
+  pg.broadcast(flat, root)->wait();
+  for (const Tensor& t : tensors) t.bump_version();
+}
+
+// Appends each tensor of `named` that is not yet in `out`.
+void append_unique(std::vector<Tensor>& out, const std::vector<std::pair<std::string, Tensor>>& named) {
+  for (const auto& [_, t] : named) {
+    bool seen = false;
+    for (const Tensor& u : out) seen |= u.is_same(t);
+    if (!seen) out.push_back(t);
+  }
+}
+
 }  // namespace
 
 void verify_params_across_processes(ProcessGroup& pg, const std::vector<Tensor>& params) {
@@ -77,7 +117,8 @@ void verify_params_across_processes(ProcessGroup& pg, const std::vector<Tensor>&
 }
 
 DistributedDataParallel::DistributedDataParallel(const NamedParameters& parameters,
-                                                 std::shared_ptr<ProcessGroup> process_group, DDPOptions options)
+                                                 std::shared_ptr<ProcessGroup> process_group, DDPOptions options,
+                                                 const NamedBuffers& buffers)
     : pg_(std::move(process_group)), options_(options) {
   TINYDDP_CHECK(pg_ != nullptr, "DistributedDataParallel: the process group is null.");
   std::vector<Tensor> params;
@@ -98,12 +139,14 @@ DistributedDataParallel::DistributedDataParallel(const NamedParameters& paramete
   TINYDDP_CHECK(options_.bucket_cap_mb > 0, "DistributedDataParallel: bucket_cap_mb must be positive, got ",
                 options_.bucket_cap_mb, ".");
   verify_params_across_processes(*pg_, params);
-  if (options_.broadcast_parameters) {
-    NoGradGuard no_grad;
-    std::vector<Tensor> flat;
-    for (const Tensor& p : params) flat.push_back(p.detach());
-    pg_->broadcast(flat, 0)->wait();
-    for (const Tensor& p : params) p.bump_version();
+  for (const auto& [name, b] : buffers)
+    TINYDDP_CHECK(b.defined(), "DistributedDataParallel: buffer '", name, "' is an undefined tensor.");
+  append_unique(buffers_, buffers);
+  if (options_.broadcast_parameters) {   // 1.13's _sync_module_states (Note [Buffers in 1.13's DDP])
+    std::vector<Tensor> states;
+    append_unique(states, parameters);
+    append_unique(states, buffers);
+    broadcast_in_place(*pg_, states, 0);
   }
   // 1.13: without unused-parameter search (or with a static graph) the first iteration is one bucket;
   // the buckets are rebuilt from the observed gradient order afterwards.
@@ -140,7 +183,9 @@ std::vector<Tensor> DistributedDataParallel::forward(const std::function<std::ve
   if (sync) reducer_->prepare_for_forward();
   reducer_->set_last_forward_synced(sync);
   if (grad_enabled) reducer_->rebuild_buckets();   // raises if the prior reduction never finished
+  if (will_sync_module_buffers()) sync_module_buffers(0);   // Note [Buffers in 1.13's DDP]
   std::vector<Tensor> outputs = module_forward();
+  require_forward_param_sync_ = sync;
   if (sync) reducer_->prepare_for_backward(outputs);   // walks them only with dynamic_graph_find_unused()
   const bool delay_all_reduce = reducer_->static_graph_first_iteration();
   if ((reducer_->dynamic_graph_find_unused() || delay_all_reduce) && grad_enabled) {
@@ -160,6 +205,10 @@ std::vector<Tensor> DistributedDataParallel::forward(const std::function<std::ve
     }
   }
   return outputs;
+}
+
+void DistributedDataParallel::sync_module_buffers(int authoritative_rank) {
+  broadcast_in_place(*pg_, buffers_, authoritative_rank);
 }
 
 void DistributedDataParallel::check_before_step() {

@@ -6,8 +6,13 @@
 //   optimizer.step();                     // every rank applies the same averaged gradients
 //   { auto guard = ddp.no_sync(); ... }   // forward + backward in scope accumulate locally, unsynced
 //
-// Construction checks that every rank has the same parameter shapes and broadcasts rank 0's values.
-// The module itself stays the user's: DDP only needs its named parameters and a way to run its forward.
+// Construction checks that every rank has the same parameter shapes and broadcasts rank 0's values of the
+// parameters and buffers; with broadcast_buffers, forwards copy rank 0's buffers again (see ddp.cpp's Note
+// [Buffers in 1.13's DDP]). The module itself stays the user's: DDP only needs its named parameters (and
+// buffers) and a way to run its forward. Several DDP instances may share one process group (a GAN's G and D):
+// each has its own reducer, and their collectives match across ranks by the order the ranks issue them.
+//
+//   DistributedDataParallel ddp(model.named_parameters(), pg, {}, model.named_buffers());
 #pragma once
 
 #include <functional>
@@ -27,23 +32,32 @@ struct DDPOptions {
   bool find_unused_parameters = false;
   bool static_graph = false;
   bool gradient_as_bucket_view = false;
-  bool broadcast_parameters = true;            // copy rank 0's parameters to every rank at construction
+  bool broadcast_parameters = true;            // copy rank 0's parameters and buffers to every rank at construction
+  bool broadcast_buffers = true;               // copy rank 0's buffers in place at forwards (1.13's rule)
   std::optional<DebugLevel> debug_level;       // default: TORCH_DISTRIBUTED_DEBUG
   UnsyncedGradPolicy unsynced_grads = UnsyncedGradPolicy::warn;   // tinyddp: see reducer.h
   bool print_warnings = true;                  // to stderr; warnings() keeps them either way
 };
 
 using NamedParameters = std::vector<std::pair<std::string, Tensor>>;
+using NamedBuffers = std::vector<std::pair<std::string, Tensor>>;
 
 class DistributedDataParallel {
  public:
+  // `parameters` are all of the module's named parameters, frozen ones included (those are broadcast at
+  // construction but not reduced); `buffers` its named buffers (nn::Module::named_buffers()).
   DistributedDataParallel(const NamedParameters& parameters, std::shared_ptr<ProcessGroup> process_group,
-                          DDPOptions options = {});
+                          DDPOptions options = {}, const NamedBuffers& buffers = {});
 
   // DDP's forward around `module_forward`: finishes the bookkeeping of the previous iteration (raising
-  // "Expected to have finished reduction ..." if it never finished), rebuilds buckets once, runs the
-  // module, and arms the reducer for the backward of the returned outputs.
+  // "Expected to have finished reduction ..." if it never finished), rebuilds buckets once, copies rank 0's
+  // buffers when will_sync_module_buffers(), runs the module, and arms the reducer for the backward of the
+  // returned outputs.
   std::vector<Tensor> forward(const std::function<std::vector<Tensor>()>& module_forward);
+  // PyTorch's will_sync_module_buffers: whether the next forward broadcasts the buffers.
+  bool will_sync_module_buffers() const {
+    return require_forward_param_sync_ && options_.broadcast_buffers && !buffers_.empty();
+  }
 
   // While alive, forwards and backwards do not synchronize: gradients accumulate locally and are averaged
   // by the first synchronized backward after it.
@@ -70,9 +84,16 @@ class DistributedDataParallel {
   const std::vector<std::string>& warnings() const { return warnings_; }
 
  private:
+  // Copies `authoritative_rank`'s buffers into every rank's, in place (each buffer's version bumps).
+  void sync_module_buffers(int authoritative_rank);
+
   std::shared_ptr<ProcessGroup> pg_;
   DDPOptions options_;
   std::unique_ptr<Reducer> reducer_;
+  std::vector<Tensor> buffers_;   // the module's buffers, each once, in named_buffers() order
+  // 1.13's require_forward_param_sync: true until a forward runs unsynchronized (no_sync or grad mode off);
+  // the forward after a synchronized one is the one that broadcasts buffers.
+  bool require_forward_param_sync_ = true;
   std::vector<std::string> warnings_;   // every warning of the reducer, in order, whether printed or not
 };
 

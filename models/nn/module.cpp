@@ -72,6 +72,10 @@ void Module::check_new_name(const std::string& name, const char* kind) const {
   for (const auto& [existing, _] : params_)
     TINYDDP_CHECK(existing != name, "attribute '", name, "' already exists: ", type_name(),
                   " already has a parameter of that name. Pick another name.");
+  for (const auto& [existing, _] : buffers_)
+    TINYDDP_CHECK(existing != name, "attribute '", name, "' already exists: ", type_name(),
+                  " already has a buffer of that name. Pick another name; to change the buffer's values, copy them "
+                  "into it in place (buffer.copy_(...)) so that DDP and state files keep seeing the same tensor.");
   for (const auto& [existing, _] : children_)
     TINYDDP_CHECK(existing != name, "attribute '", name, "' already exists: ", type_name(),
                   " already has a child module of that name. Pick another name.");
@@ -86,6 +90,14 @@ Tensor Module::register_parameter(const std::string& name, Tensor tensor) {
                 "' as a function of another Tensor, compute the value in the forward() method.");
   tensor.requires_grad_(true);
   params_.emplace_back(name, tensor);
+  return tensor;
+}
+
+Tensor Module::register_buffer(const std::string& name, Tensor tensor) {
+  check_new_name(name, "buffer");
+  TINYDDP_CHECK(tensor.defined(), "register_buffer: buffer '", name, "' of ", type_name(),
+                " is an undefined tensor; create it first (e.g. with zeros or ones).");
+  buffers_.emplace_back(name, tensor);
   return tensor;
 }
 
@@ -111,17 +123,40 @@ std::vector<std::pair<std::string, const Module*>> Module::named_modules() const
   return out;
 }
 
-std::vector<std::pair<std::string, Tensor>> Module::named_parameters() const {
+namespace {
+
+// PyTorch's _named_members: every module's own tensors of one kind (`own`), depth first, each tensor once.
+template <typename Own>
+std::vector<std::pair<std::string, Tensor>> named_members(const Module& root, Own own) {
   std::vector<std::pair<std::string, Tensor>> out;
   std::unordered_set<const TensorImpl*> seen;   // PyTorch's memo: a shared tensor is listed once
-  for (const auto& [prefix, m] : named_modules()) {
-    for (const auto& [name, p] : m->params_) {
-      if (!seen.insert(p.impl()).second) continue;
-      out.emplace_back(prefix.empty() ? name : prefix + "." + name, p);
+  for (const auto& [prefix, m] : root.named_modules()) {
+    for (const auto& [name, t] : own(*m)) {
+      if (!seen.insert(t.impl()).second) continue;
+      out.emplace_back(prefix.empty() ? name : prefix + "." + name, t);
     }
   }
   return out;
 }
+
+std::vector<Tensor> tensors_of(const std::vector<std::pair<std::string, Tensor>>& named) {
+  std::vector<Tensor> out;
+  for (const auto& [_, t] : named) out.push_back(t);
+  return out;
+}
+
+}  // namespace
+
+std::vector<std::pair<std::string, Tensor>> Module::named_parameters() const {
+  return named_members(*this, [](const Module& m) -> const auto& { return m.named_own_parameters(); });
+}
+
+std::vector<std::pair<std::string, Tensor>> Module::named_buffers() const {
+  return named_members(*this, [](const Module& m) -> const auto& { return m.named_own_buffers(); });
+}
+
+std::vector<Tensor> Module::parameters() const { return tensors_of(named_parameters()); }
+std::vector<Tensor> Module::buffers() const { return tensors_of(named_buffers()); }
 
 void Module::to(Device device) {
   NoGradGuard no_grad;
@@ -130,12 +165,13 @@ void Module::to(Device device) {
     p.set_data(p.detach().to(device));
     if (p.grad().defined()) p.set_grad(p.grad().to(device));
   }
+  for (const Tensor& b : buffers())
+    if (b.device() != device) b.set_data(b.detach().to(device));
 }
 
-std::vector<Tensor> Module::parameters() const {
-  std::vector<Tensor> out;
-  for (auto& [_, p] : named_parameters()) out.push_back(p);
-  return out;
+Module& Module::requires_grad_(bool requires_grad) {
+  for (Tensor p : parameters()) p.requires_grad_(requires_grad);
+  return *this;
 }
 
 Tensor Module::parameter(const std::string& name) const {

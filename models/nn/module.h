@@ -1,5 +1,6 @@
 // nn::Module: the base of every layer and model. A module owns parameters (leaf tensors that require
-// grad) and child modules, both registered by name, and walks them the way PyTorch 1.13 does.
+// grad), buffers (state that is not trained, like BatchNorm's running statistics) and child modules, all
+// registered by name, and walks them the way PyTorch 1.13 does.
 //
 //   struct TwoTask : nn::Module {
 //     std::shared_ptr<nn::Sequential> trunk = register_module("trunk", std::make_shared<nn::Sequential>(...));
@@ -9,15 +10,17 @@
 //   for (auto& [name, p] : m.named_parameters()) ...   // "trunk.0.weight", "trunk.0.bias", ..., "head.bias"
 //   m.zero_grad();                                      // zero .grad in place (PyTorch 1.13's default)
 //   m.eval();                                           // training = false here and in every descendant
+//   m.head->requires_grad_(false);                      // freeze a part (any time, also under DDP)
 //   Tensor y = (*m.trunk)(x);                           // operator() calls forward()
 //
 // Invariants:
-//  - registration order is iteration order; names are unique among a module's parameters and children, and
-//    contain no '.', which joins names across levels;
-//  - parameters are held by handle: a registered tensor keeps its identity for the module's lifetime
-//    (optimizers, DDP hooks and load_parameters rely on it), so change values in place, never reassign;
-//  - traversal visits a module's own parameters before its children's, depth first, and lists a module
-//    or a tensor reached twice only once (PyTorch's memo), under the first name it was reached by.
+//  - registration order is iteration order; names are unique among a module's parameters, buffers and
+//    children, and contain no '.', which joins names across levels;
+//  - parameters and buffers are held by handle: a registered tensor keeps its identity for the module's
+//    lifetime (optimizers, DDP hooks and buffer broadcasts, load_parameters rely on it), so change values in
+//    place, never reassign;
+//  - traversal visits a module's own parameters (or buffers) before its children's, depth first, and lists
+//    a module or a tensor reached twice only once (PyTorch's memo), under the first name it was reached by.
 #pragma once
 
 #include <memory>
@@ -57,6 +60,11 @@ class Module {
   // Registers `tensor` as parameter `name`, marks it requires_grad, and returns it (the same handle).
   Tensor register_parameter(const std::string& name, Tensor tensor);
 
+  // Registers `tensor` as buffer `name` and returns it (the same handle). Its requires_grad is left as it is
+  // (PyTorch's register_buffer does not touch it). Unlike PyTorch, registering a buffer name again is refused:
+  // DDP and state files hold the first tensor, so copy new values into it instead.
+  Tensor register_buffer(const std::string& name, Tensor tensor);
+
   // Registers `module` as child `name` and returns it.
   template <typename M>
   std::shared_ptr<M> register_module(const std::string& name, std::shared_ptr<M> module) {
@@ -69,6 +77,10 @@ class Module {
   std::vector<std::pair<std::string, Tensor>> named_parameters() const;
   // This module's own parameters only, in registration order.
   const std::vector<std::pair<std::string, Tensor>>& named_own_parameters() const { return params_; }
+  // Buffers like parameters: recursive, registration order, dotted names, each tensor once.
+  std::vector<Tensor> buffers() const;
+  std::vector<std::pair<std::string, Tensor>> named_buffers() const;
+  const std::vector<std::pair<std::string, Tensor>>& named_own_buffers() const { return buffers_; }
   // Direct children, in registration order.
   const std::vector<std::pair<std::string, std::shared_ptr<Module>>>& named_children() const { return children_; }
   // This module (name "") and every descendant, depth first, each module once.
@@ -79,9 +91,13 @@ class Module {
   // PyTorch 1.13's Module.zero_grad: set_to_none = false zeroes every existing .grad in place (under
   // NoGradGuard, detaching a .grad that carries history first); true drops the .grad tensors instead.
   void zero_grad(bool set_to_none = false);
-  // Moves every parameter (and its .grad) to `device` in place, as PyTorch's module.to(device): the
-  // parameter handles stay the same tensors, so build optimizers and DDP after or before, either works.
+  // Moves every parameter (and its .grad) and every buffer to `device` in place, as PyTorch's
+  // module.to(device): the handles stay the same tensors, so build optimizers and DDP after or before.
   void to(Device device);
+  // PyTorch's Module.requires_grad_: sets requires_grad on every parameter (recursively); returns *this.
+  // Freezing under DDP is allowed at any time: a frozen parameter's gradient hook just does not fire (with
+  // find_unused_parameters = false the reducer then waits for it, as PyTorch 1.13's does).
+  Module& requires_grad_(bool requires_grad = true);
 
   // Sets training mode here and in every descendant; returns *this. eval() is train(false).
   Module& train(bool mode = true);
@@ -94,6 +110,7 @@ class Module {
 
   bool training_ = true;   // PyTorch modules start in training mode
   std::vector<std::pair<std::string, Tensor>> params_;                      // own parameters, registration order
+  std::vector<std::pair<std::string, Tensor>> buffers_;                     // own buffers, registration order
   std::vector<std::pair<std::string, std::shared_ptr<Module>>> children_;   // children, registration order
 };
 

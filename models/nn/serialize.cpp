@@ -5,7 +5,9 @@
 #include <cstring>
 #include <fstream>
 #include <map>
+#include <set>
 #include <sstream>
+#include <unordered_set>
 #include <vector>
 
 namespace tinyddp::nn {
@@ -135,13 +137,24 @@ class Reader {
 
 }  // namespace
 
+std::vector<std::pair<std::string, Tensor>> state_entries(const Module& module) {
+  std::vector<std::pair<std::string, Tensor>> out;
+  std::unordered_set<const TensorImpl*> seen;
+  for (const auto& [prefix, m] : module.named_modules()) {
+    for (const auto* own : {&m->named_own_parameters(), &m->named_own_buffers()})
+      for (const auto& [name, t] : *own)
+        if (seen.insert(t.impl()).second) out.emplace_back(prefix.empty() ? name : prefix + "." + name, t);
+  }
+  return out;
+}
+
 void save_parameters(const Module& module, const std::string& path) {
   std::ofstream out(path);
   TINYDDP_CHECK(out.is_open(), "save_parameters: cannot open '", path, "' for writing (", std::strerror(errno),
                 "). Check that the directory exists and is writable.");
   out << kParamsHeaderV1 << '\n';
-  for (const auto& [name, p] : module.named_parameters()) {
-    TINYDDP_CHECK(p.dtype() == DType::f32 || p.dtype() == DType::f64, "save_parameters('", path, "'): parameter '",
+  for (const auto& [name, p] : state_entries(module)) {
+    TINYDDP_CHECK(p.dtype() == DType::f32 || p.dtype() == DType::f64, "save_parameters('", path, "'): entry '",
                   name, "' is ", dtype_name(p.dtype()), "; the format holds f32 and f64 only.");
     out << name << ' ' << dtype_token(p.dtype()) << ' ' << p.dim();
     for (int64_t d : p.shape()) out << ' ' << d;
@@ -166,10 +179,13 @@ void save_parameters(const Module& module, const std::string& path) {
 void load_parameters(Module& module, const std::string& path) {
   const std::vector<Entry> entries = Reader(path).read_all();
 
-  const auto named = module.named_parameters();
+  const auto named = state_entries(module);
   std::map<std::string, Tensor> by_name(named.begin(), named.end());
   std::vector<std::string> module_names;
   for (const auto& [n, _] : named) module_names.push_back(n);
+  std::set<std::string> buffer_names;
+  for (const auto& [n, _] : module.named_buffers()) buffer_names.insert(n);
+  auto kind = [&](const std::string& n) { return buffer_names.contains(n) ? "buffer" : "parameter"; };
 
   std::map<std::string, size_t> seen;   // name -> line of its first entry
   for (const Entry& e : entries) {
@@ -179,23 +195,28 @@ void load_parameters(Module& module, const std::string& path) {
                   "). Each parameter must appear once; regenerate the file.");
     const auto found = by_name.find(e.name);
     TINYDDP_CHECK(found != by_name.end(), where, "unexpected parameter '", e.name, "': ", module.type_name(),
-                  " has no parameter of that name. Its parameters are ", join_names(module_names),
+                  " has no parameter or buffer of that name. Its ",
+                  buffer_names.empty() ? "parameters are " : "parameters and buffers are ", join_names(module_names),
                   ". Was the file saved from a different model (or with different module names)?");
     const Tensor& p = found->second;
-    TINYDDP_CHECK(p.dtype() == e.value.dtype(), where, "dtype mismatch for parameter '", e.name, "': the module has ",
-                  dtype_token(p.dtype()), ", the file has ", dtype_token(e.value.dtype()),
+    TINYDDP_CHECK(p.dtype() == e.value.dtype(), where, "dtype mismatch for ", kind(e.name), " '", e.name,
+                  "': the module has ", dtype_token(p.dtype()), ", the file has ", dtype_token(e.value.dtype()),
                   ". Build the module with the file's dtype (e.g. Linear(..., DType::", dtype_token(e.value.dtype()),
                   ")).");
-    TINYDDP_CHECK(p.shape() == e.value.shape(), where, "size mismatch for parameter '", e.name,
+    TINYDDP_CHECK(p.shape() == e.value.shape(), where, "size mismatch for ", kind(e.name), " '", e.name,
                   "': the module expects shape ", shape_str(p.shape()), " but the file has shape ",
                   shape_str(e.value.shape()), ". Check the layer sizes the model was built with.");
   }
-  std::vector<std::string> missing;
+  std::vector<std::string> missing_params, missing_buffers;
   for (const auto& n : module_names)
-    if (!seen.contains(n)) missing.push_back(n);
-  TINYDDP_CHECK(missing.empty(), "load_parameters('", path, "'): missing parameters ", join_names(missing),
-                ": ", module.type_name(), " has them but the file does not. Was the file saved from a different "
-                "model? Save it again with nn::save_parameters from this model's architecture.");
+    if (!seen.contains(n)) (buffer_names.contains(n) ? missing_buffers : missing_params).push_back(n);
+  const std::string missing =
+      (missing_params.empty() ? "" : "parameters " + join_names(missing_params)) +
+      (missing_params.empty() || missing_buffers.empty() ? "" : " and ") +
+      (missing_buffers.empty() ? "" : "buffers " + join_names(missing_buffers));
+  TINYDDP_CHECK(missing.empty(), "load_parameters('", path, "'): missing ", missing, ": ", module.type_name(),
+                " has them but the file does not. Was the file saved from a different model (or before buffers "
+                "were registered)? Save it again with nn::save_parameters from this model's architecture.");
 
   NoGradGuard no_grad;
   for (const Entry& e : entries) {
