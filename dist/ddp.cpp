@@ -139,7 +139,15 @@ std::vector<Tensor> DistributedDataParallel::forward(const std::function<std::ve
   const bool sync = grad_enabled && reducer_->sync_enabled();
   if (sync) reducer_->prepare_for_forward();
   reducer_->set_last_forward_synced(sync);
+  for (auto& work : join_works_) work->wait();   // the previous forward's (every rank has issued them by now)
+  join_works_.clear();
+  if (std::optional<JoinNotice> notice = Join::notify_join_context(*this)) {
+    join_works_.push_back(notice->work);
+    reducer_->set_forward_pass_work_handle(notice->work, notice->count, divide_by_initial_world_size_);
+  }
   if (grad_enabled) reducer_->rebuild_buckets();   // raises if the prior reduction never finished
+  // (A buffer broadcast goes here: a joined rank shadows it right after its rebuild, see shadow_buffer_broadcast.)
+  if (join_config().enable) join_works_.push_back(check_global_requires_backward_grad_sync(false).first);
   std::vector<Tensor> outputs = module_forward();
   if (sync) reducer_->prepare_for_backward(outputs);   // walks them only with dynamic_graph_find_unused()
   const bool delay_all_reduce = reducer_->static_graph_first_iteration();
@@ -160,6 +168,61 @@ std::vector<Tensor> DistributedDataParallel::forward(const std::function<std::ve
     }
   }
   return outputs;
+}
+
+// 1.13's _DDPJoinHook: a joined rank's shadow of one DDP iteration (Note [Why joined ranks shadow every
+// collective], join.h), in the order a non-joined rank issues them: forward (rebuild, buffers, the sync flag),
+// then backward (the buckets in order, then the local-used map).
+class DDPJoinHook : public JoinHook {
+ public:
+  DDPJoinHook(DistributedDataParallel& ddp, bool divide_by_initial_world_size) : ddp_(ddp) {
+    ddp_.divide_by_initial_world_size_ = divide_by_initial_world_size;
+  }
+  void main_hook() override {
+    Reducer& reducer = *ddp_.reducer_;
+    reducer.rebuild_buckets();   // once in a run, with the others' rebuild
+    ddp_.shadow_buffer_broadcast();
+    auto [work, syncing_ranks] = ddp_.check_global_requires_backward_grad_sync(true);
+    work->wait();
+    if (syncing_ranks.item<float>() == 0) return;   // the others run this iteration inside no_sync()
+    reducer.match_all_reduce_for_bwd_pass();
+    if (ddp_.options_.find_unused_parameters) reducer.match_unused_params_allreduce();
+    reducer.push_rebuilt_params_for_all_indices();
+  }
+  void post_hook(bool is_last_joiner) override { ddp_.sync_final_model(is_last_joiner); }
+
+ private:
+  DistributedDataParallel& ddp_;
+};
+
+std::unique_ptr<JoinHook> DistributedDataParallel::join_hook(const JoinOptions& options) {
+  return std::make_unique<DDPJoinHook>(*this, options.divide_by_initial_world_size);
+}
+
+Device DistributedDataParallel::join_device() const { return reducer_->parameters()[0].device(); }
+
+std::pair<std::shared_ptr<Work>, Tensor> DistributedDataParallel::check_global_requires_backward_grad_sync(
+    bool is_joined_rank) {
+  Tensor flag = full({1}, !is_joined_rank && reducer_->sync_enabled() ? 1.0 : 0.0, DType::f32, join_device());
+  return {pg_->allreduce({flag}), flag};
+}
+
+int DistributedDataParallel::find_common_rank(bool candidate) {
+  Tensor rank = full({1}, candidate ? pg_->rank() : -1, DType::i64, join_device());
+  pg_->allreduce({rank}, ReduceOp::max)->wait();
+  const int64_t common = rank.item<int64_t>();
+  TINYDDP_CHECK(common != -1, "BUG! Expected rank_cond to be true for at least one process. This indicates a bug in "
+                              "PyTorch, please report an issue.");
+  return static_cast<int>(common);
+}
+
+void DistributedDataParallel::sync_final_model(bool is_last_joiner) {
+  const int root = find_common_rank(is_last_joiner);
+  NoGradGuard no_grad;
+  std::vector<Tensor> flat;
+  for (const Tensor& p : reducer_->parameters()) flat.push_back(p.detach());
+  pg_->broadcast(flat, root)->wait();
+  for (const Tensor& p : reducer_->parameters()) p.bump_version();
 }
 
 void DistributedDataParallel::check_before_step() {
