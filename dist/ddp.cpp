@@ -182,8 +182,17 @@ std::vector<Tensor> DistributedDataParallel::forward(const std::function<std::ve
   const bool sync = grad_enabled && reducer_->sync_enabled();
   if (sync) reducer_->prepare_for_forward();
   reducer_->set_last_forward_synced(sync);
+  for (auto& work : join_works_) work->wait();   // the previous forward's (every rank has issued them by now)
+  join_works_.clear();
+  if (std::optional<JoinNotice> notice = Join::notify_join_context(*this)) {
+    join_works_.push_back(notice->work);
+    reducer_->set_forward_pass_work_handle(notice->work, notice->count, divide_by_initial_world_size_);
+  }
   if (grad_enabled) reducer_->rebuild_buckets();   // raises if the prior reduction never finished
-  if (will_sync_module_buffers()) sync_module_buffers(0);   // Note [Buffers in 1.13's DDP]
+  // Note [Buffers in 1.13's DDP]; under a Join the root is agreed on, as rank 0 may have joined with stale
+  // buffers (a joined rank shadows this in shadow_buffer_broadcast).
+  if (will_sync_module_buffers()) sync_module_buffers(join_config().enable ? find_common_rank(true) : 0);
+  if (join_config().enable) join_works_.push_back(check_global_requires_backward_grad_sync(false).first);
   std::vector<Tensor> outputs = module_forward();
   require_forward_param_sync_ = sync;
   if (sync) reducer_->prepare_for_backward(outputs);   // walks them only with dynamic_graph_find_unused()
@@ -209,6 +218,67 @@ std::vector<Tensor> DistributedDataParallel::forward(const std::function<std::ve
 
 void DistributedDataParallel::sync_module_buffers(int authoritative_rank) {
   broadcast_in_place(*pg_, buffers_, authoritative_rank);
+}
+
+void DistributedDataParallel::shadow_buffer_broadcast() {
+  if (will_sync_module_buffers()) sync_module_buffers(find_common_rank(false));
+}
+
+// 1.13's _DDPJoinHook: a joined rank's shadow of one DDP iteration (Note [Why joined ranks shadow every
+// collective], join.h), in the order a non-joined rank issues them: forward (rebuild, buffers, the sync flag),
+// then backward (the buckets in order, then the local-used map).
+class DDPJoinHook : public JoinHook {
+ public:
+  DDPJoinHook(DistributedDataParallel& ddp, bool divide_by_initial_world_size) : ddp_(ddp) {
+    ddp_.divide_by_initial_world_size_ = divide_by_initial_world_size;
+  }
+  void main_hook() override {
+    Reducer& reducer = *ddp_.reducer_;
+    reducer.rebuild_buckets();   // once in a run, with the others' rebuild
+    ddp_.shadow_buffer_broadcast();
+    auto [work, syncing_ranks] = ddp_.check_global_requires_backward_grad_sync(true);
+    work->wait();
+    // The others run this iteration inside no_sync(): then their next forward does not broadcast buffers.
+    ddp_.require_forward_param_sync_ = syncing_ranks.item<float>() != 0;
+    if (!ddp_.require_forward_param_sync_) return;
+    reducer.match_all_reduce_for_bwd_pass();
+    if (ddp_.options_.find_unused_parameters) reducer.match_unused_params_allreduce();
+    reducer.push_rebuilt_params_for_all_indices();
+  }
+  void post_hook(bool is_last_joiner) override { ddp_.sync_final_model(is_last_joiner); }
+
+ private:
+  DistributedDataParallel& ddp_;
+};
+
+std::unique_ptr<JoinHook> DistributedDataParallel::join_hook(const JoinOptions& options) {
+  return std::make_unique<DDPJoinHook>(*this, options.divide_by_initial_world_size);
+}
+
+Device DistributedDataParallel::join_device() const { return reducer_->parameters()[0].device(); }
+
+std::pair<std::shared_ptr<Work>, Tensor> DistributedDataParallel::check_global_requires_backward_grad_sync(
+    bool is_joined_rank) {
+  Tensor flag = full({1}, !is_joined_rank && reducer_->sync_enabled() ? 1.0 : 0.0, DType::f32, join_device());
+  return {pg_->allreduce({flag}), flag};
+}
+
+int DistributedDataParallel::find_common_rank(bool candidate) {
+  Tensor rank = full({1}, candidate ? pg_->rank() : -1, DType::i64, join_device());
+  pg_->allreduce({rank}, ReduceOp::max)->wait();
+  const int64_t common = rank.item<int64_t>();
+  TINYDDP_CHECK(common != -1, "BUG! Expected rank_cond to be true for at least one process. This indicates a bug in "
+                              "PyTorch, please report an issue.");
+  return static_cast<int>(common);
+}
+
+void DistributedDataParallel::sync_final_model(bool is_last_joiner) {
+  const int root = find_common_rank(is_last_joiner);
+  NoGradGuard no_grad;
+  std::vector<Tensor> flat;
+  for (const Tensor& p : reducer_->parameters()) flat.push_back(p.detach());
+  pg_->broadcast(flat, root)->wait();
+  for (const Tensor& p : reducer_->parameters()) p.bump_version();
 }
 
 void DistributedDataParallel::check_before_step() {

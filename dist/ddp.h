@@ -5,6 +5,7 @@
 //   loss_fn(out[0], y).backward();        // gradients are averaged across ranks during this backward
 //   optimizer.step();                     // every rank applies the same averaged gradients
 //   { auto guard = ddp.no_sync(); ... }   // forward + backward in scope accumulate locally, unsynced
+//   { Join join = ddp.join(); for (batch : mine) { ... }; join.finish(); }   // uneven inputs (join.h)
 //
 // Construction checks that every rank has the same parameter shapes and broadcasts rank 0's values of the
 // parameters and buffers; with broadcast_buffers, forwards copy rank 0's buffers again (see ddp.cpp's Note
@@ -22,6 +23,7 @@
 #include <utility>
 #include <vector>
 
+#include "dist/join.h"
 #include "dist/process_group.h"
 #include "dist/reducer.h"
 
@@ -42,7 +44,7 @@ struct DDPOptions {
 using NamedParameters = std::vector<std::pair<std::string, Tensor>>;
 using NamedBuffers = std::vector<std::pair<std::string, Tensor>>;
 
-class DistributedDataParallel {
+class DistributedDataParallel : public Joinable {
  public:
   // `parameters` are all of the module's named parameters, frozen ones included (those are broadcast at
   // construction but not reduced); `buffers` its named buffers (nn::Module::named_buffers()).
@@ -74,6 +76,15 @@ class DistributedDataParallel {
   };
   NoSyncGuard no_sync() { return NoSyncGuard(*this); }
 
+  // Uneven inputs (join.h): a Join over this DDP alone. A rank whose inputs are exhausted calls finish() and
+  // shadows the others' iterations (DDPJoinHook in ddp.cpp, 1.13's _DDPJoinHook): its gradients count as
+  // zeros, divided by the world size (divide_by_initial_world_size) or by the number of ranks still running.
+  // Once all have joined, every rank gets the parameters of the highest-ranked of the last to join.
+  Join join(JoinOptions options = {}) { return Join({this}, options); }
+  std::unique_ptr<JoinHook> join_hook(const JoinOptions& options) override;
+  Device join_device() const override;
+  std::shared_ptr<ProcessGroup> join_process_group() const override { return pg_; }
+
   void register_comm_hook(CommHook hook) { reducer_->register_comm_hook(std::move(hook)); }
   // Call before optimizer.step(): warns (or throws, per DDPOptions::unsynced_grads) when gradients
   // accumulated inside no_sync() were never averaged by a synchronized backward, so that this step would
@@ -95,6 +106,26 @@ class DistributedDataParallel {
   // the forward after a synchronized one is the one that broadcasts buffers.
   bool require_forward_param_sync_ = true;
   std::vector<std::string> warnings_;   // every warning of the reducer, in order, whether printed or not
+
+  // ---- Join (join.h) ----
+  friend class DDPJoinHook;
+  // 1.13's _find_common_rank: the highest rank among those passing candidate=true (an allreduce of max, -1
+  // for the others); every rank calls it. Under a Join the buffer broadcast takes its root from here too
+  // (1.13: candidate=true in the forward, false in a joined rank's shadow of it), not from rank 0.
+  int find_common_rank(bool candidate);
+  // The allreduce that tells joined ranks whether this iteration's backward synchronizes: its work, and the
+  // flag (f32, 1 element) that holds, once the work completed, the number of ranks that sync (0: none).
+  std::pair<std::shared_ptr<Work>, Tensor> check_global_requires_backward_grad_sync(bool is_joined_rank);
+  // The joined rank's shadow of the forward's buffer broadcast (1.13's _check_and_sync_module_buffers:
+  // find_common_rank(false), then the broadcast from that rank): issues what DDP's forward issues between
+  // rebuild_buckets() and check_global_requires_backward_grad_sync().
+  void shadow_buffer_broadcast();
+  // The post hook: every rank takes the parameters of the highest-ranked last joiner (1.13's _sync_final_model).
+  void sync_final_model(bool is_last_joiner);
+  bool divide_by_initial_world_size_ = true;           // set by join_hook, read at each forward
+  // The forward's join collectives, waited at the next forward: their results are read (or not) elsewhere,
+  // and a backend may not drop a collective in flight.
+  std::vector<std::shared_ptr<Work>> join_works_;
 };
 
 // Checks that every rank passes the same number of parameters with the same shapes (PyTorch's texts).

@@ -331,6 +331,7 @@ void Reducer::mark_variable_ready(size_t index) {
   iter_.ready.insert(index);
   // From now on a finalize must happen before the next iteration (checked by the next forward).
   require_finalize_ = true;
+  set_divide_factor();
   mark_variable_ready_dense(index);
   record(ReducerEvent::Kind::marked_ready, index);
   Bucket& bucket = buckets_[locators_[index].bucket];
@@ -373,11 +374,11 @@ void Reducer::mark_variable_ready_dense(size_t index) {
     }
     if (!is_alias(grad, view)) {
       // Divide by the world size while copying into the bucket (one pass); a comm hook does its own division.
-      copy_scaled(view, grad, comm_hook_ ? 1.0 : 1.0 / pg_->size());
+      copy_scaled(view, grad, comm_hook_ ? 1.0 : 1.0 / static_cast<double>(div_factor_));
       if (options_.gradient_as_bucket_view) param.set_grad(view);
     } else if (!comm_hook_) {
       Tensor v = view;
-      v.mul_(1.0 / pg_->size());
+      v.mul_(1.0 / static_cast<double>(div_factor_));
     }
   } else {
     if (dynamic_graph_find_unused() || static_graph_first_iteration())
@@ -450,6 +451,7 @@ void Reducer::finalize_backward() {
     }
     finalize_bucket_dense(bucket);
   }
+  div_factor_ = kUnsetDivFactor;   // the next backward may run with a different number of joined ranks
   if ((dynamic_graph_find_unused() || static_graph_first_iteration()) && !local_used_map_is_reduced_)
     local_used_work_->wait();
   if (dynamic_graph_find_unused()) {
@@ -510,6 +512,7 @@ void Reducer::delay_all_reduce() {
       // Not a ReducerEvent (the observer's marked_unused is a mark at a hook); the trace shows them.
       trace::instant([&] { return marked_unused_event(i, names_[i], num_iterations_); });
     }
+    set_divide_factor();
     mark_variable_ready_dense(i);
   }
   for (size_t b = 0; b < buckets_.size(); ++b) all_reduce_bucket(b);
@@ -568,6 +571,51 @@ void Reducer::ensure_prior_reduction_finished() {
     msg += index_info;
   }
   throw Error(msg);
+}
+
+void Reducer::set_divide_factor() {
+  if (div_factor_ != kUnsetDivFactor) return;
+  div_factor_ = pg_->size();
+  if (forward_pass_work_.work && !forward_pass_work_.use_static_world_size) {
+    forward_pass_work_.work->wait();
+    div_factor_ = static_cast<int64_t>(forward_pass_work_.count.item<float>());
+    TINYDDP_INTERNAL_ASSERT(div_factor_ >= 1, "the forward's count of non-joined ranks is ", div_factor_,
+                            ", yet this rank has not joined");
+  }
+}
+
+void Reducer::set_forward_pass_work_handle(std::shared_ptr<Work> work, Tensor count, bool use_static_world_size) {
+  Lock lock(mu_);
+  forward_pass_work_ = {std::move(work), std::move(count), use_static_world_size};
+}
+
+void Reducer::match_all_reduce_for_bwd_pass() {
+  Lock lock(mu_);
+  std::vector<std::shared_ptr<Work>> works;
+  for (size_t b = 0; b < buckets_.size(); ++b) {
+    const Bucket& bucket = buckets_[b];
+    trace::CommLabel comm_label([&] {
+      return bucket_event("join shadow of bucket " + std::to_string(b), b, bucket.gradients, bucket.variable_indices,
+                          num_iterations_);
+    });
+    GradBucket zeros_bucket{b, zeros_like(bucket.gradients), bucket.variable_indices, b + 1 == buckets_.size()};
+    works.push_back(comm_hook_ ? comm_hook_(*pg_, zeros_bucket) : pg_->allreduce({zeros_bucket.buffer}));
+  }
+  for (auto& w : works) w->wait();
+}
+
+void Reducer::match_unused_params_allreduce() {
+  Lock lock(mu_);
+  TINYDDP_INTERNAL_ASSERT(local_used_map_.defined(), "the local-used map is shadowed without find_unused_parameters");
+  trace::CommLabel comm_label([&] { return trace::What{"reducer", "join shadow of the local-used map", {}}; });
+  if (!local_used_map_reduced_.defined()) local_used_map_reduced_ = zeros_like(local_used_map_).to(params_[0].device());
+  pg_->allreduce({local_used_map_reduced_})->wait();
+}
+
+void Reducer::push_rebuilt_params_for_all_indices() {
+  Lock lock(mu_);
+  if (!should_rebuild_buckets() || !rebuilt_param_indices_.empty()) return;
+  for (size_t i = 0; i < params_.size(); ++i) rebuilt_param_indices_.push_back(i);
 }
 
 bool Reducer::rebuild_buckets() {

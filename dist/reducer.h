@@ -8,8 +8,9 @@
 //   prepare_for_backward(out) arms the hooks; with find_unused_parameters, walks the graph from the
 //                             forward's outputs to find parameters that will get no gradient
 //   autograd_hook(i)          fired after AccumulateGrad wrote parameter i's .grad; marks it ready:
-//                             copies grad / world_size into its bucket; a bucket whose parameters are
-//                             all ready is allreduced, strictly in bucket index order
+//                             copies grad / world_size into its bucket (under a Join, maybe / the
+//                             number of ranks still running); a bucket whose parameters are all ready
+//                             is allreduced, strictly in bucket index order
 //   finalize_backward()       queued on the engine when the last bucket launched; runs after the whole
 //                             backward: waits for every bucket and copies the averages into .grad
 //
@@ -110,6 +111,22 @@ class Reducer {
   // Static graph, first iteration: reduce everything once the backward is over (Note [Static graph]).
   void delay_all_reduce();
   void register_comm_hook(CommHook hook);
+
+  // ---- Join (join.h): uneven inputs ----
+  // The forward's notice of the ranks still running (Join::notify_join_context). Unless use_static_world_size,
+  // this iteration's gradients are divided by `count` (the number of non-joined ranks, once `work` completed)
+  // instead of the world size. A comm hook does its own division and ignores it, as in 1.13.
+  void set_forward_pass_work_handle(std::shared_ptr<Work> work, Tensor count, bool use_static_world_size);
+  // A joined rank's shadow of one backward (Note [Why joined ranks shadow every collective]): a zero bucket
+  // per bucket, in bucket order, through the comm hook if one is registered; waits for them.
+  void match_all_reduce_for_bwd_pass();
+  // And of find_unused_parameters' local-used map allreduce: 1.13 allreduces the map's device copy, which
+  // still holds the global map of the last allreduce (a joined rank reports the parameters used in the last
+  // reduction it took part in as used, not zeros); zeros before the first.
+  void match_unused_params_allreduce();
+  // A joined rank that has not rebuilt its buckets yet: records every parameter in index order, so that its
+  // next rebuild_buckets() takes part in the others' rebuild (whose bucket layout comes from rank 0).
+  void push_rebuilt_params_for_all_indices();
   // False inside DDP's no_sync() (PyTorch's require_backward_grad_sync; DDP's forward reads it here).
   void set_sync_enabled(bool enabled) { sync_enabled_ = enabled; }
   bool sync_enabled() const { return sync_enabled_; }
@@ -133,6 +150,7 @@ class Reducer {
   std::vector<std::vector<size_t>> bucket_indices() const;
   std::vector<size_t> bucket_pending() const;
   std::vector<size_t> ready_parameters() const { return {iter_.ready.begin(), iter_.ready.end()}; }
+  const std::vector<Tensor>& parameters() const { return params_; }   // index order
 
  private:
   struct Bucket {
@@ -176,6 +194,7 @@ class Reducer {
   void finalize_bucket_dense(Bucket& bucket);
   void search_unused_parameters(const std::vector<Tensor>& outputs);
   void ensure_prior_reduction_finished();
+  void set_divide_factor();
   void check_and_raise_marked_twice(size_t index);
   void report_unsynced_grad(size_t index);
   bool should_rebuild_buckets() const {
@@ -222,6 +241,15 @@ class Reducer {
   std::vector<size_t> rebuilt_param_indices_;   // parameters in the order they became ready, until the rebuild
 
   CommHook comm_hook_;                       // null: divide while copying into the bucket, then allreduce
+  // What this backward's gradients are divided by (without a comm hook): decided at its first marked
+  // parameter, kUnsetDivFactor until then and again after finalize (Join can change it between iterations).
+  static constexpr int64_t kUnsetDivFactor = -1;
+  int64_t div_factor_ = kUnsetDivFactor;
+  struct ForwardPassWork {                   // set_forward_pass_work_handle's arguments; kept until replaced
+    std::shared_ptr<Work> work;
+    Tensor count;
+    bool use_static_world_size = true;
+  } forward_pass_work_;
   bool sync_enabled_ = true;                 // false inside no_sync()
   bool last_forward_synced_ = false;         // the last DDP forward armed a reduction (grad mode on, sync enabled)
   bool unreduced_local_grads_ = false;       // a hook after an unsynced forward accumulated .grad; cleared by finalize
