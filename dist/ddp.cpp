@@ -142,12 +142,10 @@ DistributedDataParallel::DistributedDataParallel(const NamedParameters& paramete
   for (const auto& [name, b] : buffers)
     TINYDDP_CHECK(b.defined(), "DistributedDataParallel: buffer '", name, "' is an undefined tensor.");
   append_unique(buffers_, buffers);
-  if (options_.broadcast_parameters) {   // 1.13's _sync_module_states (Note [Buffers in 1.13's DDP])
-    std::vector<Tensor> states;
-    append_unique(states, parameters);
-    append_unique(states, buffers);
-    broadcast_in_place(*pg_, states, 0);
-  }
+  append_unique(module_states_, parameters);
+  append_unique(module_states_, buffers);
+  // 1.13's _sync_module_states (Note [Buffers in 1.13's DDP])
+  if (options_.broadcast_parameters) broadcast_in_place(*pg_, module_states_, 0);
   // 1.13: without unused-parameter search (or with a static graph) the first iteration is one bucket;
   // the buckets are rebuilt from the observed gradient order afterwards.
   const size_t cap_bytes = static_cast<size_t>(options_.bucket_cap_mb * 1024 * 1024);
@@ -174,7 +172,15 @@ DistributedDataParallel::DistributedDataParallel(const NamedParameters& paramete
       std::cerr << "[W reducer rank " + std::to_string(pg_->rank()) + "] " + m + "\n";
     }
   });
-  if (options_.static_graph) reducer_->set_static_graph();
+  if (options_.static_graph) {
+    reducer_->set_static_graph();
+    // 1.13's _set_static_graph (a Python UserWarning there).
+    if (options_.find_unused_parameters)
+      reducer_->warn_external(
+          "You passed find_unused_parameters=true to DistributedDataParallel, `_set_static_graph` will detect unused "
+          "parameters automatically, so you do not need to set find_unused_parameters=true, just be sure these "
+          "unused parameters will not change during training loop while calling `_set_static_graph`.");
+  }
 }
 
 std::vector<Tensor> DistributedDataParallel::forward(const std::function<std::vector<Tensor>()>& module_forward) {
@@ -273,21 +279,30 @@ int DistributedDataParallel::find_common_rank(bool candidate) {
 }
 
 void DistributedDataParallel::sync_final_model(bool is_last_joiner) {
-  const int root = find_common_rank(is_last_joiner);
-  NoGradGuard no_grad;
-  std::vector<Tensor> flat;
-  for (const Tensor& p : reducer_->parameters()) flat.push_back(p.detach());
-  pg_->broadcast(flat, root)->wait();
-  for (const Tensor& p : reducer_->parameters()) p.bump_version();
+  // 1.13's _sync_params_and_buffers: every parameter (frozen ones too) and buffer, as at construction.
+  broadcast_in_place(*pg_, module_states_, find_common_rank(is_last_joiner));
 }
 
 void DistributedDataParallel::check_before_step() {
-  if (!reducer_->has_unreduced_local_grads() || options_.unsynced_grads == UnsyncedGradPolicy::ignore) return;
-  const std::string msg =
-      "tinyddp: optimizer step on rank " + std::to_string(pg_->rank()) + " with gradients accumulated inside no_sync() "
-      "that no synchronized backward has averaged: they are not averaged across ranks and the replicas drift apart "
-      "(PyTorch 1.13 does this silently). Run the last micro-batch of the accumulation window (forward and "
-      "backward) outside no_sync().";
+  if (options_.unsynced_grads == UnsyncedGradPolicy::ignore) return;
+  const std::string rank = std::to_string(pg_->rank());
+  std::string msg;
+  if (reducer_->has_unreduced_local_grads()) {
+    msg = "tinyddp: optimizer step on rank " + rank + " with gradients accumulated inside no_sync() that no "
+          "synchronized backward has averaged: they are not averaged across ranks and the replicas drift apart "
+          "(PyTorch 1.13 does this silently). Run the last micro-batch of the accumulation window (forward and "
+          "backward) outside no_sync().";
+  } else if (reducer_->armed_without_hooks()) {
+    bool has_grads = false;
+    for (const Tensor& p : reducer_->parameters()) has_grads |= p.grad().defined();
+    if (has_grads)
+      msg = "tinyddp: optimizer step on rank " + rank + " after a DDP forward whose backward never reached DDP's "
+            "hooks: no parameter's AccumulateGrad ran (e.g. gradients from autograd.grad assigned to .grad by hand), "
+            "so the gradients are not averaged across ranks and the replicas drift apart (PyTorch 1.13 does this "
+            "silently). Use loss.backward() (backward(inputs=...) to restrict it), or allreduce the gradients "
+            "yourself before the step.";
+  }
+  if (msg.empty()) return;
   if (options_.unsynced_grads == UnsyncedGradPolicy::error) throw Error(msg);
   reducer_->warn_external(msg);
 }

@@ -86,9 +86,10 @@ class DistributedDataParallel : public Joinable {
   std::shared_ptr<ProcessGroup> join_process_group() const override { return pg_; }
 
   void register_comm_hook(CommHook hook) { reducer_->register_comm_hook(std::move(hook)); }
-  // Call before optimizer.step(): warns (or throws, per DDPOptions::unsynced_grads) when gradients
-  // accumulated inside no_sync() were never averaged by a synchronized backward, so that this step would
-  // make the replicas drift (e.g. the last micro-batch of an accumulation window run inside no_sync()).
+  // Call before optimizer.step(): warns (or throws, per DDPOptions::unsynced_grads) when this step would make
+  // the replicas drift because DDP averaged nothing: gradients accumulated inside no_sync() that no
+  // synchronized backward reduced (the last micro-batch of an accumulation window inside no_sync()), or a
+  // synchronized forward whose backward never reached DDP's hooks (autograd::grad with .grad set by hand).
   void check_before_step();
   // The reducer holds the iteration state (iterations, no_sync, graph mode); DDP keeps none of its own.
   Reducer& reducer() { return *reducer_; }
@@ -102,6 +103,9 @@ class DistributedDataParallel : public Joinable {
   DDPOptions options_;
   std::unique_ptr<Reducer> reducer_;
   std::vector<Tensor> buffers_;   // the module's buffers, each once, in named_buffers() order
+  // Every named parameter (frozen ones too), then every buffer, each once: what construction and the end of a
+  // Join broadcast (1.13's module states).
+  std::vector<Tensor> module_states_;
   // 1.13's require_forward_param_sync: true until a forward runs unsynchronized (no_sync or grad mode off);
   // the forward after a synchronized one is the one that broadcasts buffers.
   bool require_forward_param_sync_ = true;

@@ -21,6 +21,13 @@
 
 namespace tinyddp::dist {
 
+// A collective that can never complete because a peer's program has ended (the thread backend's
+// ThreadWorld::leave): what a multi-process run reports as a transport error when the peer process exits.
+class PeerLeftError : public Error {
+ public:
+  using Error::Error;
+};
+
 enum class ReduceOp { sum, max };
 
 // 60 s: far above any collective of this project on a shared 2-core machine, short enough that a

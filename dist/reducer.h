@@ -147,6 +147,9 @@ class Reducer {
   bool require_finalize() const { return require_finalize_; }
   // Gradients accumulated locally (inside no_sync) that no synchronized backward has averaged yet.
   bool has_unreduced_local_grads() const { return unreduced_local_grads_; }
+  // A synchronized forward armed the reducer and no parameter has been marked ready since: no backward has
+  // reached DDP's hooks (none ran, or autograd::grad, which never runs AccumulateGrad nodes).
+  bool armed_without_hooks() const { return expect_autograd_hooks_ && !require_finalize_; }
   std::vector<std::vector<size_t>> bucket_indices() const;
   std::vector<size_t> bucket_pending() const;
   std::vector<size_t> ready_parameters() const { return {iter_.ready.begin(), iter_.ready.end()}; }

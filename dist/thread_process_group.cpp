@@ -68,7 +68,7 @@ class ThreadWork : public Work {
     });
     if (!slot.error.empty()) throw Error(slot.error);
     if (!slot.done) {
-      if (!left.empty()) throw Error(left);
+      if (!left.empty()) throw PeerLeftError(left);
       if (!w.abort_reason_.empty())
         throw Error("[Rank " + std::to_string(rank_) + "] " + what_ + " (collective #" + std::to_string(seq_) +
                     ") cannot complete: " + w.abort_reason_);
