@@ -1,5 +1,6 @@
 #include "apps/tinyddp/repro/plan.h"
 
+#include <algorithm>
 #include <cctype>
 #include <sstream>
 
@@ -9,52 +10,54 @@ namespace tinyddp::app {
 
 namespace {
 
+const char* const kStepWords = "forward, backward(...), grad(...), step, no_sync{...}, freeze(...), unfreeze(...), "
+                               "rank(R){...} or iter(N){...}";
+
 class Parser {
  public:
   explicit Parser(const std::string& s) : s_(s) {}
 
   std::vector<PlanStep> parse() {
-    std::vector<PlanStep> steps = parse_steps('\0');
+    std::vector<PlanStep> steps = parse_steps('\0', false);
     skip_space();
     if (pos_ < s_.size()) fail("';' or the end of the plan");
     return steps;
   }
 
  private:
-  std::vector<PlanStep> parse_steps(char close) {
+  std::vector<PlanStep> parse_steps(char close, bool in_no_sync) {
     std::vector<PlanStep> steps;
     while (true) {
       skip_space();
       if (pos_ >= s_.size() || s_[pos_] == close) break;
-      steps.push_back(parse_step());
-      skip_space();
-      if (pos_ < s_.size() && s_[pos_] == ';') {
-        ++pos_;
-        continue;
-      }
+      steps.push_back(parse_step(in_no_sync));
+      if (accept(';')) continue;
       break;
     }
-    if (steps.empty()) fail("a step (forward, backward(...), no_sync{...} or step)");
+    if (steps.empty()) fail(std::string("a step (") + kStepWords + ")");
     return steps;
   }
 
-  PlanStep parse_step() {
+  std::vector<PlanStep> block(bool in_no_sync) {
+    expect('{');
+    std::vector<PlanStep> body = parse_steps('}', in_no_sync);
+    expect('}');
+    return body;
+  }
+
+  PlanStep parse_step(bool in_no_sync) {
+    const size_t start = pos_;
     const std::string word = identifier();
     PlanStep step{};
     if (word == "forward") {
       step.kind = PlanStep::Kind::forward;
-      skip_space();
-      if (peek('(')) {
-        ++pos_;
-        const std::string mode = identifier();
-        if (mode == "no_text") step.mode = models::TextMode::no_text;
-        else if (mode == "drop_text") step.mode = models::TextMode::drop_text;
-        else if (mode == "detach") step.mode = models::TextMode::detach;
-        else fail("no_text, drop_text or detach inside forward(...)", mode);
+      if (accept('(')) {
+        do forward_flag(step.forward);
+        while (accept(','));
         expect(')');
       }
-    } else if (word == "backward") {
-      step.kind = PlanStep::Kind::backward;
+    } else if (word == "backward" || word == "grad") {
+      step.kind = word == "grad" ? PlanStep::Kind::grad : PlanStep::Kind::backward;
       expect('(');
       do step.terms.push_back(term());
       while (accept('+'));
@@ -64,19 +67,65 @@ class Parser {
         step.retain = true;
       }
       expect(')');
-    } else if (word == "no_sync") {
-      step.kind = PlanStep::Kind::no_sync;
-      expect('{');
-      step.body = parse_steps('}');
-      for (const PlanStep& inner : step.body)
-        if (inner.kind == PlanStep::Kind::no_sync) throw Error("plan: no_sync{...} cannot be nested.");
-      expect('}');
     } else if (word == "step") {
       step.kind = PlanStep::Kind::step;
+    } else if (word == "no_sync") {
+      step.kind = PlanStep::Kind::no_sync;
+      if (in_no_sync) {
+        pos_ = start;
+        fail("a step other than no_sync: no_sync{...} cannot be nested");
+      }
+      step.body = block(true);
+    } else if (word == "freeze" || word == "unfreeze") {
+      step.kind = word == "freeze" ? PlanStep::Kind::freeze : PlanStep::Kind::unfreeze;
+      expect('(');
+      step.module = dotted_name();
+      const auto& names = freezable_modules();
+      if (std::find(names.begin(), names.end(), step.module) == names.end())
+        fail("a module: trunk, trunk.0, trunk.2, head_a, head_b or text_decoder", step.module);
+      expect(')');
+    } else if (word == "rank") {
+      step.kind = PlanStep::Kind::rank;
+      expect('(');
+      step.rank = static_cast<int>(integer("a rank number"));
+      expect(')');
+      step.body = block(in_no_sync);
+    } else if (word == "iter") {
+      step.kind = PlanStep::Kind::iteration;
+      expect('(');
+      step.iteration = static_cast<int>(integer("an iteration number (from 1)"));
+      if (step.iteration < 1) fail("an iteration number of at least 1", std::to_string(step.iteration));
+      step.and_later = accept('+');
+      expect(')');
+      step.body = block(in_no_sync);
     } else {
-      fail("forward, backward(...), no_sync{...} or step", word);
+      pos_ = start;
+      fail(kStepWords, word);
     }
     return step;
+  }
+
+  void forward_flag(models::ScenarioForward& f) {
+    const size_t start = pos_;
+    const std::string flag = identifier();
+    auto text_mode = [&](models::TextMode m) {
+      if (f.text != models::TextMode::normal) {
+        pos_ = start;
+        fail("at most one of no_text, drop_text, detach", flag);
+      }
+      f.text = m;
+    };
+    if (flag == "no_text") text_mode(models::TextMode::no_text);
+    else if (flag == "drop_text") text_mode(models::TextMode::drop_text);
+    else if (flag == "detach") text_mode(models::TextMode::detach);
+    else if (flag == "ckpt") f.checkpoint = models::Checkpointing::reentrant;
+    else if (flag == "ckpt_nr") f.checkpoint = models::Checkpointing::non_reentrant;
+    else if (flag == "reuse") f.reuse = true;
+    else if (flag == "features") f.features = true;
+    else {
+      pos_ = start;
+      fail("a forward flag: no_text, drop_text, detach, ckpt, ckpt_nr, reuse or features", flag);
+    }
   }
 
   LossTerm term() {
@@ -88,9 +137,28 @@ class Parser {
       pos_ += used;
       expect('*');
     }
+    const size_t start = pos_;
     t.name = identifier();
-    if (t.name != "a" && t.name != "b" && t.name != "t" && t.name != "dummy") fail("a loss term: a, b, t or dummy", t.name);
+    if (t.name != "a" && t.name != "b" && t.name != "t" && t.name != "t_outside" && t.name != "dummy") {
+      pos_ = start;
+      fail("a loss term: a, b, t, t_outside or dummy", t.name);
+    }
+    if (accept('@')) {
+      t.forward = static_cast<int>(integer("a forward number after '@' (from 1)"));
+      if (t.forward < 1) fail("a forward number of at least 1 after '@'", std::to_string(t.forward));
+    }
     return t;
+  }
+
+  int64_t integer(const char* what) {
+    skip_space();
+    const size_t start = pos_;
+    while (pos_ < s_.size() && std::isdigit(static_cast<unsigned char>(s_[pos_]))) ++pos_;
+    if (start == pos_ || pos_ - start > 6) {
+      pos_ = start;
+      fail(what);
+    }
+    return std::stoll(s_.substr(start, pos_ - start));
   }
 
   std::string identifier() {
@@ -100,16 +168,21 @@ class Parser {
     if (start == pos_) fail("a word");
     return s_.substr(start, pos_ - start);
   }
+  std::string dotted_name() {
+    std::string name = identifier();
+    while (pos_ < s_.size() && s_[pos_] == '.') {
+      ++pos_;
+      name += "." + identifier();
+    }
+    return name;
+  }
 
   void skip_space() {
     while (pos_ < s_.size() && std::isspace(static_cast<unsigned char>(s_[pos_]))) ++pos_;
   }
-  bool peek(char c) {
-    skip_space();
-    return pos_ < s_.size() && s_[pos_] == c;
-  }
   bool accept(char c) {
-    if (!peek(c)) return false;
+    skip_space();
+    if (pos_ >= s_.size() || s_[pos_] != c) return false;
     ++pos_;
     return true;
   }
@@ -117,6 +190,7 @@ class Parser {
     if (!accept(c)) fail(std::string("'") + c + "'");
   }
   [[noreturn]] void fail(const std::string& expected, const std::string& found = "") {
+    skip_space();
     std::ostringstream os;
     os << "plan: expected " << expected << " at position " << pos_ << " but found "
        << (!found.empty() ? "'" + found + "'" : pos_ < s_.size() ? "'" + s_.substr(pos_, 12) + "'" : "the end")
@@ -134,26 +208,65 @@ std::string number(double v) {
   return os.str();
 }
 
+std::string forward_text(const models::ScenarioForward& f) {
+  std::vector<std::string> flags;
+  switch (f.text) {
+    case models::TextMode::normal: break;
+    case models::TextMode::no_text: flags.push_back("no_text"); break;
+    case models::TextMode::drop_text: flags.push_back("drop_text"); break;
+    case models::TextMode::detach: flags.push_back("detach"); break;
+  }
+  if (f.checkpoint == models::Checkpointing::reentrant) flags.push_back("ckpt");
+  if (f.checkpoint == models::Checkpointing::non_reentrant) flags.push_back("ckpt_nr");
+  if (f.reuse) flags.push_back("reuse");
+  if (f.features) flags.push_back("features");
+  std::string s = "forward";
+  for (size_t i = 0; i < flags.size(); ++i) s += (i ? ", " : "(") + flags[i];
+  return flags.empty() ? s : s + ")";
+}
+
 }  // namespace
+
+const std::vector<std::string>& freezable_modules() {
+  static const std::vector<std::string> names = {"trunk", "trunk.0", "trunk.2", "head_a", "head_b", "text_decoder"};
+  return names;
+}
+
+std::string PlanStep::call_kind() const {
+  switch (kind) {
+    case Kind::forward: return "forward";
+    case Kind::backward: return "backward";
+    case Kind::grad: return "grad";
+    case Kind::step: return "step";
+    case Kind::freeze: return "freeze";
+    case Kind::unfreeze: return "unfreeze";
+    case Kind::no_sync:
+    case Kind::rank:
+    case Kind::iteration: return "";
+  }
+  return "";
+}
 
 std::string PlanStep::text() const {
   switch (kind) {
-    case Kind::forward:
-      switch (mode) {
-        case models::TextMode::normal: return "forward";
-        case models::TextMode::no_text: return "forward(no_text)";
-        case models::TextMode::drop_text: return "forward(drop_text)";
-        case models::TextMode::detach: return "forward(detach)";
+    case Kind::forward: return forward_text(forward);
+    case Kind::backward:
+    case Kind::grad: {
+      std::string s = kind == Kind::grad ? "grad(" : "backward(";
+      for (size_t i = 0; i < terms.size(); ++i) {
+        const LossTerm& t = terms[i];
+        s += (i ? "+" : "") + (t.scale == 1.0 ? "" : number(t.scale) + "*") + t.name +
+             (t.forward ? "@" + std::to_string(t.forward) : "");
       }
-      return "forward";
-    case Kind::backward: {
-      std::string s = "backward(";
-      for (size_t i = 0; i < terms.size(); ++i)
-        s += (i ? "+" : "") + (terms[i].scale == 1.0 ? "" : number(terms[i].scale) + "*") + terms[i].name;
       return s + (retain ? ", retain)" : ")");
     }
-    case Kind::no_sync: return "no_sync{ " + plan_text(body) + " }";
     case Kind::step: return "step";
+    case Kind::no_sync: return "no_sync{ " + plan_text(body) + " }";
+    case Kind::freeze: return "freeze(" + module + ")";
+    case Kind::unfreeze: return "unfreeze(" + module + ")";
+    case Kind::rank: return "rank(" + std::to_string(rank) + "){ " + plan_text(body) + " }";
+    case Kind::iteration:
+      return "iter(" + std::to_string(iteration) + (and_later ? "+" : "") + "){ " + plan_text(body) + " }";
   }
   return "?";
 }

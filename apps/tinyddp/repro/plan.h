@@ -1,13 +1,28 @@
-// The plan language of `tinyddp repro`: one training iteration as a list of steps.
+// The plan language of `tinyddp repro`: one training iteration as a list of steps, run by every rank.
 //
 //   forward; backward(a, retain); backward(b+t); step
 //   no_sync{ forward; backward(a+b+t) }; forward; backward(a+b+t); step
+//   rank(0){ forward; backward(a+b+t) }; rank(1){ forward(no_text); backward(a+b) }; step
+//   iter(2+){ freeze(head_b) }; forward(ckpt); backward(a+b+t); step
 //
-//   forward | forward(no_text) | forward(drop_text) | forward(detach)     a DDP forward; draws a micro-batch
-//   backward(EXPR) | backward(EXPR, retain)                                EXPR: terms a, b, t, dummy joined by
-//                                                                          '+', each optionally scaled: 0.5*b
-//   no_sync{ STEPS }                                                       the steps run inside ddp.no_sync()
-//   step                                                                   an SGD step
+//   forward | forward(FLAG, ...)       a DDP forward on a fresh micro-batch. FLAGs, in any order:
+//                                      no_text | drop_text | detach   (the text decoder's mode, at most one)
+//                                      ckpt | ckpt_nr   trunk.2 under checkpoint (reentrant | non-reentrant)
+//                                      reuse            trunk.2 applied twice (shared weights)
+//                                      features         also return the trunk features h
+//   backward(EXPR) | backward(EXPR, retain)
+//   grad(EXPR) | grad(EXPR, retain)    autograd::grad over every parameter that requires grad, then
+//                                      .grad = the result by hand (gradient penalties, MAML)
+//   step                               an SGD step
+//   no_sync{ STEPS }                   the steps run inside ddp.no_sync()
+//   freeze(M) | unfreeze(M)            M.requires_grad_(false | true); M: trunk, trunk.0, trunk.2, head_a,
+//                                      head_b, text_decoder
+//   rank(R){ STEPS }                   only rank R runs the steps
+//   iter(N){ STEPS } | iter(N+){ STEPS }   only in iteration N (from 1) | in N and every later one
+//
+//   EXPR: terms joined by '+', each [SCALE*]NAME[@K]: NAME is a, b, t, dummy or t_outside (the text decoder
+//   applied outside DDP's forward to the features of a forward(features)); @K binds the term to forward #K
+//   of this iteration (default: the latest forward).
 #pragma once
 
 #include <string>
@@ -19,20 +34,31 @@ namespace tinyddp::app {
 
 struct LossTerm {
   double scale = 1.0;
-  std::string name;   // "a", "b", "t" or "dummy"
+  std::string name;   // "a", "b", "t", "t_outside" or "dummy"
+  int forward = 0;    // 1-based forward of this iteration whose outputs it reads; 0: the latest
 };
 
 struct PlanStep {
-  enum class Kind { forward, backward, no_sync, step } kind;
-  models::TextMode mode = models::TextMode::normal;   // forward
-  std::vector<LossTerm> terms;                         // backward
-  bool retain = false;                                 // backward
-  std::vector<PlanStep> body;                          // no_sync
-  std::string text() const;                            // as written, normalized ("backward(a, retain)")
+  enum class Kind { forward, backward, grad, step, no_sync, freeze, unfreeze, rank, iteration } kind;
+  models::ScenarioForward forward;   // forward
+  std::vector<LossTerm> terms;       // backward, grad
+  bool retain = false;               // backward, grad
+  std::string module;                // freeze, unfreeze
+  int rank = 0;                      // rank
+  int iteration = 0;                 // iteration: from 1
+  bool and_later = false;            // iteration: iter(N+)
+  std::vector<PlanStep> body;        // no_sync, rank, iteration
+  std::string text() const;          // as written, normalized ("backward(a, retain)")
+  // The call kind counted in "<kind> #n of iteration i" ("forward", "backward", "grad", "step", "freeze",
+  // "unfreeze"); empty for blocks.
+  std::string call_kind() const;
 };
 
 // Parses a plan; throws an Error naming the position and what was expected.
 std::vector<PlanStep> parse_plan(const std::string& plan);
 std::string plan_text(const std::vector<PlanStep>& steps);
+
+// The modules freeze(...) accepts, in the order --help lists them.
+const std::vector<std::string>& freezable_modules();
 
 }  // namespace tinyddp::app

@@ -3,7 +3,10 @@
 #include <map>
 #include <ostream>
 
+#include "base/warning.h"
 #include "dist/comm_trace.h"
+#include "dist/join.h"
+#include "engine/autograd/functional.h"
 #include "dist/mpi_process_group.h"
 #include "dist/replica_sync.h"
 #include "dist/thread_process_group.h"
@@ -15,26 +18,47 @@ namespace tinyddp::app {
 
 namespace {
 
+// One forward of the plan as a later term reads it: its outputs, its micro-batch, and how it ran.
+struct ForwardRecord {
+  std::vector<Tensor> outputs;
+  models::ScenarioBatch batch;
+  models::ScenarioForward how;
+};
+
+nn::Module& module_named(models::ScenarioModel& model, const std::string& name) {
+  if (name == "trunk") return *model.trunk;
+  if (name == "trunk.0") return *(*model.trunk)[0];
+  if (name == "trunk.2") return *(*model.trunk)[2];
+  if (name == "head_a") return *model.head_a;
+  if (name == "head_b") return *model.head_b;
+  TINYDDP_INTERNAL_ASSERT(name == "text_decoder", "the plan parser let through module ", name);
+  return *model.text_decoder;
+}
+
 // Runs the plan as one rank; never throws for what the plan does (errors are recorded).
 RankResult run_rank(std::shared_ptr<dist::ProcessGroup> pg, const std::vector<PlanStep>& plan, const ReproOptions& o) {
   RankResult rr;
   rr.rank = pg->rank();
   trace::RankScope trace_rank(pg->rank());   // this thread's trace events belong to this rank
+  // Warnings the engine gives on this thread (checkpointing's), in order, with DDP's after them.
+  WarningHandlerGuard engine_warnings([&](const std::string& w) { rr.warnings.push_back(w); });
   // Each rank starts from different weights; DDP's construction broadcasts rank 0's.
   manual_seed(o.seed + 17 * static_cast<uint64_t>(pg->rank() + 1));
-  models::ScenarioModel model(o.extra_unused_parameter);
+  models::ScenarioModel model({.extra_unused_parameter = o.extra_unused_parameter, .buffer = o.buffer});
   optim::SGD sgd(model.parameters(), {.lr = 0.1});
   dist::DDPOptions ddp_options;
   ddp_options.bucket_cap_mb = o.bucket_cap_mb;
   ddp_options.find_unused_parameters = o.find_unused_parameters;
   ddp_options.static_graph = o.static_graph;
+  ddp_options.broadcast_buffers = o.broadcast_buffers;
   ddp_options.debug_level = o.debug;
   ddp_options.unsynced_grads = o.unsynced_grads;
   ddp_options.print_warnings = false;
   CallRecord* current = nullptr;
+  bool in_call = false;   // the last call record is the call an error belongs to (else `where` names it)
   std::optional<dist::DistributedDataParallel> ddp;
-  std::vector<Tensor> outputs;
-  models::ScenarioBatch batch;
+  std::optional<ForwardRecord> latest;           // the last forward, whatever its iteration
+  std::vector<ForwardRecord> forwards;           // this iteration's, in order: term@K reads forwards[K-1]
   int64_t draws = 0;
   const auto params = model.parameters();
   auto grad_hashes = [&] {
@@ -42,18 +66,43 @@ RankResult run_rank(std::shared_ptr<dist::ProcessGroup> pg, const std::vector<Pl
     for (const Tensor& p : params) h.push_back(dist::replica_hash(p.grad()));
     return h;
   };
+  auto loss_of = [&](const std::vector<LossTerm>& terms, int it) {
+    Tensor loss;
+    for (const LossTerm& term : terms) {
+      if (term.forward > static_cast<int>(forwards.size()))
+        throw std::invalid_argument("plan: term " + term.name + "@" + std::to_string(term.forward) +
+                                    " reads forward #" + std::to_string(term.forward) + " of iteration " +
+                                    std::to_string(it) + ", but this rank has run " + std::to_string(forwards.size()) +
+                                    " forward(s) in it so far");
+      if (!term.forward && !latest) throw std::invalid_argument("plan: a loss term before any forward");
+      const ForwardRecord& f = term.forward ? forwards[term.forward - 1] : *latest;
+      Tensor v = models::scenario_loss(model, term.name, f.outputs, f.batch, f.how);
+      if (term.scale != 1.0) v = v * term.scale;
+      loss = loss.defined() ? loss + v : v;
+    }
+    return loss;
+  };
 
   std::function<void(const std::vector<PlanStep>&, int, std::map<std::string, int>&, bool)> run_steps;
   run_steps = [&](const std::vector<PlanStep>& steps, int it, std::map<std::string, int>& counts, bool in_no_sync) {
     for (const PlanStep& step : steps) {
-      if (step.kind == PlanStep::Kind::no_sync) {
-        auto guard = ddp->no_sync();
-        run_steps(step.body, it, counts, true);
-        continue;
+      switch (step.kind) {
+        case PlanStep::Kind::no_sync: {
+          auto guard = ddp->no_sync();
+          run_steps(step.body, it, counts, true);
+          continue;
+        }
+        case PlanStep::Kind::rank:
+          if (pg->rank() == step.rank) run_steps(step.body, it, counts, in_no_sync);
+          continue;
+        case PlanStep::Kind::iteration:
+          if (it == step.iteration || (step.and_later && it > step.iteration)) run_steps(step.body, it, counts, in_no_sync);
+          continue;
+        default: break;
       }
-      const std::string kind = step.kind == PlanStep::Kind::forward ? "forward"
-                               : step.kind == PlanStep::Kind::backward ? "backward" : "step";
+      const std::string kind = step.call_kind();
       CallRecord& rec = rr.calls.emplace_back();
+      in_call = true;   // an error from here on was raised by this call
       rec.iteration = it;
       rec.at = kind + " #" + std::to_string(++counts[kind]) + " of iteration " + std::to_string(it);
       rec.label = step.text();
@@ -64,23 +113,41 @@ RankResult run_rank(std::shared_ptr<dist::ProcessGroup> pg, const std::vector<Pl
                            {{"at", rec.at}, {"iteration", it}, {"no_sync", in_no_sync}}};
       });
       try {
-        if (step.kind == PlanStep::Kind::forward) {
-          batch = models::scenario_batch(o.seed, pg->rank(), draws++, o.same_data);
-          outputs = ddp->forward([&] { return model.forward(batch.x, step.mode); });
-        } else if (step.kind == PlanStep::Kind::backward) {
-          if (outputs.empty()) throw std::invalid_argument("plan: backward(...) before any forward");
-          Tensor loss;
-          for (const LossTerm& term : step.terms) {
-            Tensor v = models::scenario_loss(model, term.name, outputs, batch);
-            if (term.scale != 1.0) v = v * term.scale;
-            loss = loss.defined() ? loss + v : v;
+        switch (step.kind) {
+          case PlanStep::Kind::forward: {
+            ForwardRecord f{{}, models::scenario_batch(o.seed, pg->rank(), draws++, o.same_data), step.forward};
+            f.outputs = ddp->forward([&] { return model.forward(f.batch.x, f.how); });
+            forwards.push_back(f);
+            latest = std::move(f);
+            break;
           }
-          loss.backward({}, {.retain_graph = step.retain});
-          while (rr.grad_hashes_per_iteration.size() < static_cast<size_t>(it)) rr.grad_hashes_per_iteration.emplace_back();
-          rr.grad_hashes_per_iteration[it - 1] = grad_hashes();
-        } else {
-          ddp->check_before_step();
-          sgd.step();
+          case PlanStep::Kind::backward:
+          case PlanStep::Kind::grad: {
+            const Tensor loss = loss_of(step.terms, it);
+            if (step.kind == PlanStep::Kind::backward) {
+              loss.backward({}, {.retain_graph = step.retain});
+            } else {
+              // autograd::grad never runs AccumulateGrad, so DDP's hooks do not fire: nothing is averaged.
+              std::vector<Tensor> wanted;
+              for (const Tensor& p : params)
+                if (p.requires_grad()) wanted.push_back(p);
+              const auto grads = autograd::grad({loss}, wanted, {}, {.retain_graph = step.retain, .allow_unused = true});
+              for (size_t i = 0; i < wanted.size(); ++i)
+                if (grads[i].defined()) wanted[i].set_grad(grads[i]);
+            }
+            while (rr.grad_hashes_per_iteration.size() < static_cast<size_t>(it)) rr.grad_hashes_per_iteration.emplace_back();
+            rr.grad_hashes_per_iteration[it - 1] = grad_hashes();
+            break;
+          }
+          case PlanStep::Kind::freeze:
+          case PlanStep::Kind::unfreeze:
+            module_named(model, step.module).requires_grad_(step.kind == PlanStep::Kind::unfreeze);
+            break;
+          case PlanStep::Kind::step:
+            ddp->check_before_step();
+            sgd.step();
+            break;
+          default: TINYDDP_INTERNAL_ASSERT(false, "blocks are run above");
         }
       } catch (...) {
         current = nullptr;
@@ -99,7 +166,7 @@ RankResult run_rank(std::shared_ptr<dist::ProcessGroup> pg, const std::vector<Pl
 
   std::string where = "DistributedDataParallel construction";
   try {
-    ddp.emplace(model.named_parameters(), pg, ddp_options);
+    ddp.emplace(model.named_parameters(), pg, ddp_options, model.named_buffers());
     ddp->reducer().set_event_observer([&](const dist::ReducerEvent& e) {
       if (!current) return;
       using K = dist::ReducerEvent::Kind;
@@ -115,25 +182,40 @@ RankResult run_rank(std::shared_ptr<dist::ProcessGroup> pg, const std::vector<Pl
         case K::marked_ready: break;
       }
     });
-    for (int it = 1; it <= o.iterations; ++it) {
+    // Python's `with ddp.join(...):` around the loop; finish() is its exit without an exception.
+    std::optional<dist::Join> join;
+    if (o.join)
+      join.emplace(std::vector<dist::Joinable*>{&*ddp},
+                   dist::JoinOptions{.enable = true,
+                                     .throw_on_early_termination = o.join_throw_on_early_termination,
+                                     .divide_by_initial_world_size = o.join_divide_by_initial_world_size});
+    for (int it = 1; it <= iterations_of(o, pg->rank()); ++it) {
       auto iteration_span =
           trace::span([&] { return trace::What{"iteration", "iteration " + std::to_string(it), {{"iteration", it}}}; });
       sgd.zero_grad();
+      forwards.clear();
       std::map<std::string, int> counts;
       run_steps(plan, it, counts, false);
+    }
+    if (join) {
+      where = "join exit";
+      in_call = false;
+      join->finish();
+      rr.warnings.insert(rr.warnings.end(), join->warnings().begin(), join->warnings().end());
     }
   } catch (const std::exception& e) {
     ReproError err;
     err.type = dynamic_cast<const std::invalid_argument*>(&e) ? "ValueError" : "RuntimeError";
     err.message = e.what();
-    err.raised_at = rr.calls.empty() ? where : rr.calls.back().at;
+    err.raised_at = in_call ? rr.calls.back().at : where;
     err.rank = pg->rank();
-    if (!rr.calls.empty()) rr.calls.back().error = err.message;
+    err.peer_left = dynamic_cast<const dist::PeerLeftError*>(&e) != nullptr;
+    if (in_call) rr.calls.back().error = err.message;
     trace::instant(
         [&] { return trace::What{"error", err.type, {{"message", err.message}, {"raised_at", err.raised_at}}}; });
     rr.error = err;
   }
-  if (ddp) rr.warnings = ddp->warnings();
+  if (ddp) rr.warnings.insert(rr.warnings.end(), ddp->warnings().begin(), ddp->warnings().end());
   for (const Tensor& p : params) rr.param_hashes.push_back(dist::replica_hash(p));
   return rr;
 }
@@ -145,7 +227,9 @@ nlohmann::json rank_to_json(const RankResult& r) {
   j["warnings"] = r.warnings;
   j["param_hashes"] = r.param_hashes;
   j["grad_hashes"] = r.grad_hashes_per_iteration;
-  if (r.error) j["error"] = {{"type", r.error->type}, {"message", r.error->message}, {"raised_at", r.error->raised_at}};
+  if (r.error)
+    j["error"] = {{"type", r.error->type}, {"message", r.error->message}, {"raised_at", r.error->raised_at},
+                  {"peer_left", r.error->peer_left}};
   nlohmann::json calls = nlohmann::json::array();
   for (const CallRecord& c : r.calls)
     calls.push_back({{"iteration", c.iteration}, {"at", c.at}, {"label", c.label}, {"in_no_sync", c.in_no_sync},
@@ -163,7 +247,8 @@ RankResult rank_from_json(const nlohmann::json& j) {
   r.warnings = j["warnings"].get<std::vector<std::string>>();
   r.param_hashes = j["param_hashes"].get<std::vector<uint64_t>>();
   r.grad_hashes_per_iteration = j["grad_hashes"].get<std::vector<std::vector<uint64_t>>>();
-  if (j.contains("error")) r.error = ReproError{j["error"]["type"], j["error"]["message"], j["error"]["raised_at"], r.rank};
+  if (j.contains("error"))
+    r.error = ReproError{j["error"]["type"], j["error"]["message"], j["error"]["raised_at"], r.rank, j["error"]["peer_left"]};
   for (const auto& c : j["calls"]) {
     CallRecord rec;
     rec.iteration = c["iteration"];
@@ -213,9 +298,37 @@ std::vector<RankResult> gather_results(dist::ProcessGroup& pg, const RankResult&
 
 }  // namespace
 
+std::string PlanOptions::summary() const {
+  std::vector<std::string> parts;
+  if (find_unused_parameters) parts.push_back("find_unused_parameters");
+  if (static_graph) parts.push_back("static_graph");
+  if (extra_unused_parameter) parts.push_back("extra unused parameter");
+  if (buffer) parts.push_back("buffer");
+  if (!broadcast_buffers) parts.push_back("broadcast_buffers=False");
+  if (!rank_iterations.empty()) {
+    std::string counts;
+    for (size_t i = 0; i < rank_iterations.size(); ++i) counts += (i ? "," : "") + std::to_string(rank_iterations[i]);
+    parts.push_back("iterations " + counts);
+  }
+  if (join) {
+    parts.push_back("join");
+    if (!join_divide_by_initial_world_size) parts.push_back("divide_by_initial_world_size=False");
+    if (join_throw_on_early_termination) parts.push_back("throw_on_early_termination");
+  }
+  std::string s;
+  for (size_t i = 0; i < parts.size(); ++i) s += (i ? ", " : "") + parts[i];
+  return s;
+}
+
+int iterations_of(const ReproOptions& o, int rank) {
+  return o.rank_iterations.empty() ? o.iterations : o.rank_iterations.at(static_cast<size_t>(rank));
+}
+
 ReproResult run_repro(const std::string& scenario, const std::string& plan_string, const ReproOptions& o) {
   const std::vector<PlanStep> plan = parse_plan(plan_string);
   TINYDDP_CHECK(o.iterations >= 1, "repro: --iterations must be at least 1, got ", o.iterations, ".");
+  for (int n : o.rank_iterations)
+    TINYDDP_CHECK(n >= 1, "repro: every rank's iteration count must be at least 1, got ", n, ".");
   TINYDDP_CHECK(o.bucket_cap_mb > 0, "repro: --bucket-cap-mb must be positive, got ", o.bucket_cap_mb, ".");
   ReproResult result;
   result.scenario = scenario;
@@ -230,11 +343,21 @@ ReproResult run_repro(const std::string& scenario, const std::string& plan_strin
   if (o.backend == "thread") {
     TINYDDP_CHECK(o.ranks >= 1 && o.ranks <= 64, "repro: --ranks must be between 1 and 64 for the thread backend, got ",
                   o.ranks, ".");
+    TINYDDP_CHECK(o.rank_iterations.empty() || static_cast<int>(o.rank_iterations.size()) == o.ranks,
+                  "repro: --iterations gives ", o.rank_iterations.size(), " per-rank counts for ", o.ranks,
+                  " ranks; give one count per rank (--iterations 3,2 for 2 ranks) or a single count.");
     result.ranks.resize(o.ranks);
     auto world = std::make_shared<dist::ThreadWorld>(o.ranks, std::chrono::milliseconds(o.timeout_ms));
     std::vector<std::thread> threads;
     for (int r = 0; r < o.ranks; ++r)
-      threads.emplace_back([&, r] { result.ranks[r] = run_rank(world->group(r), plan, o); });
+      threads.emplace_back([&, r] {
+        result.ranks[r] = run_rank(world->group(r), plan, o);
+        // Its program has ended: a peer still waiting for it in a collective is released with an error naming
+        // it, as a process's exit releases its gloo peers.
+        const RankResult& mine = result.ranks[r];
+        world->leave(r, mine.error ? "it raised " + mine.error->type + " at " + mine.error->raised_at
+                                   : "it finished its " + std::to_string(iterations_of(o, r)) + " iterations");
+      });
     for (auto& t : threads) t.join();
   } else if (o.backend == "mpi") {
     TINYDDP_CHECK(dist::mpi_available(), "repro: this tinyddp was built without Open MPI; install libopenmpi-dev and "
@@ -242,6 +365,9 @@ ReproResult run_repro(const std::string& scenario, const std::string& plan_strin
     auto pg = dist::mpi_world();
     pg->set_timeout(std::chrono::milliseconds(o.timeout_ms));
     result.options.ranks = pg->size();
+    TINYDDP_CHECK(o.rank_iterations.empty() || static_cast<int>(o.rank_iterations.size()) == pg->size(),
+                  "repro: --iterations gives ", o.rank_iterations.size(), " per-rank counts for ", pg->size(),
+                  " ranks; give one count per rank or a single count.");
     RankResult mine = run_rank(pg, plan, o);
     trace::RankScope trace_rank(pg->rank());
     auto gather_span = trace::span([] { return trace::What{"call", "gather the ranks' reports (repro)", {}}; });
@@ -251,9 +377,10 @@ ReproResult run_repro(const std::string& scenario, const std::string& plan_strin
     throw Error("repro: unknown backend '" + o.backend + "'; expected thread or mpi.");
   }
 
-  // The outcome as PyTorch reports it: the first rank that raised.
-  for (const RankResult& r : result.ranks)
-    if (r.error && !result.error) result.error = r.error;
+  // The outcome as PyTorch reports it: the first rank that raised, a rank released by a peer's exit last.
+  for (bool peer_left : {false, true})
+    for (const RankResult& r : result.ranks)
+      if (r.error && r.error->peer_left == peer_left && !result.error) result.error = r.error;
   result.outcome = result.error ? "error" : "ok";
   result.warnings = result.ranks[0].warnings;
   for (size_t r = 1; r < result.ranks.size(); ++r)
@@ -267,14 +394,32 @@ ReproResult run_repro(const std::string& scenario, const std::string& plan_strin
   result.replicas_in_sync = result.params_out_of_sync.empty();
   size_t iterations = 0;
   for (const RankResult& r : result.ranks) iterations = std::max(iterations, r.grad_hashes_per_iteration.size());
+  // An iteration's gradients are in sync when every rank recorded them after a backward and all agree.
+  auto grads_of = [](const RankResult& r, size_t it) {
+    return it < r.grad_hashes_per_iteration.size() ? r.grad_hashes_per_iteration[it] : std::vector<uint64_t>{};
+  };
   for (size_t it = 0; it < iterations; ++it) {
     bool same = true;
     for (const RankResult& r : result.ranks)
-      same &= it < r.grad_hashes_per_iteration.size() && !r.grad_hashes_per_iteration[it].empty() &&
-              r.grad_hashes_per_iteration[it] == result.ranks[0].grad_hashes_per_iteration[it];
+      same &= !grads_of(r, it).empty() && grads_of(r, it) == grads_of(result.ranks[0], it);
     result.grads_in_sync_per_iteration.push_back(same);
   }
   return result;
+}
+
+std::string outcome_summary(const ReproResult& r) {
+  auto one = [](const RankResult& rank) {
+    return rank.error ? rank.error->type + " at " + rank.error->raised_at : std::string("ok");
+  };
+  bool same = true;
+  for (const RankResult& rank : r.ranks) same &= one(rank) == one(r.ranks.front());
+  if (!same) {
+    std::string s;
+    for (const RankResult& rank : r.ranks) s += (s.empty() ? "" : "; ") + ("rank " + std::to_string(rank.rank) + ": " + one(rank));
+    return s;
+  }
+  if (r.error) return one(r.ranks.front());
+  return r.replicas_in_sync ? "ok, replicas in sync" : "ok, replicas drift apart";
 }
 
 nlohmann::json to_json(const ReproResult& r) {
@@ -288,12 +433,29 @@ nlohmann::json to_json(const ReproResult& r) {
                   {"debug", dist::debug_level_name(r.options.debug)},
                   {"extra_unused_parameter", r.options.extra_unused_parameter},
                   {"same_data", r.options.same_data},
-                  {"iterations", r.options.iterations},
-                  {"bucket_cap_mb", r.options.bucket_cap_mb}};
+                  {"iterations", r.options.rank_iterations.empty() ? nlohmann::json(r.options.iterations)
+                                                                   : nlohmann::json(r.options.rank_iterations)},
+                  {"bucket_cap_mb", r.options.bucket_cap_mb},
+                  {"buffer", r.options.buffer},
+                  {"broadcast_buffers", r.options.broadcast_buffers},
+                  {"join", r.options.join},
+                  {"join_divide_by_initial_world_size", r.options.join_divide_by_initial_world_size},
+                  {"join_throw_on_early_termination", r.options.join_throw_on_early_termination}};
   j["outcome"] = r.outcome;
   j["error"] = r.error ? nlohmann::json{{"type", r.error->type}, {"message", r.error->message},
                                         {"raised_at", r.error->raised_at}, {"rank", r.error->rank}}
                        : nlohmann::json(nullptr);
+  // Each rank's own outcome: ranks may end differently (one raises, the other is released from a collective).
+  nlohmann::json outcomes = nlohmann::json::array();
+  for (const RankResult& rank : r.ranks) {
+    nlohmann::json e = {{"rank", rank.rank}, {"outcome", rank.error ? "error" : "ok"}};
+    e["type"] = rank.error ? nlohmann::json(rank.error->type) : nlohmann::json(nullptr);
+    e["message"] = rank.error ? nlohmann::json(rank.error->message) : nlohmann::json(nullptr);
+    e["raised_at"] = rank.error ? nlohmann::json(rank.error->raised_at) : nlohmann::json(nullptr);
+    e["peer_left"] = rank.error && rank.error->peer_left;   // released because a peer's program ended
+    outcomes.push_back(e);
+  }
+  j["rank_outcomes"] = outcomes;
   j["warnings"] = r.warnings;
   j["replicas_in_sync"] = r.replicas_in_sync;
   j["params_out_of_sync"] = r.params_out_of_sync;

@@ -15,13 +15,29 @@
 
 namespace tinyddp::app {
 
-struct ReproOptions {
-  int ranks = 2;
-  std::string backend = "thread";       // thread | mpi
-  int iterations = 3;
+// What a plan runs on besides its steps: the model, DDP's arguments, the iteration counts. A named scenario
+// fixes these; the command line may override each.
+struct PlanOptions {
   bool find_unused_parameters = false;
   bool static_graph = false;
   bool extra_unused_parameter = false;  // `unused_scale`, registered first (index 0)
+  bool buffer = false;                  // the model's `feature_scale` buffer
+  bool broadcast_buffers = true;        // DDP(broadcast_buffers=...)
+  std::vector<int> rank_iterations;     // uneven inputs: one count per rank; empty: `iterations` on every rank
+  // The iteration loop inside `with ddp.join(divide_by_initial_world_size, enable=True,
+  // throw_on_early_termination)`.
+  bool join = false;
+  bool join_divide_by_initial_world_size = true;
+  bool join_throw_on_early_termination = false;
+  bool operator==(const PlanOptions&) const = default;
+  // "find_unused_parameters, static_graph, iterations 3,2, join": what differs from the defaults.
+  std::string summary() const;
+};
+
+struct ReproOptions : PlanOptions {
+  int ranks = 2;
+  std::string backend = "thread";       // thread | mpi
+  int iterations = 3;
   bool same_data = false;               // every rank draws the same micro-batches
   dist::DebugLevel debug = dist::DebugLevel::off;
   double bucket_cap_mb = 25.0;
@@ -35,7 +51,13 @@ struct ReproError {
   std::string message;     // the full text
   std::string raised_at;   // "backward #2 of iteration 1": the call, counted within its iteration
   int rank = 0;
+  // Raised only because a peer's program ended while this rank waited for it in a collective (the thread
+  // backend's dist::PeerLeftError; gloo's "Connection closed by peer").
+  bool peer_left = false;
 };
+
+// The iteration count of `rank` (uneven inputs give ranks different counts).
+int iterations_of(const ReproOptions& o, int rank);
 
 // One call (forward, backward or step) on one rank, and what the reducer did during it.
 struct CallRecord {
@@ -60,7 +82,7 @@ struct RankResult {
   int rank = 0;
   std::vector<CallRecord> calls;
   std::optional<ReproError> error;
-  std::vector<std::string> warnings;
+  std::vector<std::string> warnings;   // the engine's (checkpointing), then DDP's, in order
   std::vector<uint64_t> param_hashes;                      // per parameter, at the end
   std::vector<std::vector<uint64_t>> grad_hashes_per_iteration;   // after each iteration's last backward
 };
@@ -71,6 +93,8 @@ struct ReproResult {
   ReproOptions options;
   std::vector<std::string> param_names;
   std::string outcome;    // "ok" or "error"
+  // The lowest rank's error that a peer's exit did not cause (else the lowest rank's); each rank's own is
+  // in ranks[r].error.
   std::optional<ReproError> error;
   std::vector<std::string> warnings;   // rank 0's, then any other rank's that differ
   bool replicas_in_sync = true;
@@ -82,6 +106,11 @@ struct ReproResult {
 // Runs the plan. With backend "mpi" this process is one rank of the mpirun job; the result (on every
 // rank) describes all ranks.
 ReproResult run_repro(const std::string& scenario, const std::string& plan, const ReproOptions& options);
+
+// The outcome in a few words, as `--list` shows it: "ok, replicas in sync", "ok, replicas drift apart",
+// "RuntimeError at backward #2 of iteration 1", or per rank when ranks end differently
+// ("rank 0: RuntimeError at backward #1 of iteration 3; rank 1: ok").
+std::string outcome_summary(const ReproResult& result);
 
 nlohmann::json to_json(const ReproResult& result);
 void print_report(std::ostream& out, const ReproResult& result);

@@ -23,21 +23,47 @@ struct ReproArgs {
   std::string trace;   // --trace FILE
   // Tri-state flags: given (on or off) overrides the named scenario; absent keeps it. CLI11 writes false
   // into an unset optional<bool>, so presence is read from the option's count.
-  bool find_unused = false, static_graph = false, extra_unused = false;
-  CLI::Option *find_unused_opt = nullptr, *static_graph_opt = nullptr, *extra_unused_opt = nullptr;
+  bool find_unused = false, static_graph = false, extra_unused = false, buffer = false, broadcast_buffers = true,
+       join = false, divide_by_current = false, throw_on_early_termination = false;
+  CLI::Option *find_unused_opt = nullptr, *static_graph_opt = nullptr, *extra_unused_opt = nullptr,
+              *buffer_opt = nullptr, *broadcast_buffers_opt = nullptr, *join_opt = nullptr, *divide_opt = nullptr,
+              *throw_opt = nullptr, *iterations_opt = nullptr;
+  std::string iterations = "3";   // N, or one count per rank: 3,2
   ReproOptions options;
 };
 
 void list_scenarios(std::ostream& out) {
   out << "Named scenarios (tinyddp repro NAME):\n";
   for (const Scenario& s : scenarios()) {
-    out << "  " << std::left << std::setw(22) << s.name << s.plan;
-    if (s.find_unused_parameters) out << "  [find_unused_parameters]";
-    if (s.static_graph) out << "  [static_graph]";
-    if (s.extra_unused_parameter) out << "  [extra unused parameter]";
+    out << "  " << std::left << std::setw(30) << s.name << s.plan;
+    const std::string options = s.options.summary();
+    if (!options.empty()) out << "  [" << options << "]";
     out << "\n";
+    if (!s.outcome.empty()) out << "  " << std::string(30, ' ') << "-> " << s.outcome << "\n";
   }
   out << "Or any plan: tinyddp repro --plan \"forward; backward(a, retain); backward(b+t); step\"\n";
+}
+
+// "3" or "3,2" (one count per rank).
+std::vector<int> parse_iterations(const std::string& text) {
+  std::vector<int> counts;
+  size_t pos = 0;
+  while (pos <= text.size()) {
+    const size_t comma = std::min(text.find(',', pos), text.size());
+    const std::string item = text.substr(pos, comma - pos);
+    size_t used = 0;
+    int n = 0;
+    try {
+      n = std::stoi(item, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    TINYDDP_CHECK(used == item.size() && !item.empty() && n >= 1, "repro: --iterations takes a count of at least 1, or one "
+                  "count per rank separated by commas (uneven inputs: --iterations 3,2), got '", text, "'.");
+    counts.push_back(n);
+    pos = comma + 1;
+  }
+  return counts;
 }
 
 int run(ReproArgs& a) {
@@ -58,13 +84,22 @@ int run(ReproArgs& a) {
     }
     plan = s->plan;
     scenario = s->name;
-    o.find_unused_parameters = s->find_unused_parameters;
-    o.static_graph = s->static_graph;
-    o.extra_unused_parameter = s->extra_unused_parameter;
+    static_cast<PlanOptions&>(o) = s->options;
   }
   if (a.find_unused_opt->count() > 0) o.find_unused_parameters = a.find_unused;
   if (a.static_graph_opt->count() > 0) o.static_graph = a.static_graph;
   if (a.extra_unused_opt->count() > 0) o.extra_unused_parameter = a.extra_unused;
+  if (a.buffer_opt->count() > 0) o.buffer = a.buffer;
+  if (a.broadcast_buffers_opt->count() > 0) o.broadcast_buffers = a.broadcast_buffers;
+  if (a.join_opt->count() > 0) o.join = a.join;
+  if (a.divide_opt->count() > 0) o.join_divide_by_initial_world_size = !a.divide_by_current;
+  if (a.throw_opt->count() > 0) o.join_throw_on_early_termination = a.throw_on_early_termination;
+  if (a.iterations_opt->count() > 0) {
+    const std::vector<int> counts = parse_iterations(a.iterations);
+    o.rank_iterations.clear();
+    if (counts.size() == 1) o.iterations = counts[0];
+    else o.rank_iterations = counts;
+  }
   o.debug = a.debug.empty() ? dist::debug_level_from_env()
             : a.debug == "OFF" ? dist::DebugLevel::off
             : a.debug == "INFO" ? dist::DebugLevel::info
@@ -78,9 +113,7 @@ int run(ReproArgs& a) {
   std::optional<dist::TraceRecording> recording;
   if (!a.trace.empty()) {
     std::string flags = "ranks " + std::to_string(o.ranks);
-    if (o.find_unused_parameters) flags += ", find_unused_parameters";
-    if (o.static_graph) flags += ", static_graph";
-    if (o.extra_unused_parameter) flags += ", extra unused parameter";
+    if (const std::string more = o.summary(); !more.empty()) flags += ", " + more;
     recording.emplace(a.trace, o.backend, nlohmann::json{{"command", "tinyddp repro"}, {"scenario", scenario},
                                                          {"plan", plan}, {"options", flags}});
   }
@@ -102,11 +135,27 @@ void add_repro_command(CLI::App& app, int* exit_code) {
   CLI::App* cmd = app.add_subcommand(
       "repro", "Reproduce DDP's multi-task errors and silent drift, deterministically, as PyTorch 1.13 behaves");
   cmd->footer(
-      "Plan language (one iteration; every iteration starts with zero_grad):\n"
-      "  forward | forward(no_text) | forward(drop_text) | forward(detach)\n"
-      "  backward(EXPR) | backward(EXPR, retain)   EXPR: a, b, t, dummy, e.g. a+0.5*b+0.5*t\n"
-      "  no_sync{ STEPS } | step                   steps are separated by ';'\n"
-      "Example: tinyddp repro --plan \"forward; backward(a, retain); backward(b+t); step\"");
+      "Plan language (one iteration, run by every rank; every iteration starts with zero_grad; steps separated by ';'):\n"
+      "  forward | forward(FLAG, ...)     a DDP forward on a fresh micro-batch; FLAGs:\n"
+      "        no_text | drop_text | detach   the text decoder not called | its output dropped | reads h.detach()\n"
+      "        ckpt | ckpt_nr                 trunk.2 under checkpoint (use_reentrant=True | False)\n"
+      "        reuse                          trunk.2 applied twice (shared weights)\n"
+      "        features                       also return the trunk features h\n"
+      "  backward(EXPR) | backward(EXPR, retain)\n"
+      "  grad(EXPR) | grad(EXPR, retain)  autograd.grad over the parameters, then .grad = result by hand\n"
+      "  step                             an SGD step\n"
+      "  no_sync{ STEPS }                 the steps inside ddp.no_sync()\n"
+      "  freeze(M) | unfreeze(M)          M.requires_grad_(False | True); M: trunk, trunk.0, trunk.2, head_a, head_b,\n"
+      "                                   text_decoder\n"
+      "  rank(R){ STEPS }                 only rank R runs the steps (ranks whose graphs differ)\n"
+      "  iter(N){ STEPS } | iter(N+){ STEPS }   only in iteration N | from iteration N on\n"
+      "  EXPR: terms joined by '+', each [SCALE*]NAME[@K]; NAME: a, b, t, dummy (0 * every parameter), t_outside\n"
+      "        (text_decoder applied outside DDP's forward to forward(features)'s h); @K: forward #K of this iteration\n"
+      "Examples:\n"
+      "  tinyddp repro --plan \"forward; backward(a, retain); backward(b+t); step\"\n"
+      "  tinyddp repro --plan \"forward(ckpt); backward(a+b+t); step\" --find-unused-parameters\n"
+      "  tinyddp repro --plan \"forward; backward(a+b+t); step\" --iterations 3,2 --join\n"
+      "docs/the-runtime-error.md explains every named scenario.");
   cmd->add_option("name", args->name, "Scenario to run (see --list)");
   cmd->add_flag("--list", args->list, "List the named scenarios");
   cmd->add_option("--plan", args->plan, "Run this plan instead of a named scenario");
@@ -114,12 +163,24 @@ void add_repro_command(CLI::App& app, int* exit_code) {
   cmd->add_option("--backend", args->options.backend, "thread or mpi (under mpirun)")
       ->check(CLI::IsMember({"thread", "mpi"}))
       ->capture_default_str();
-  cmd->add_option("--iterations", args->options.iterations, "Iterations of the plan")->capture_default_str();
+  args->iterations_opt = cmd->add_option("--iterations", args->iterations,
+                                         "Iterations of the plan, or one count per rank (uneven inputs): 3,2")
+                             ->capture_default_str();
   args->find_unused_opt = cmd->add_flag("--find-unused-parameters,!--no-find-unused-parameters", args->find_unused,
                                         "DDP(find_unused_parameters=True)");
   args->static_graph_opt = cmd->add_flag("--static-graph,!--no-static-graph", args->static_graph, "DDP(static_graph=True)");
   args->extra_unused_opt = cmd->add_flag("--extra-unused-parameter,!--no-extra-unused-parameter", args->extra_unused,
                                          "Register `unused_scale` first (index 0), never used");
+  args->buffer_opt = cmd->add_flag("--buffer,!--no-buffer", args->buffer,
+                                   "The model registers a buffer (feature_scale) that every forward reads");
+  args->broadcast_buffers_opt = cmd->add_flag("--broadcast-buffers,!--no-broadcast-buffers", args->broadcast_buffers,
+                                              "DDP(broadcast_buffers=...), default True");
+  args->join_opt = cmd->add_flag("--join,!--no-join", args->join,
+                                 "Run the iterations inside `with ddp.join():` (uneven inputs)");
+  args->divide_opt = cmd->add_flag("--join-divide-by-current-world-size", args->divide_by_current,
+                                   "ddp.join(divide_by_initial_world_size=False)");
+  args->throw_opt = cmd->add_flag("--join-throw-on-early-termination", args->throw_on_early_termination,
+                                  "ddp.join(throw_on_early_termination=True)");
   cmd->add_option("--debug", args->debug, "TORCH_DISTRIBUTED_DEBUG level (default: the environment variable)")
       ->check(CLI::IsMember({"OFF", "INFO", "DETAIL"}));
   cmd->add_option("--bucket-cap-mb", args->options.bucket_cap_mb, "DDP bucket_cap_mb")->capture_default_str();

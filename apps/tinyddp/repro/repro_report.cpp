@@ -65,13 +65,22 @@ void print_report(std::ostream& out, const ReproResult& r) {
   const ReproOptions& o = r.options;
   // The story and explanation hold for the scenario as named, not when its options were changed.
   const Scenario* scenario = find_scenario(r.scenario);
-  if (scenario && (scenario->find_unused_parameters != o.find_unused_parameters ||
-                   scenario->static_graph != o.static_graph || scenario->extra_unused_parameter != o.extra_unused_parameter))
-    scenario = nullptr;
+  if (scenario && !(scenario->options == static_cast<const PlanOptions&>(o))) scenario = nullptr;
+  std::string iterations = std::to_string(o.iterations);
+  if (!o.rank_iterations.empty()) {
+    iterations.clear();
+    for (size_t i = 0; i < o.rank_iterations.size(); ++i) iterations += (i ? "," : "") + std::to_string(o.rank_iterations[i]);
+    iterations += " (per rank)";
+  }
   out << "tinyddp repro " << r.scenario << "\n  plan: " << r.plan << "\n  " << o.ranks << " ranks (" << o.backend
-      << " backend), " << o.iterations << " iterations, find_unused_parameters=" << (o.find_unused_parameters ? "True" : "False")
+      << " backend), " << iterations << " iterations, find_unused_parameters=" << (o.find_unused_parameters ? "True" : "False")
       << ", static_graph=" << (o.static_graph ? "True" : "False") << ", TORCH_DISTRIBUTED_DEBUG=" << dist::debug_level_name(o.debug)
       << "\n";
+  if (o.buffer) out << "  model buffer feature_scale, broadcast_buffers=" << (o.broadcast_buffers ? "True" : "False") << "\n";
+  if (o.join)
+    out << "  iterations inside ddp.join(divide_by_initial_world_size="
+        << (o.join_divide_by_initial_world_size ? "True" : "False")
+        << ", throw_on_early_termination=" << (o.join_throw_on_early_termination ? "True" : "False") << ")\n";
   if (scenario) out << "  " << scenario->story << "\n";
   out << "  parameters:";
   for (size_t i = 0; i < r.param_names.size(); ++i) out << (i % 5 == 0 ? "\n    " : "   ") << i << " " << r.param_names[i];
@@ -81,40 +90,53 @@ void print_report(std::ostream& out, const ReproResult& r) {
   for (const RankResult& rank : r.ranks) calls = std::max(calls, rank.calls.size());
   int iteration = 0;
   for (size_t i = 0; i < calls; ++i) {
-    // Group ranks by what they did in call i.
-    std::map<std::string, std::vector<int>> groups;
-    std::string label;
+    // Group ranks by the call they made at position i and what it did (rank(R){...} blocks make ranks' calls
+    // differ at the same position).
+    std::map<std::pair<std::string, std::string>, std::vector<int>> groups;
     int it = 0;
     for (const RankResult& rank : r.ranks) {
       if (i >= rank.calls.size()) continue;
       const CallRecord& c = rank.calls[i];
-      label = c.label + (c.in_no_sync ? " [no_sync]" : "");
       it = c.iteration;
-      groups[describe(c)].push_back(rank.rank);
+      groups[{c.label + (c.in_no_sync ? " [no_sync]" : ""), describe(c)}].push_back(rank.rank);
     }
     if (it != iteration) {
       iteration = it;
       out << "\niteration " << it << "\n";
     }
-    bool first = true;
-    for (const auto& [what, ranks] : groups) {
-      std::ostringstream line;
-      line << "  " << (first ? label : "") ;
-      std::string l = line.str();
+    std::string previous_label;
+    for (const auto& [key, ranks] : groups) {
+      const auto& [label, what] = key;
+      std::string l = "  " + (label != previous_label ? label : std::string());
       l.resize(std::max<size_t>(l.size(), 30), ' ');
       out << l << ranks_label(ranks, o.ranks) << ": " << what << "\n";
-      first = false;
+      previous_label = label;
     }
   }
 
   out << "\noutcome: " << r.outcome;
   if (r.error) {
+    auto same_as_first = [&](const RankResult& rank) {
+      return rank.error && rank.error->message == r.error->message && rank.error->raised_at == r.error->raised_at;
+    };
     std::vector<int> raised;
     for (const RankResult& rank : r.ranks)
-      if (rank.error) raised.push_back(rank.rank);
+      if (same_as_first(rank)) raised.push_back(rank.rank);
     out << ": " << r.error->type << " raised at " << r.error->raised_at << " on " << ranks_label(raised, o.ranks) << "\n";
     std::istringstream lines(r.error->message);
     for (std::string line; std::getline(lines, line);) out << "  | " << line << "\n";
+    // Ranks that ended differently from the first error: each one's own outcome.
+    for (const RankResult& rank : r.ranks) {
+      if (same_as_first(rank)) continue;
+      out << "rank " << rank.rank << ": ";
+      if (!rank.error) {
+        out << "ok\n";
+        continue;
+      }
+      out << rank.error->type << " raised at " << rank.error->raised_at << "\n";
+      std::istringstream rank_lines(rank.error->message);
+      for (std::string line; std::getline(rank_lines, line);) out << "  | " << line << "\n";
+    }
   } else {
     out << "\n";
   }
