@@ -1,5 +1,6 @@
 // The human-readable report of `tinyddp repro`: a per-iteration timeline (one line per call, ranks with
 // identical behaviour merged), the outcome, and for named scenarios why it happens and what fixes it.
+#include <algorithm>
 #include <map>
 #include <ostream>
 #include <sstream>
@@ -92,13 +93,17 @@ void print_report(std::ostream& out, const ReproResult& r) {
   for (size_t i = 0; i < calls; ++i) {
     // Group ranks by the call they made at position i and what it did (rank(R){...} blocks make ranks' calls
     // differ at the same position).
-    std::map<std::pair<std::string, std::string>, std::vector<int>> groups;
+    // In rank order of each group's first rank.
+    std::vector<std::pair<std::pair<std::string, std::string>, std::vector<int>>> groups;
     int it = 0;
     for (const RankResult& rank : r.ranks) {
       if (i >= rank.calls.size()) continue;
       const CallRecord& c = rank.calls[i];
       it = c.iteration;
-      groups[{c.label + (c.in_no_sync ? " [no_sync]" : ""), describe(c)}].push_back(rank.rank);
+      const std::pair<std::string, std::string> key{c.label + (c.in_no_sync ? " [no_sync]" : ""), describe(c)};
+      auto group = std::find_if(groups.begin(), groups.end(), [&](const auto& g) { return g.first == key; });
+      if (group == groups.end()) group = groups.insert(groups.end(), {key, {}});
+      group->second.push_back(rank.rank);
     }
     if (it != iteration) {
       iteration = it;
