@@ -21,19 +21,24 @@ ALL_HEADS_TWICE = "a@1+b@1+t@1+a@2+b@2+t@2"
 
 
 def R(id_, plan, note, **opts):
-    """A run "scenario/variant" (the scenario is the id up to its first '/'), every option spelled out."""
+    """A run "scenario/variant" (the scenario is the id up to its first '/'), every option spelled out but
+    gan, which appears only in the runs that set it (the runs before it stay as they were recorded)."""
     o = {"find_unused_parameters": False, "static_graph": False, "debug": "OFF",
          "extra_unused_parameter": False, "same_data": False, "iterations": 3, "bucket_cap_mb": 25,
          "buffer": False, "broadcast_buffers": True, "join": False,
          "join_divide_by_initial_world_size": True, "join_throw_on_early_termination": False}
     for k, v in opts.items():
-        assert k in o, k
+        assert k in o or k == "gan", k
         o[k] = v
     return {"id": id_, "scenario": id_.split("/")[0], "plan": plan, "options": o, "note": note}
 
 
 FU = {"find_unused_parameters": True}
 SG = {"static_graph": True}
+# a GAN's training loop (option gan): the D step on real and detached fake outputs, then the G step through
+# the frozen D
+D_STEP = "forward; disc(real); disc(fake_detached); backward(d_real+d_fake); disc_step"
+GAN = f"{D_STEP}; freeze(disc); disc(fake); backward(g_adv); unfreeze(disc); step"
 
 
 def reuse_runs():
@@ -165,12 +170,27 @@ RUNS = [
     R("ckpt-frozen-input/non-reentrant-find-unused",
       "iter(1){ freeze(trunk.0) }; forward(ckpt_nr); backward(a+b+t); step",
       "as ckpt-frozen-input/non-reentrant, find_unused_parameters=True", **FU),
+    # 12. a GAN: a second model (the discriminator) in its own DDP
+    R("gan", GAN,
+      "the standard loop: D on real targets and detached text outputs, backward(d_real+d_fake), D's step; "
+      "then D frozen, D on the text outputs, backward(g_adv), D unfrozen, G's step", gan=True),
+    R("gan/find-unused", GAN, "as gan, find_unused_parameters=True (both DDPs)", gan=True, **FU),
+    R("gan/no-detach", GAN.replace("disc(fake_detached)", "disc(fake)"),
+      "the D step reads the text outputs without detach: backward(d_real+d_fake) runs through G's graph "
+      "and frees it before the G step's backward(g_adv)", gan=True),
+    R("gan/no-freeze", f"{D_STEP}; disc(fake); backward(g_adv); step",
+      "the standard loop without freezing D for the G step (D's parameters get g_adv's gradients)",
+      gan=True),
+    R("gan/g-loss-through-main-term", GAN.replace("backward(g_adv)", "backward(g_adv+a+b+t)"),
+      "as gan, the G step's loss adds G's task losses: backward(g_adv+a+b+t)", gan=True),
 ]
 
 
 NOTES = {
     "runs": "id is 'scenario/variant' (the base run of a scenario has no variant); note says what the user "
-            "wrote. Plans and options: /work/snap/PLAN_SPEC.md. Every option is spelled out.",
+            "wrote. Plans and options: /work/snap/PLAN_SPEC.md. Every option is spelled out, but gan "
+            "(default False) only in the runs that set it; those runs also list their param_names (the "
+            "main model's, then the discriminator's disc.*), which the digests and grads_in_sync cover",
     "iterations": scen.NOTES["iterations"] + ". A list gives each rank its own count (uneven inputs)",
     "raised_at": scen.NOTES["raised_at"] + ". 'join exit' is the exit of `with ddp.join(...)` after the "
                  "rank's last iteration",

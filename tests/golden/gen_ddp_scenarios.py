@@ -33,7 +33,8 @@ How a run works
 
 Model, data and plan language: ../shared/DESIGN.md (models/, apps/), extended
 as /work/snap/PLAN_SPEC.md says (forward flags, t_outside, @K, grad, freeze,
-rank{}, iter{}; options buffer, broadcast_buffers, per-rank iterations, join).
+rank{}, iter{}; options buffer, broadcast_buffers, per-rank iterations, join; option gan: a second
+model, a discriminator in its own DDP, with steps disc(...), disc_step and terms d_real, d_fake, g_adv).
 `forward(detach)` returns (a, b, t) where head_b and text_decoder read
 trunk(x).detach() (graph separation for the detach-split scenario).
 gen_ddp_patterns.py runs the same machinery on its own list of runs.
@@ -236,15 +237,20 @@ def _split_top(s, sep):
 TEXT_MODES = ("no_text", "drop_text", "detach")
 FORWARD_FLAGS = TEXT_MODES + ("ckpt", "ckpt_nr", "reuse", "features")
 MODULES = ("trunk", "trunk.0", "trunk.2", "head_a", "head_b", "text_decoder")
+GAN_MODULES = ("disc",)          # freeze(disc) / unfreeze(disc): the discriminator (option gan)
+DISC_INPUTS = ("real", "fake", "fake_detached")
+DISC_TERMS = ("d_real", "d_fake", "g_adv")   # read the latest disc(...) output, never a forward's: no @K
 
 
 def parse_expr(e):
     """[(scale, name, K or None)]: K binds the term to forward #K of the plan iteration."""
     terms = []
     for t in e.replace(" ", "").split("+"):
-        m = re.fullmatch(r"(?:([0-9.eE+-]+)\*)?(a|b|t|t_outside|dummy)(?:@([1-9][0-9]*))?", t)
+        m = re.fullmatch(r"(?:([0-9.eE+-]+)\*)?(a|b|t|t_outside|dummy|d_real|d_fake|g_adv)(?:@([1-9][0-9]*))?", t)
         if not m:
             raise ValueError(f"bad term {t!r}")
+        if m.group(2) in DISC_TERMS and m.group(3):
+            raise ValueError(f"plan: term {m.group(2)} reads the latest disc(...) output and takes no @K")
         terms.append((float(m.group(1)) if m.group(1) else 1.0, m.group(2),
                       int(m.group(3)) if m.group(3) else None))
     return terms
@@ -284,10 +290,12 @@ def parse_plan(s, in_no_sync=False):
         elif call and call.group(1) in ("backward", "grad") and call.group(2) is not None:
             m = re.fullmatch(r"(.*?)(,\s*retain)?", call.group(2), re.S)
             steps.append((call.group(1), parse_expr(m.group(1)), bool(m.group(2))))
-        elif call and call.group(1) in ("freeze", "unfreeze") and call.group(2) in MODULES:
+        elif call and call.group(1) in ("freeze", "unfreeze") and call.group(2) in MODULES + GAN_MODULES:
             steps.append((call.group(1), call.group(2)))
-        elif p == "step":
-            steps.append(("step",))
+        elif call and call.group(1) == "disc" and call.group(2) in DISC_INPUTS:
+            steps.append(("disc", call.group(2)))
+        elif p in ("step", "disc_step"):
+            steps.append((p,))
         else:
             raise ValueError(f"bad step {p!r}")
     return steps
@@ -320,7 +328,7 @@ def worker(spec, rank, logpath):
     opts = spec["options"]
     plan = parse_plan(spec["plan"])
 
-    from gen_scenario_model import ScenarioModel
+    from gen_scenario_model import ScenarioModel, discriminator
 
     def digest(t):
         return hashlib.sha1(t.detach().contiguous().numpy().tobytes()).hexdigest()[:20]
@@ -339,37 +347,64 @@ def worker(spec, rank, logpath):
     wlist = ctx.__enter__()
     warnings.simplefilter("always")
 
+    gan = opts.get("gan", False)
+
+    def named_params():
+        """The main model's parameters, then (option gan) the discriminator's as "disc.<name>"."""
+        named = list(model.named_parameters())
+        if disc is not None:
+            named += [("disc." + n, p) for n, p in disc.named_parameters()]
+        return named
+
     def params_state():
-        return {n: digest(p) for n, p in model.named_parameters()}
+        return {n: digest(p) for n, p in named_params()}
 
     def grads_state():
-        return {n: (None if p.grad is None else digest(p.grad)) for n, p in model.named_parameters()}
+        return {n: (None if p.grad is None else digest(p.grad)) for n, p in named_params()}
 
-    model = None
+    model = disc = None
     try:
         mark("init_process_group")
         dist.init_process_group("gloo", rank=rank, world_size=WORLD,
                                 timeout=timedelta(seconds=PG_TIMEOUT_S))
         torch.manual_seed(0)
         model = ScenarioModel(opts["extra_unused_parameter"], opts.get("buffer", False))
+        if gan:  # the same seed stream, right after the main model
+            disc = discriminator()
         mark("construct DDP")
         where[0] = "construct DDP"
         ddp = DDP(model, find_unused_parameters=opts["find_unused_parameters"],
                   static_graph=opts["static_graph"], bucket_cap_mb=opts["bucket_cap_mb"],
                   broadcast_buffers=opts.get("broadcast_buffers", True))
+        if gan:  # its own DDP, with the main one's options; its warnings are the construction's too
+            ddp_d = DDP(disc, find_unused_parameters=opts["find_unused_parameters"],
+                        static_graph=opts["static_graph"], bucket_cap_mb=opts["bucket_cap_mb"])
         flush_warnings()
-        emit(ev="constructed", params=params_state(),
-             param_names=[n for n, _ in model.named_parameters()])
+        emit(ev="constructed", params=params_state(), param_names=[n for n, _ in named_params()])
         opt = torch.optim.SGD(model.parameters(), lr=0.1)
+        opt_d = torch.optim.SGD(disc.parameters(), lr=0.1) if gan else None
         gen = torch.Generator().manual_seed(1234 if opts["same_data"] else 1234 + 1000 * rank)
         # latest: the latest forward of the run, fwds: this plan iteration's, each (outputs, batch, flags)
-        state = {"latest": None, "fwds": []}
+        # real / fake: the latest disc(real) / disc(fake|fake_detached) output of the run
+        state = {"latest": None, "fwds": [], "real": None, "fake": None}
+
+        def need_gan(what):
+            if not gan:
+                raise ValueError(f"plan: {what} needs the gan option")
 
         def loss_of(terms):
             total = None
             for coef, name, k in terms:
                 if name == "dummy":
                     v = 0 * sum(p.sum() for p in model.parameters())
+                elif name in DISC_TERMS:
+                    need_gan(f"term {name}")
+                    out_d = state["real" if name == "d_real" else "fake"]
+                    if out_d is None:
+                        raise ValueError(f"plan: term {name} needs a "
+                                         f"{'disc(real)' if name == 'd_real' else 'disc(fake) or disc(fake_detached)'}"
+                                         " before it")
+                    v = F.mse_loss(out_d, torch.zeros(6, 1) if name == "d_fake" else torch.ones(6, 1))
                 else:
                     if k is not None and k > len(state["fwds"]):
                         raise ValueError(f"plan: term {name}@{k} needs forward #{k} of this iteration; "
@@ -436,8 +471,31 @@ def worker(spec, rank, logpath):
                     emit(ev="end", at=at, kind=kind, iteration=it, call=counts[kind],
                          in_no_sync=in_no_sync, loss=float(loss), grads=grads_state())
                 elif kind in ("freeze", "unfreeze"):
-                    ddp.module.get_submodule(st[1]).requires_grad_(kind == "unfreeze")
+                    if st[1] == "disc":
+                        need_gan(f"{kind}(disc)")
+                        disc.requires_grad_(kind == "unfreeze")
+                    else:
+                        ddp.module.get_submodule(st[1]).requires_grad_(kind == "unfreeze")
                     emit(ev="end", at=at, kind=kind, iteration=it, call=counts[kind])
+                elif kind == "disc":
+                    need_gan(f"disc({st[1]})")
+                    if state["latest"] is None:
+                        raise ValueError(f"plan: disc({st[1]}) needs a forward before it")
+                    out, (_, _, _, yt), fwd = state["latest"]
+                    if st[1] == "real":
+                        state["real"] = ddp_d(yt)
+                    else:
+                        if fwd[1] in ("no_text", "drop_text"):
+                            raise ValueError(f"plan: disc({st[1]}) needs a forward that returned t")
+                        state["fake"] = ddp_d(out[2] if st[1] == "fake" else out[2].detach())
+                    flush_warnings()
+                    emit(ev="end", at=at, kind=kind, iteration=it, call=counts[kind])
+                elif kind == "disc_step":
+                    need_gan("disc_step")
+                    opt_d.step()
+                    flush_warnings()
+                    emit(ev="end", at=at, kind=kind, iteration=it, call=counts[kind],
+                         params=params_state())
                 else:
                     opt.step()
                     flush_warnings()
@@ -450,6 +508,8 @@ def worker(spec, rank, logpath):
             for it in range(its[rank] if isinstance(its, list) else its):
                 where[0] = f"zero_grad of iteration {it + 1}"
                 opt.zero_grad()
+                if gan:
+                    opt_d.zero_grad()
                 state["fwds"] = []
                 run_steps(plan, it, {}, False)
 
@@ -794,6 +854,8 @@ def summarize(spec, rank_events, rank_stderr, stuck):
             iters.append(itrec)
     rec["iterations"] = iters
     rec["grads_in_sync_per_iteration"] = [i["all_grads_in_sync"] for i in iters]
+    if spec["options"].get("gan", False):  # the top-level param_names lists the main model's only
+        rec["param_names"] = names
     return rec, torch_version
 
 

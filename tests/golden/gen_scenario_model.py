@@ -60,3 +60,9 @@ class ScenarioModel(nn.Module):
                 if mode != "drop_text":
                     out = out + (t,)
         return out + (h,) if features else out
+
+
+def discriminator():
+    """The GAN discriminator of option gan (PLAN_SPEC.md's ADDENDUM): it scores text outputs or targets (5
+    features) as real (1) or fake (0); parameters disc.0.weight, disc.0.bias, disc.2.weight, disc.2.bias."""
+    return nn.Sequential(nn.Linear(5, 8), nn.ReLU(), nn.Linear(8, 1))
