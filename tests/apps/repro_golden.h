@@ -34,6 +34,7 @@ inline ReproOptions options_of(const nlohmann::json& o) {
   r.join = o.value("join", false);
   r.join_divide_by_initial_world_size = o.value("join_divide_by_initial_world_size", true);
   r.join_throw_on_early_termination = o.value("join_throw_on_early_termination", false);
+  r.gan = o.value("gan", false);
   const std::string d = o["debug"];
   r.debug = d == "INFO" ? dist::DebugLevel::info : d == "DETAIL" ? dist::DebugLevel::detail : dist::DebugLevel::off;
   r.timeout_ms = 10000;

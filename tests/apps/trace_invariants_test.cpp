@@ -35,6 +35,9 @@ struct Case {
 std::vector<Case> all_cases() {
   std::vector<Case> out;
   for (const Scenario& s : scenarios()) {
+    // The invariants are one reducer's; a GAN's two reducers share the rank's trace lanes without naming which
+    // reducer an event is from.
+    if (s.options.gan) continue;
     out.push_back({s.name, false});
     out.push_back({s.name, true});
   }

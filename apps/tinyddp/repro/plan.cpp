@@ -11,7 +11,7 @@ namespace tinyddp::app {
 namespace {
 
 const char* const kStepWords = "forward, backward(...), grad(...), step, no_sync{...}, freeze(...), unfreeze(...), "
-                               "rank(R){...} or iter(N){...}";
+                               "rank(R){...}, iter(N){...}, disc(...) or disc_step";
 
 class Parser {
  public:
@@ -69,6 +69,18 @@ class Parser {
       expect(')');
     } else if (word == "step") {
       step.kind = PlanStep::Kind::step;
+    } else if (word == "disc_step") {
+      step.kind = PlanStep::Kind::disc_step;
+    } else if (word == "disc") {
+      step.kind = PlanStep::Kind::disc;
+      expect('(');
+      const size_t at = pos_;
+      step.disc_input = identifier();
+      if (step.disc_input != "real" && step.disc_input != "fake" && step.disc_input != "fake_detached") {
+        pos_ = at;
+        fail("the discriminator's input: real, fake or fake_detached", step.disc_input);
+      }
+      expect(')');
     } else if (word == "no_sync") {
       step.kind = PlanStep::Kind::no_sync;
       if (in_no_sync) {
@@ -82,7 +94,7 @@ class Parser {
       step.module = dotted_name();
       const auto& names = freezable_modules();
       if (std::find(names.begin(), names.end(), step.module) == names.end())
-        fail("a module: trunk, trunk.0, trunk.2, head_a, head_b or text_decoder", step.module);
+        fail("a module: trunk, trunk.0, trunk.2, head_a, head_b, text_decoder or disc", step.module);
       expect(')');
     } else if (word == "rank") {
       step.kind = PlanStep::Kind::rank;
@@ -139,11 +151,13 @@ class Parser {
     }
     const size_t start = pos_;
     t.name = identifier();
-    if (t.name != "a" && t.name != "b" && t.name != "t" && t.name != "t_outside" && t.name != "dummy") {
+    static const std::vector<std::string> kTerms = {"a", "b", "t", "t_outside", "dummy", "d_real", "d_fake", "g_adv"};
+    if (std::find(kTerms.begin(), kTerms.end(), t.name) == kTerms.end()) {
       pos_ = start;
-      fail("a loss term: a, b, t, t_outside or dummy", t.name);
+      fail("a loss term: a, b, t, t_outside, dummy, d_real, d_fake or g_adv", t.name);
     }
-    if (accept('@')) {
+    const bool reads_disc = t.name == "d_real" || t.name == "d_fake" || t.name == "g_adv";
+    if (!reads_disc && accept('@')) {
       t.forward = static_cast<int>(integer("a forward number after '@' (from 1)"));
       if (t.forward < 1) fail("a forward number of at least 1 after '@'", std::to_string(t.forward));
     }
@@ -228,7 +242,8 @@ std::string forward_text(const models::ScenarioForward& f) {
 }  // namespace
 
 const std::vector<std::string>& freezable_modules() {
-  static const std::vector<std::string> names = {"trunk", "trunk.0", "trunk.2", "head_a", "head_b", "text_decoder"};
+  static const std::vector<std::string> names = {"trunk",  "trunk.0",      "trunk.2", "head_a",
+                                                 "head_b", "text_decoder", "disc"};
   return names;
 }
 
@@ -238,6 +253,8 @@ std::string PlanStep::call_kind() const {
     case Kind::backward: return "backward";
     case Kind::grad: return "grad";
     case Kind::step: return "step";
+    case Kind::disc: return "disc";
+    case Kind::disc_step: return "disc_step";
     case Kind::freeze: return "freeze";
     case Kind::unfreeze: return "unfreeze";
     case Kind::no_sync:
@@ -261,6 +278,8 @@ std::string PlanStep::text() const {
       return s + (retain ? ", retain)" : ")");
     }
     case Kind::step: return "step";
+    case Kind::disc: return "disc(" + disc_input + ")";
+    case Kind::disc_step: return "disc_step";
     case Kind::no_sync: return "no_sync{ " + plan_text(body) + " }";
     case Kind::freeze: return "freeze(" + module + ")";
     case Kind::unfreeze: return "unfreeze(" + module + ")";

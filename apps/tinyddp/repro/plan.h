@@ -19,10 +19,14 @@
 //                                      head_b, text_decoder
 //   rank(R){ STEPS }                   only rank R runs the steps
 //   iter(N){ STEPS } | iter(N+){ STEPS }   only in iteration N (from 1) | in N and every later one
+//   disc(real) | disc(fake) | disc(fake_detached)   with --gan: the discriminator's own DDP forward on the
+//                                      latest batch's yt | the latest forward's t | t.detach()
+//   disc_step                          the discriminator's SGD step; freeze(disc) / unfreeze(disc) freeze it
 //
 //   EXPR: terms joined by '+', each [SCALE*]NAME[@K]: NAME is a, b, t, dummy or t_outside (the text decoder
 //   applied outside DDP's forward to the features of a forward(features)); @K binds the term to forward #K
-//   of this iteration (default: the latest forward).
+//   of this iteration (default: the latest forward). With --gan also d_real, d_fake (the discriminator's
+//   MSE to 1 on the latest disc(real), to 0 on the latest disc(fake...)) and g_adv (to 1 on disc(fake...)).
 #pragma once
 
 #include <string>
@@ -34,23 +38,24 @@ namespace tinyddp::app {
 
 struct LossTerm {
   double scale = 1.0;
-  std::string name;   // "a", "b", "t", "t_outside" or "dummy"
+  std::string name;   // "a", "b", "t", "t_outside", "dummy", or the discriminator's "d_real", "d_fake", "g_adv"
   int forward = 0;    // 1-based forward of this iteration whose outputs it reads; 0: the latest
 };
 
 struct PlanStep {
-  enum class Kind { forward, backward, grad, step, no_sync, freeze, unfreeze, rank, iteration } kind;
+  enum class Kind { forward, backward, grad, step, no_sync, freeze, unfreeze, rank, iteration, disc, disc_step } kind;
   models::ScenarioForward forward;   // forward
   std::vector<LossTerm> terms;       // backward, grad
   bool retain = false;               // backward, grad
   std::string module;                // freeze, unfreeze
+  std::string disc_input;            // disc: "real", "fake" or "fake_detached"
   int rank = 0;                      // rank
   int iteration = 0;                 // iteration: from 1
   bool and_later = false;            // iteration: iter(N+)
   std::vector<PlanStep> body;        // no_sync, rank, iteration
   std::string text() const;          // as written, normalized ("backward(a, retain)")
   // The call kind counted in "<kind> #n of iteration i" ("forward", "backward", "grad", "step", "freeze",
-  // "unfreeze"); empty for blocks.
+  // "unfreeze", "disc", "disc_step"); empty for blocks.
   std::string call_kind() const;
 };
 

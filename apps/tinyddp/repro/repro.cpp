@@ -25,7 +25,16 @@ struct ForwardRecord {
   models::ScenarioForward how;
 };
 
-nn::Module& module_named(models::ScenarioModel& model, const std::string& name) {
+// A GAN's discriminator (PlanOptions::gan): scores a (B, 5) text output or target.
+std::shared_ptr<nn::Sequential> make_discriminator() {
+  return std::make_shared<nn::Sequential>(nn::Linear(5, 8), nn::ReLU(), nn::Linear(8, 1));
+}
+
+nn::Module& module_named(models::ScenarioModel& model, nn::Module* disc, const std::string& name) {
+  if (name == "disc") {
+    if (!disc) throw std::invalid_argument("plan: freeze(disc) and unfreeze(disc) need the discriminator (--gan)");
+    return *disc;
+  }
   if (name == "trunk") return *model.trunk;
   if (name == "trunk.0") return *(*model.trunk)[0];
   if (name == "trunk.2") return *(*model.trunk)[2];
@@ -46,6 +55,9 @@ RankResult run_rank(std::shared_ptr<dist::ProcessGroup> pg, const std::vector<Pl
   manual_seed(o.seed + 17 * static_cast<uint64_t>(pg->rank() + 1));
   models::ScenarioModel model({.extra_unused_parameter = o.extra_unused_parameter, .buffer = o.buffer});
   optim::SGD sgd(model.parameters(), {.lr = 0.1});
+  const std::shared_ptr<nn::Sequential> disc = o.gan ? make_discriminator() : nullptr;
+  std::optional<optim::SGD> disc_sgd;
+  if (disc) disc_sgd.emplace(disc->parameters(), optim::SGDOptions{.lr = 0.1});
   dist::DDPOptions ddp_options;
   ddp_options.bucket_cap_mb = o.bucket_cap_mb;
   ddp_options.find_unused_parameters = o.find_unused_parameters;
@@ -56,11 +68,14 @@ RankResult run_rank(std::shared_ptr<dist::ProcessGroup> pg, const std::vector<Pl
   ddp_options.print_warnings = false;
   CallRecord* current = nullptr;
   bool in_call = false;   // the last call record is the call an error belongs to (else `where` names it)
-  std::optional<dist::DistributedDataParallel> ddp;
+  std::optional<dist::DistributedDataParallel> ddp, disc_ddp;
+  Tensor disc_real, disc_fake;   // the latest disc(real) and disc(fake...) outputs, (B, 1)
   std::optional<ForwardRecord> latest;           // the last forward, whatever its iteration
   std::vector<ForwardRecord> forwards;           // this iteration's, in order: term@K reads forwards[K-1]
   int64_t draws = 0;
-  const auto params = model.parameters();
+  std::vector<Tensor> params = model.parameters();   // the main model's, then the discriminator's
+  if (disc)
+    for (const Tensor& p : disc->parameters()) params.push_back(p);
   auto grad_hashes = [&] {
     std::vector<uint64_t> h;
     for (const Tensor& p : params) h.push_back(dist::replica_hash(p.grad()));
@@ -75,8 +90,18 @@ RankResult run_rank(std::shared_ptr<dist::ProcessGroup> pg, const std::vector<Pl
                                     std::to_string(it) + ", but this rank has run " + std::to_string(forwards.size()) +
                                     " forward(s) in it so far");
       if (!term.forward && !latest) throw std::invalid_argument("plan: a loss term before any forward");
-      const ForwardRecord& f = term.forward ? forwards[term.forward - 1] : *latest;
-      Tensor v = models::scenario_loss(model, term.name, f.outputs, f.batch, f.how);
+      Tensor v;
+      if (term.name == "d_real" || term.name == "d_fake" || term.name == "g_adv") {
+        const Tensor& scored = term.name == "d_real" ? disc_real : disc_fake;
+        if (!scored.defined())
+          throw std::invalid_argument("plan: term " + term.name + " needs a " +
+                                      (term.name == "d_real" ? "disc(real)" : "disc(fake) or disc(fake_detached)") +
+                                      " before it");
+        v = mse_loss(scored, full(scored.shape(), term.name == "d_fake" ? 0.0 : 1.0, scored.dtype()));
+      } else {
+        const ForwardRecord& f = term.forward ? forwards[term.forward - 1] : *latest;
+        v = models::scenario_loss(model, term.name, f.outputs, f.batch, f.how);
+      }
       if (term.scale != 1.0) v = v * term.scale;
       loss = loss.defined() ? loss + v : v;
     }
@@ -141,7 +166,25 @@ RankResult run_rank(std::shared_ptr<dist::ProcessGroup> pg, const std::vector<Pl
           }
           case PlanStep::Kind::freeze:
           case PlanStep::Kind::unfreeze:
-            module_named(model, step.module).requires_grad_(step.kind == PlanStep::Kind::unfreeze);
+            module_named(model, disc.get(), step.module).requires_grad_(step.kind == PlanStep::Kind::unfreeze);
+            break;
+          case PlanStep::Kind::disc: {
+            if (!disc) throw std::invalid_argument("plan: disc(...) needs the discriminator (--gan)");
+            if (!latest) throw std::invalid_argument("plan: disc(...) before any forward");
+            const bool has_t = latest->how.text == models::TextMode::normal || latest->how.text == models::TextMode::detach;
+            if (step.disc_input != "real" && !has_t)
+              throw std::invalid_argument("plan: disc(" + step.disc_input + ") needs a forward that returned t");
+            const Tensor input = step.disc_input == "real" ? latest->batch.yt
+                                 : step.disc_input == "fake" ? latest->outputs[2]
+                                                             : latest->outputs[2].detach();
+            const Tensor out = disc_ddp->forward([&] { return std::vector<Tensor>{(*disc)(input)}; })[0];
+            (step.disc_input == "real" ? disc_real : disc_fake) = out;
+            break;
+          }
+          case PlanStep::Kind::disc_step:
+            if (!disc) throw std::invalid_argument("plan: disc_step needs the discriminator (--gan)");
+            disc_ddp->check_before_step();
+            disc_sgd->step();
             break;
           case PlanStep::Kind::step:
             ddp->check_before_step();
@@ -167,6 +210,7 @@ RankResult run_rank(std::shared_ptr<dist::ProcessGroup> pg, const std::vector<Pl
   std::string where = "DistributedDataParallel construction";
   try {
     ddp.emplace(model.named_parameters(), pg, ddp_options, model.named_buffers());
+    if (disc) disc_ddp.emplace(disc->named_parameters(), pg, ddp_options);   // its own reducer, the same group
     ddp->reducer().set_event_observer([&](const dist::ReducerEvent& e) {
       if (!current) return;
       using K = dist::ReducerEvent::Kind;
@@ -193,6 +237,7 @@ RankResult run_rank(std::shared_ptr<dist::ProcessGroup> pg, const std::vector<Pl
       auto iteration_span =
           trace::span([&] { return trace::What{"iteration", "iteration " + std::to_string(it), {{"iteration", it}}}; });
       sgd.zero_grad();
+      if (disc_sgd) disc_sgd->zero_grad();
       forwards.clear();
       std::map<std::string, int> counts;
       run_steps(plan, it, counts, false);
@@ -215,7 +260,8 @@ RankResult run_rank(std::shared_ptr<dist::ProcessGroup> pg, const std::vector<Pl
         [&] { return trace::What{"error", err.type, {{"message", err.message}, {"raised_at", err.raised_at}}}; });
     rr.error = err;
   }
-  if (ddp) rr.warnings.insert(rr.warnings.end(), ddp->warnings().begin(), ddp->warnings().end());
+  for (const auto* d : {&ddp, &disc_ddp})
+    if (*d) rr.warnings.insert(rr.warnings.end(), (*d)->warnings().begin(), (*d)->warnings().end());
   for (const Tensor& p : params) rr.param_hashes.push_back(dist::replica_hash(p));
   return rr;
 }
@@ -310,6 +356,7 @@ std::string PlanOptions::summary() const {
     for (size_t i = 0; i < rank_iterations.size(); ++i) counts += (i ? "," : "") + std::to_string(rank_iterations[i]);
     parts.push_back("iterations " + counts);
   }
+  if (gan) parts.push_back("gan");
   if (join) {
     parts.push_back("join");
     if (!join_divide_by_initial_world_size) parts.push_back("divide_by_initial_world_size=False");
@@ -337,6 +384,8 @@ ReproResult run_repro(const std::string& scenario, const std::string& plan_strin
   result.param_names = [&] {
     std::vector<std::string> names;
     for (const auto& [name, p] : models::ScenarioModel(o.extra_unused_parameter).named_parameters()) names.push_back(name);
+    if (o.gan)
+      for (const auto& [name, p] : make_discriminator()->named_parameters()) names.push_back("disc." + name);
     return names;
   }();
 
@@ -440,7 +489,8 @@ nlohmann::json to_json(const ReproResult& r) {
                   {"broadcast_buffers", r.options.broadcast_buffers},
                   {"join", r.options.join},
                   {"join_divide_by_initial_world_size", r.options.join_divide_by_initial_world_size},
-                  {"join_throw_on_early_termination", r.options.join_throw_on_early_termination}};
+                  {"join_throw_on_early_termination", r.options.join_throw_on_early_termination},
+                  {"gan", r.options.gan}};
   j["outcome"] = r.outcome;
   j["error"] = r.error ? nlohmann::json{{"type", r.error->type}, {"message", r.error->message},
                                         {"raised_at", r.error->raised_at}, {"rank", r.error->rank}}

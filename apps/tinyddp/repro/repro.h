@@ -29,6 +29,9 @@ struct PlanOptions {
   bool join = false;
   bool join_divide_by_initial_world_size = true;
   bool join_throw_on_early_termination = false;
+  // A GAN's second model: a discriminator Linear(5, 8) -> ReLU -> Linear(8, 1) on the text decoder's output,
+  // with its own DDP and SGD (the plan's disc(...), disc_step, freeze(disc), d_real, d_fake, g_adv).
+  bool gan = false;
   bool operator==(const PlanOptions&) const = default;
   // "find_unused_parameters, static_graph, iterations 3,2, join": what differs from the defaults.
   std::string summary() const;

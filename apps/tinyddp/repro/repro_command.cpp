@@ -24,10 +24,10 @@ struct ReproArgs {
   // Tri-state flags: given (on or off) overrides the named scenario; absent keeps it. CLI11 writes false
   // into an unset optional<bool>, so presence is read from the option's count.
   bool find_unused = false, static_graph = false, extra_unused = false, buffer = false, broadcast_buffers = true,
-       join = false, divide_by_current = false, throw_on_early_termination = false;
+       join = false, divide_by_current = false, throw_on_early_termination = false, gan = false;
   CLI::Option *find_unused_opt = nullptr, *static_graph_opt = nullptr, *extra_unused_opt = nullptr,
               *buffer_opt = nullptr, *broadcast_buffers_opt = nullptr, *join_opt = nullptr, *divide_opt = nullptr,
-              *throw_opt = nullptr, *iterations_opt = nullptr;
+              *throw_opt = nullptr, *iterations_opt = nullptr, *gan_opt = nullptr;
   std::string iterations = "3";   // N, or one count per rank: 3,2
   ReproOptions options;
 };
@@ -94,6 +94,7 @@ int run(ReproArgs& a) {
   if (a.join_opt->count() > 0) o.join = a.join;
   if (a.divide_opt->count() > 0) o.join_divide_by_initial_world_size = !a.divide_by_current;
   if (a.throw_opt->count() > 0) o.join_throw_on_early_termination = a.throw_on_early_termination;
+  if (a.gan_opt->count() > 0) o.gan = a.gan;
   if (a.iterations_opt->count() > 0) {
     const std::vector<int> counts = parse_iterations(a.iterations);
     o.rank_iterations.clear();
@@ -149,6 +150,8 @@ void add_repro_command(CLI::App& app, int* exit_code) {
       "                                   text_decoder\n"
       "  rank(R){ STEPS }                 only rank R runs the steps (ranks whose graphs differ)\n"
       "  iter(N){ STEPS } | iter(N+){ STEPS }   only in iteration N | from iteration N on\n"
+      "  with --gan: disc(real | fake | fake_detached)   the discriminator's DDP forward on yt | t | t.detach();\n"
+      "        disc_step; freeze(disc) | unfreeze(disc); terms d_real, d_fake, g_adv (its MSE to 1, 0, 1)\n"
       "  EXPR: terms joined by '+', each [SCALE*]NAME[@K]; NAME: a, b, t, dummy (0 * every parameter), t_outside\n"
       "        (text_decoder applied outside DDP's forward to forward(features)'s h); @K: forward #K of this iteration\n"
       "Examples:\n"
@@ -181,6 +184,9 @@ void add_repro_command(CLI::App& app, int* exit_code) {
                                    "ddp.join(divide_by_initial_world_size=False)");
   args->throw_opt = cmd->add_flag("--join-throw-on-early-termination", args->throw_on_early_termination,
                                   "ddp.join(throw_on_early_termination=True)");
+  args->gan_opt = cmd->add_flag("--gan,!--no-gan", args->gan,
+                                "Add a GAN's discriminator with its own DDP and SGD (disc(...), disc_step, d_real, d_fake, "
+                                "g_adv)");
   cmd->add_option("--debug", args->debug, "TORCH_DISTRIBUTED_DEBUG level (default: the environment variable)")
       ->check(CLI::IsMember({"OFF", "INFO", "DETAIL"}));
   cmd->add_option("--bucket-cap-mb", args->options.bucket_cap_mb, "DDP bucket_cap_mb")->capture_default_str();

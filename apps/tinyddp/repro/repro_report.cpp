@@ -78,6 +78,7 @@ void print_report(std::ostream& out, const ReproResult& r) {
       << ", static_graph=" << (o.static_graph ? "True" : "False") << ", TORCH_DISTRIBUTED_DEBUG=" << dist::debug_level_name(o.debug)
       << "\n";
   if (o.buffer) out << "  model buffer feature_scale, broadcast_buffers=" << (o.broadcast_buffers ? "True" : "False") << "\n";
+  if (o.gan) out << "  a GAN: the scenario model is the generator; a discriminator with its own DDP and SGD scores t\n";
   if (o.join)
     out << "  iterations inside ddp.join(divide_by_initial_world_size="
         << (o.join_divide_by_initial_world_size ? "True" : "False")
@@ -122,7 +123,9 @@ void print_report(std::ostream& out, const ReproResult& r) {
   out << "\noutcome: " << r.outcome;
   if (r.error) {
     auto same_as_first = [&](const RankResult& rank) {
-      return rank.error && rank.error->message == r.error->message && rank.error->raised_at == r.error->raised_at;
+      // The same error at the same call (its text may name the rank).
+      return rank.error && rank.error->type == r.error->type && rank.error->raised_at == r.error->raised_at &&
+             rank.error->peer_left == r.error->peer_left;
     };
     std::vector<int> raised;
     for (const RankResult& rank : r.ranks)

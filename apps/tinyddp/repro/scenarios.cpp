@@ -297,6 +297,31 @@ const std::vector<Scenario>& scenarios() {
        "The non-reentrant checkpoint keeps trunk.2's parameters in the graph whether or not its input requires grad, "
        "and the unused-parameter search marks the frozen trunk.0 unused every iteration.",
        "", "ok, replicas in sync"},
+      {"gan", "forward; disc(real); disc(fake_detached); backward(d_real+d_fake); disc_step; freeze(disc); disc(fake); backward(g_adv); unfreeze(disc); step", {.gan = true},
+       "A GAN with two DDP models and two optimizers: the scenario model is the generator (its text output t is "
+       "the fake sample), a discriminator has its own DDP; the D step scores real and fake.detach(), the G step "
+       "freezes D and backpropagates D(fake) into G.",
+       "Each DDP has its own reducer on the one process group, and the D step works: fake.detach() keeps the D "
+       "loss out of G's graph, and freezing D in the G step leaves D's reducer with no hook to wait for (1.13 "
+       "only complains about a reduction that started). But the G loss reaches only the trunk and the text "
+       "decoder: head_a and head_b (4 5 6 7) get no gradient, G's bucket never completes, and G's next forward "
+       "raises \"Expected to have finished reduction\" listing 4 5 6 7.",
+       "find_unused_parameters=True for the generator's parameters that a step does not reach "
+       "(`tinyddp repro gan --find-unused-parameters`), or give every generator parameter a loss in the G step "
+       "(`tinyddp repro gan-task-losses`).",
+       "RuntimeError at forward #1 of iteration 2"},
+      {"gan-task-losses", "forward; disc(real); disc(fake_detached); backward(d_real+d_fake); disc_step; freeze(disc); disc(fake); backward(g_adv+a+b+t); unfreeze(disc); step", {.gan = true},
+       "The GAN with the generator also trained on its task losses in the G step (g_adv + a + b + t).",
+       "Every generator parameter gets its one gradient in the G step, so G's reduction completes; the frozen D "
+       "was armed by its forward but no hook fired, which 1.13 lets pass.",
+       "", "ok, replicas in sync"},
+      {"gan-no-detach", "forward; disc(real); disc(fake); backward(d_real+d_fake); disc_step; freeze(disc); disc(fake); backward(g_adv); unfreeze(disc); step", {.gan = true},
+       "The GAN's D step on disc(fake) without fake.detach().",
+       "The D loss then reaches the generator's graph, and its backward frees that graph (no retain_graph). The G "
+       "step backpropagates D(fake) through the same generator forward again: autograd's \"Trying to backward "
+       "through the graph a second time\".",
+       "fake.detach() in the D step (`tinyddp repro gan-task-losses` shows the working loop).",
+       "RuntimeError at backward #2 of iteration 1"},
   };
   return all;
 }
