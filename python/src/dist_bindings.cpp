@@ -209,8 +209,8 @@ void bind_dist(py::module_& m) {
   d.def("run_threads", &run_threads);
 
   py::class_<dist::DDPOptions>(d, "DDPOptions")
-      .def(py::init([](double bucket_cap_mb, bool find_unused_parameters, bool static_graph, bool gradient_as_bucket_view,
-                       bool broadcast_buffers) {
+      .def(py::init([](double bucket_cap_mb, bool find_unused_parameters, bool static_graph,
+                       bool gradient_as_bucket_view, bool broadcast_buffers) {
              dist::DDPOptions o;
              o.bucket_cap_mb = bucket_cap_mb;
              o.broadcast_buffers = broadcast_buffers;
