@@ -1,8 +1,12 @@
-// Autograd for Python: backward, autograd.grad, grad mode, anomaly mode, graph nodes (grad_fn) and tensor
-// hooks written in Python. Semantics and error texts are the engine's (engine/autograd/*.h).
+// Autograd for Python: backward, autograd.grad, grad mode, anomaly mode, graph nodes (grad_fn), tensor hooks and
+// saved-tensor hooks written in Python, and activation checkpointing of a Python function. Semantics and error
+// texts are the engine's (engine/autograd/*.h).
+#include <any>
 #include <atomic>
 
 #include "bindings.h"
+#include "engine/autograd/checkpoint.h"
+#include "engine/autograd/saved_tensor_hooks.h"
 
 namespace tinyddp::python {
 
@@ -19,6 +23,52 @@ struct RemovableHandle {
   std::shared_ptr<std::atomic<bool>> active = std::make_shared<std::atomic<bool>>(true);
   void remove() { *active = false; }
 };
+
+// torch.autograd.graph.saved_tensors_hooks's push and pop: this thread's open `with` scopes, innermost last.
+// The engine's guards are a per-thread stack too, so a scope must be closed on the thread that opened it.
+thread_local std::vector<std::unique_ptr<autograd::SavedTensorHooksGuard>> saved_tensors_hooks_scopes;
+
+void push_saved_tensors_hooks(const py::function& pack_hook, const py::function& unpack_hook) {
+  // What pack returns may be any Python object: it is kept as a PyRef (copyable, as std::any needs), whose last
+  // copy is dropped under the GIL on whichever thread frees the graph.
+  autograd::PackHook pack = [fn = PyRef(pack_hook)](const Tensor& t) -> std::any {
+    py::gil_scoped_acquire gil;
+    return PyRef(fn.get()(to_py(t)));
+  };
+  autograd::UnpackHook unpack = [fn = PyRef(unpack_hook)](const std::any& packed) -> Tensor {
+    py::gil_scoped_acquire gil;
+    py::object out = fn.get()(std::any_cast<const PyRef&>(packed).get());
+    if (!py::isinstance<Tensor>(out))   // PyTorch's text (a TypeError there too)
+      throw py::type_error("Output of saved tensor unpack_hook expected to be a Tensor but got result of type " +
+                           py::str(py::type::of(out).attr("__name__")).cast<std::string>());
+    return out.cast<Tensor>();
+  };
+  saved_tensors_hooks_scopes.push_back(
+      std::make_unique<autograd::SavedTensorHooksGuard>(std::move(pack), std::move(unpack)));
+}
+
+void pop_saved_tensors_hooks() {
+  TINYDDP_CHECK(!saved_tensors_hooks_scopes.empty(),
+                "saved_tensors_hooks: __exit__ without a matching __enter__ on this thread.");
+  saved_tensors_hooks_scopes.pop_back();
+}
+
+// checkpoint(fn, inputs): fn(*tensors) -> list of tensors is tinyddp/utils/checkpoint.py's wrapper around the
+// user's function (it puts non-tensor arguments back and flattens the outputs). The engine may call it again
+// in the backward (the recomputation), on the backward's thread, so it takes the GIL itself.
+std::vector<Tensor> checkpoint(const py::function& fn, const std::vector<Tensor>& inputs, bool use_reentrant,
+                               bool preserve_rng_state) {
+  route_warnings_to_python();   // "None of the inputs have requires_grad=True": a UserWarning
+  autograd::CheckpointFunction function = [ref = PyRef(fn)](const autograd::TensorList& args) -> autograd::TensorList {
+    py::gil_scoped_acquire gil;
+    py::tuple py_args(args.size());
+    for (size_t i = 0; i < args.size(); ++i) py_args[i] = to_py(args[i]);
+    return tensors_from_py(ref.get()(*py_args));
+  };
+  py::gil_scoped_release gil;
+  return autograd::checkpoint(function, inputs,
+                              {.use_reentrant = use_reentrant, .preserve_rng_state = preserve_rng_state});
+}
 
 }  // namespace
 
@@ -100,6 +150,11 @@ void bind_autograd(py::module_& m) {
       },
       py::arg("outputs"), py::arg("inputs"), py::arg("grad_outputs") = py::none(), py::arg("retain_graph") = py::none(),
       py::arg("create_graph") = false, py::arg("allow_unused") = false);
+
+  m.def("_push_saved_tensors_default_hooks", &push_saved_tensors_hooks, py::arg("pack_hook"), py::arg("unpack_hook"));
+  m.def("_pop_saved_tensors_default_hooks", &pop_saved_tensors_hooks);
+  m.def("_checkpoint", &checkpoint, py::arg("function"), py::arg("inputs"), py::arg("use_reentrant"),
+        py::arg("preserve_rng_state"));
 
   // Grad mode is per thread (each rank thread has its own), as PyTorch's.
   m.def("is_grad_enabled", &GradMode::is_enabled);

@@ -44,6 +44,12 @@ class PyRef {
   std::shared_ptr<Holder> obj_;
 };
 
+// Routes this thread's C++ warnings (base/warning.h) to Python's warnings.warn(message, UserWarning), under the
+// GIL, so that warnings.catch_warnings sees them. Idempotent; the handler stays for the thread's lifetime. Called
+// on the thread that imports tinyddp, on spawn's rank threads, and by each binding whose C++ call can warn (for
+// threads the user started).
+void route_warnings_to_python();
+
 // Undefined tensors cross into Python as None, and None comes back as an undefined tensor.
 py::object to_py(const Tensor& t);
 Tensor from_py(const py::handle& obj);           // None -> undefined; else a Tensor (TypeError otherwise)

@@ -1,6 +1,8 @@
 // dist/ for Python: the default process group (per thread), collectives, multiprocessing.spawn's rank
-// threads (dist::ThreadWorld) and DistributedDataParallel with its warnings routed to Python's `warnings`.
+// threads (dist::ThreadWorld), DistributedDataParallel with its warnings routed to Python's `warnings`, and
+// the join context for uneven inputs (dist/join.h).
 #include <chrono>
+#include <stdexcept>
 
 #include "bindings.h"
 #include "dist/ddp.h"
@@ -76,6 +78,7 @@ std::vector<std::string> run_threads(int nprocs, const py::function& fn, double 
         [&](dist::ProcessGroup& pg) {
           // Non-owning: the group lives as long as this rank's run (objects built on it must not outlive spawn).
           spawn_group = std::shared_ptr<dist::ProcessGroup>(std::shared_ptr<void>(), &pg);
+          route_warnings_to_python();   // this thread's C++ warnings (a checkpoint's) reach `warnings` too
           std::string failure;
           {
             py::gil_scoped_acquire acquire;
@@ -110,17 +113,20 @@ std::vector<std::string> run_threads(int nprocs, const py::function& fn, double 
 // named parameters and, per forward, a callable that runs the module and returns its flattened tensors.
 class PyDDP {
  public:
-  PyDDP(const dist::NamedParameters& params, const dist::DDPOptions& options) {
+  PyDDP(const dist::NamedParameters& params, const dist::DDPOptions& options, const dist::NamedBuffers& buffers) {
     auto pg = default_group;
     TINYDDP_CHECK(pg != nullptr,
                   "Default process group has not been initialized, please make sure to call init_process_group.");
     py::gil_scoped_release gil;
-    ddp_ = std::make_unique<dist::DistributedDataParallel>(params, pg, options);
-    // PyTorch's TORCH_WARN from the reducer reaches Python as a UserWarning.
-    ddp_->reducer().set_warning_handler([](const std::string& message) {
+    ddp_ = std::make_unique<dist::DistributedDataParallel>(params, pg, options, buffers);
+    // PyTorch's TORCH_WARN from the reducer reaches Python as a UserWarning: those of the construction
+    // (static_graph with find_unused_parameters) from DDP's record, the later ones as they come.
+    auto to_python = [](const std::string& message) {
       py::gil_scoped_acquire acquire;
       py::module_::import("warnings").attr("warn")(message, py::handle(PyExc_UserWarning));
-    });
+    };
+    for (const std::string& message : ddp_->warnings()) to_python(message);
+    ddp_->reducer().set_warning_handler(to_python);
   }
 
   std::vector<Tensor> forward(const py::function& module_forward) {
@@ -145,6 +151,42 @@ class PyDDP {
   std::vector<std::unique_ptr<dist::DistributedDataParallel::NoSyncGuard>> guards_;   // nested no_sync() scopes
 };
 
+// torch.distributed.algorithms.join.Join over DDP instances: built when the Python Join is (as 1.13 sets the
+// joinables' configs in Join.__init__), finished at __exit__ without an exception.
+class PyJoin {
+ public:
+  PyJoin(const std::vector<PyDDP*>& joinables, const dist::JoinOptions& options) {
+    std::vector<dist::Joinable*> js;
+    for (PyDDP* j : joinables) js.push_back(&j->ddp());
+    py::gil_scoped_release gil;
+    join_ = std::make_unique<dist::Join>(std::move(js), options);
+  }
+
+  void finish() {
+    TINYDDP_CHECK(join_ != nullptr, "Join: the context was already exited; a Join is used for one `with` block.");
+    py::gil_scoped_release gil;
+    join_->finish();
+  }
+
+  // __exit__ with an exception: 1.13 does nothing and lets it propagate. dist::Join tells that case from a
+  // forgotten finish() by unwinding (std::uncaught_exceptions), which a Python exception does not do in C++;
+  // so the Join is dropped while a C++ exception unwinds, and stays silent as the C++ API's users see it.
+  void abandon() {
+    struct Drop {
+      std::unique_ptr<dist::Join>& join;
+      ~Drop() { join.reset(); }
+    };
+    try {
+      Drop drop{join_};
+      throw std::runtime_error("the with block raised");
+    } catch (const std::runtime_error&) {
+    }
+  }
+
+ private:
+  std::unique_ptr<dist::Join> join_;
+};
+
 }  // namespace
 
 void bind_dist(py::module_& m) {
@@ -164,14 +206,14 @@ void bind_dist(py::module_& m) {
   d.def("all_reduce", [](const Tensor& t, const std::string& op) { return default_pg().allreduce({t}, reduce_op(op)); },
         release());
   d.def("broadcast", [](const Tensor& t, int src) { return default_pg().broadcast({t}, src); }, release());
-  d.def("broadcast_coalesced", [](const std::vector<Tensor>& ts, int src) { default_pg().broadcast(ts, src)->wait(); },
-        release());
   d.def("run_threads", &run_threads);
 
   py::class_<dist::DDPOptions>(d, "DDPOptions")
-      .def(py::init([](double bucket_cap_mb, bool find_unused_parameters, bool static_graph, bool gradient_as_bucket_view) {
+      .def(py::init([](double bucket_cap_mb, bool find_unused_parameters, bool static_graph,
+                       bool gradient_as_bucket_view, bool broadcast_buffers) {
              dist::DDPOptions o;
              o.bucket_cap_mb = bucket_cap_mb;
+             o.broadcast_buffers = broadcast_buffers;
              o.find_unused_parameters = find_unused_parameters;
              o.static_graph = static_graph;
              o.gradient_as_bucket_view = gradient_as_bucket_view;
@@ -179,12 +221,25 @@ void bind_dist(py::module_& m) {
              return o;
            }));
   py::class_<PyDDP>(d, "DistributedDataParallel")
-      .def(py::init<const dist::NamedParameters&, const dist::DDPOptions&>())
+      .def(py::init<const dist::NamedParameters&, const dist::DDPOptions&, const dist::NamedBuffers&>())
       .def("forward", &PyDDP::forward)
       .def("enter_no_sync", &PyDDP::enter_no_sync)
       .def("exit_no_sync", &PyDDP::exit_no_sync)
       .def("check_before_step", &PyDDP::check_before_step, release())
       .def("bucket_indices", [](PyDDP& p) { return p.ddp().reducer().bucket_indices(); });
+
+  py::class_<PyJoin>(d, "Join")
+      .def(py::init([](const std::vector<PyDDP*>& joinables, bool enable, bool throw_on_early_termination,
+                       bool divide_by_initial_world_size) {
+             return std::make_unique<PyJoin>(
+                 joinables, dist::JoinOptions{.enable = enable,
+                                              .throw_on_early_termination = throw_on_early_termination,
+                                              .divide_by_initial_world_size = divide_by_initial_world_size});
+           }),
+           py::arg("joinables"), py::arg("enable"), py::arg("throw_on_early_termination"),
+           py::arg("divide_by_initial_world_size"))
+      .def("finish", &PyJoin::finish)
+      .def("abandon", &PyJoin::abandon);
 }
 
 }  // namespace tinyddp::python

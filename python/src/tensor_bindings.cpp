@@ -152,7 +152,7 @@ void bind_tensor(py::module_& m) {
       .def("numel", &Tensor::numel)
       .def_property_readonly("ndim", &Tensor::dim)
       .def("is_contiguous", &Tensor::is_contiguous)
-      .def("_version", &Tensor::version)
+      .def_property_readonly("_version", &Tensor::version)   // an int attribute, as PyTorch's
       .def("item",
            [](const Tensor& t) -> py::object {
              if (t.dtype() == DType::i64) {

@@ -1,9 +1,22 @@
 # Autograd from Python: backward, autograd.grad (to second order), hooks, grad mode and anomaly mode, against
-# closed-form derivatives; error texts are PyTorch's (the engine's, unchanged by the binding).
+# closed-form derivatives; error texts are PyTorch's (the engine's, unchanged by the binding). Activation
+# checkpointing and saved-tensor hooks against PyTorch 1.13's values, counts and texts in
+# tests/golden/checkpoint.json (tests/golden/gen_checkpoint.py).
+import json
+import os
+import warnings
+
 import numpy as np
 import pytest
 
 import tinyddp as torch
+import tinyddp.nn as nn
+import tinyddp.nn.functional as F
+from tinyddp.autograd.graph import saved_tensors_hooks
+from tinyddp.utils.checkpoint import checkpoint
+
+with open(os.path.join(os.path.dirname(__file__), "..", "golden", "checkpoint.json")) as f:
+    GOLDEN = json.load(f)
 
 
 def test_backward_matches_closed_form():
@@ -136,3 +149,217 @@ def test_detect_anomaly_names_the_node_with_pytorchs_text():
     torch.autograd.set_detect_anomaly(True)
     assert torch.autograd.is_anomaly_enabled()
     torch.autograd.set_detect_anomaly(False)
+
+
+# ---- activation checkpointing (torch.utils.checkpoint) ----
+
+def flat(t):
+    return None if t is None else t.detach().reshape(-1).tolist()
+
+
+def run_checkpoint_case(case, mode):
+    """gen_checkpoint.py's run_case: out = lin2(relu(lin1(x))), lin2 (second_linear) or relu(lin1(.)) on an x that
+    needs no grad (frozen_input) checkpointed, loss = mean(out^2)."""
+    model = GOLDEN["model"]
+    x = torch.tensor(model["x"], requires_grad=(case == "second_linear"))
+    params = {n: torch.tensor(model[k], requires_grad=True)
+              for n, k in zip(["lin1.weight", "lin1.bias", "lin2.weight", "lin2.bias"], ["w1", "b1", "w2", "b2"])}
+
+    def lin1(t):
+        return torch.relu(F.linear(t, params["lin1.weight"], params["lin1.bias"]))
+
+    def lin2(t):
+        return F.linear(t, params["lin2.weight"], params["lin2.bias"])
+
+    def segment(fn, t):
+        return fn(t) if mode == "none" else checkpoint(fn, t, use_reentrant=(mode == "reentrant"))
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        out = segment(lin2, lin1(x)) if case == "second_linear" else lin2(segment(lin1, x))
+    node = out.grad_fn if case == "second_linear" else out.grad_fn.next_functions[1][0]
+    loss = (out ** 2).mean()
+    loss.backward()
+    return {"out": flat(out), "loss": loss.item(), "grad_fn": node.name() if node is not None else None,
+            "warnings": [(w.category, str(w.message)) for w in caught],
+            "grads": {n: flat(p.grad) for n, p in params.items()}, "x_grad": flat(x.grad)}
+
+
+def assert_close(got, want, rel):
+    if want is None or got is None:
+        assert got is want
+    else:
+        assert got == pytest.approx(want, rel=rel, abs=1e-7)
+
+
+@pytest.mark.parametrize("case", ["second_linear", "frozen_input"])
+@pytest.mark.parametrize("mode", ["reentrant", "non_reentrant"])
+def test_checkpoint_gives_the_gradients_of_the_plain_forward_and_pytorchs(case, mode):
+    got, plain = run_checkpoint_case(case, mode), run_checkpoint_case(case, "none")
+    want = GOLDEN["cases"][f"{case}/{mode}"]
+    assert got["grad_fn"] == want["grad_fn"]
+    assert [m for _, m in got["warnings"]] == want["warnings"]
+    assert_close(got["out"], want["out"], 1e-5)
+    assert got["loss"] == pytest.approx(want["loss"], rel=1e-5)
+    assert_close(got["x_grad"], want["x_grad"], 1e-5)
+    for name in want["grads"]:
+        assert_close(got["grads"][name], want["grads"][name], 1e-5)
+        if want["grads"][name] is not None:   # the recomputation gives what the plain forward gives
+            assert got["grads"][name] == pytest.approx(plain["grads"][name], rel=1e-6, abs=1e-7)
+
+
+def test_checkpoint_warns_as_userwarning_when_no_input_requires_grad():
+    lin = nn.Linear(3, 2)
+    frozen = torch.randn(4, 3)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        out = checkpoint(lin, frozen)
+        checkpoint(lin, frozen, use_reentrant=False)   # the non-reentrant form does not warn
+    assert [(w.category, str(w.message)) for w in caught] == \
+        [(UserWarning, GOLDEN["cases"]["frozen_input/reentrant"]["warnings"][0])]
+    assert out.grad_fn is None and not out.requires_grad   # no graph at all, as PyTorch's
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")                      # -W error turns it into an exception, as in PyTorch
+        with pytest.raises(UserWarning, match="None of the inputs have requires_grad=True"):
+            checkpoint(lin, frozen)
+
+
+def test_checkpoint_of_a_module_with_tuple_outputs_and_non_tensor_arguments():
+    lin = nn.Linear(3, 2)
+    x = torch.randn(4, 3, requires_grad=True)
+
+    def fn(t, scale, extra):
+        y = lin(t) * scale
+        return y, y.exp(), extra
+
+    plain_y, plain_e, _ = fn(x, 3.0, "kept")
+    (plain_y.sum() + plain_e.sum()).backward()
+    want = {"x": flat(x.grad), "w": flat(lin.weight.grad), "b": flat(lin.bias.grad)}
+    for reentrant in (True, False):
+        x.grad = None
+        lin.zero_grad()
+        y, e, extra = checkpoint(fn, x, 3.0, "kept", use_reentrant=reentrant)
+        assert extra == "kept" and y.tolist() == plain_y.tolist()
+        (y.sum() + e.sum()).backward()
+        got = {"x": flat(x.grad), "w": flat(lin.weight.grad), "b": flat(lin.bias.grad)}
+        for k in want:
+            assert got[k] == pytest.approx(want[k], rel=1e-6), (reentrant, k)
+    with pytest.raises(ValueError, match="Unexpected keyword arguments: foo"):
+        checkpoint(fn, x, 3.0, "kept", foo=1)
+
+
+def test_checkpoint_errors_and_recomputations_as_pytorch():
+    want = GOLDEN["errors"]
+    x = torch.tensor(GOLDEN["model"]["x"], requires_grad=True)
+    w = torch.tensor(GOLDEN["model"]["w1"], requires_grad=True)
+
+    def f(t):
+        return torch.relu(t @ w.t())
+
+    with pytest.raises(RuntimeError) as e:
+        torch.autograd.grad(checkpoint(f, x).sum(), x)
+    assert str(e.value) == want["reentrant_grad"]
+    with pytest.raises(RuntimeError) as e:
+        checkpoint(f, x).sum().backward(inputs=[x])
+    assert str(e.value) == want["reentrant_backward_inputs"]
+    gx, gw = torch.autograd.grad(checkpoint(f, x, use_reentrant=False).sum(), [x, w])
+    assert flat(gx) == pytest.approx(want["non_reentrant_grad"]["x"], rel=1e-5)
+    assert flat(gw) == pytest.approx(want["non_reentrant_grad"]["w"], rel=1e-5)
+    for mode in ("reentrant", "non_reentrant"):   # calls of the function for a forward and two backwards
+        count = [0]
+
+        def g(t):
+            count[0] += 1
+            return (t * t).sum()
+        y = checkpoint(g, x, use_reentrant=(mode == "reentrant"))
+        y.backward(retain_graph=True)
+        y.backward()
+        assert count[0] == want["function_calls_two_backwards_" + mode], mode
+    for mode in ("reentrant", "non_reentrant"):   # packs of an outer saved_tensors_hooks around a checkpoint
+        packs = [0]
+        with saved_tensors_hooks(lambda t: packs.__setitem__(0, packs[0] + 1) or t, lambda t: t):
+            checkpoint(f, x, use_reentrant=(mode == "reentrant"))
+        assert packs[0] == want["outer_hook_packs"][mode], mode
+
+
+# ---- saved-tensor hooks (torch.autograd.graph.saved_tensors_hooks) ----
+
+def test_saved_tensors_hooks_pack_and_unpack_as_pytorch():
+    want = GOLDEN["saved_tensor_hooks"]
+    log = []
+
+    def pack(t):
+        log.append(["pack", t.tolist(), t.requires_grad, t.grad_fn.name() if t.grad_fn else None,
+                    torch.is_grad_enabled()])
+        return {"boxed": t}   # any Python object may stand for the tensor
+
+    def unpack(packed):
+        log.append(["unpack", packed["boxed"].tolist()])
+        return packed["boxed"]
+
+    x = torch.tensor(want["chain"]["x"], requires_grad=True)
+    w = torch.tensor(want["chain"]["w"], requires_grad=True)
+    with saved_tensors_hooks(pack, unpack):   # l = sum(exp(x * w)^2): x, w, exp's output twice (pow's input)
+        l = (x * w).exp().pow(2).sum()
+    l.backward()
+    assert len(log) == len(want["chain"]["log"])
+    for got_entry, want_entry in zip(log, want["chain"]["log"]):
+        assert got_entry[0] == want_entry[0] and got_entry[2:] == want_entry[2:]
+        assert got_entry[1] == pytest.approx(want_entry[1], rel=1e-6)
+    assert x.grad.tolist() == pytest.approx(want["chain"]["x_grad"], rel=1e-5)
+    assert w.grad.tolist() == pytest.approx(want["chain"]["w_grad"], rel=1e-5)
+
+    count = [0]   # nothing is packed where no graph is recorded
+    with saved_tensors_hooks(lambda t: count.__setitem__(0, count[0] + 1) or t, lambda t: t):
+        with torch.no_grad():
+            x.pow(2)
+        torch.tensor([1.0]).pow(2)
+    assert count[0] == want["packs_without_graph"]
+    order = []    # only the innermost pair applies
+    with saved_tensors_hooks(lambda t: order.append("outer") or t, lambda t: t):
+        with saved_tensors_hooks(lambda t: order.append("inner") or t, lambda t: t):
+            x.pow(2)
+        x.pow(2)
+    assert order == want["nesting"]
+    order = []    # retain_graph: one unpack per backward
+    with saved_tensors_hooks(lambda t: order.append("pack") or t, lambda t: order.append("unpack") or t):
+        y = x.pow(2).sum()
+    y.backward(retain_graph=True)
+    y.backward()
+    assert order == want["retain_graph"]
+    v = torch.tensor([1.0, 2.0], requires_grad=True)   # the unpacked value is what the rule uses
+    with saved_tensors_hooks(lambda t: t * 2, lambda t: t):
+        y = v.pow(2)
+    y.sum().backward()
+    assert v.grad.tolist() == want["doubled_saved_grad"]
+    with saved_tensors_hooks(lambda t: t, lambda t: t):
+        y = v.exp().sum()
+    y.backward()
+    with pytest.raises(RuntimeError) as e:
+        y.backward()
+    assert str(e.value) == want["backward_twice"]
+
+    def bad(t):
+        t += 1.0   # in place (the subset has += rather than add_)
+        return t
+    y = v * 2
+    with pytest.raises(RuntimeError) as e:
+        with saved_tensors_hooks(bad, lambda t: t):
+            y * y
+    assert str(e.value) == want["pack_inplace"]
+
+
+def test_saved_tensors_hooks_errors_from_python_hooks():
+    x = torch.tensor([1.0, 2.0], requires_grad=True)
+    with saved_tensors_hooks(lambda t: t, lambda packed: 3):
+        y = (x * x).sum()
+    with pytest.raises(TypeError, match="Output of saved tensor unpack_hook expected to be a Tensor but got result "
+                                        "of type int"):
+        y.backward()
+
+    def failing_pack(t):
+        raise KeyError("from the pack hook")
+    with pytest.raises(KeyError, match="from the pack hook"):   # the hook's own exception reaches the caller
+        with saved_tensors_hooks(failing_pack, lambda t: t):
+            x * x
+    (x * x).sum().backward()   # the scope was closed by the failing `with`: no hooks now

@@ -1,7 +1,8 @@
 # tinyddp.distributed, multiprocessing.spawn and DistributedDataParallel from Python, ranks as threads: the
 # seed's two-backward error with exactly the text `tinyddp repro two-backward` prints, a Python-subclassed
 # multi-task model under DDP equal to one process on the concatenated batch, warnings as UserWarning, and an
-# exception in one rank re-raised in the caller without a hang.
+# exception in one rank re-raised in the caller without a hang. Issue 11's patterns against `tinyddp repro NAME
+# --json` (checkpointing, buffers, uneven inputs with and without join): same outcome and texts.
 import json
 import os
 import runpy
@@ -19,7 +20,8 @@ import tinyddp.nn as nn
 import tinyddp.nn.functional as F
 from tinyddp.nn.parallel import DistributedDataParallel as DDP
 
-EXAMPLE = os.path.join(os.path.dirname(__file__), "..", "..", "examples", "two_backward.py")
+EXAMPLES = os.path.join(os.path.dirname(__file__), "..", "..", "examples")
+EXAMPLE = os.path.join(EXAMPLES, "two_backward.py")
 
 
 def test_collectives_and_default_group_per_rank_thread():
@@ -74,10 +76,17 @@ def test_exception_in_one_rank_is_reraised_without_hang():
     assert "ValueError: rank one gives up" in str(e.value)
 
 
-def repro_message(tinyddp_bin, *flags, env=None):
-    out = subprocess.run([tinyddp_bin, "repro", "two-backward", "--json", *flags], check=True, capture_output=True,
-                         text=True, env=env).stdout
-    return json.loads(out)["error"]["message"]
+def repro(tinyddp_bin, scenario, env=None):
+    """`tinyddp repro SCENARIO --json` (TORCH_DISTRIBUTED_DEBUG as in `env`, unset by default)."""
+    if env is None:
+        env = {k: v for k, v in os.environ.items() if k != "TORCH_DISTRIBUTED_DEBUG"}
+    out = subprocess.run([tinyddp_bin, "repro", scenario, "--json"], check=True, capture_output=True, text=True,
+                         env=env).stdout
+    return json.loads(out)
+
+
+def repro_message(tinyddp_bin, env=None):
+    return repro(tinyddp_bin, "two-backward", env=env)["error"]["message"]
 
 
 @pytest.mark.parametrize("debug", [None, "DETAIL"])
@@ -191,3 +200,195 @@ def test_no_sync_accumulates_locally_then_the_synced_backward_averages():
     mp.spawn(run, nprocs=2)
     assert grads[0][0] == [2.0] and grads[1][0] == [2.0]            # d sum / d bias = batch size, locally
     assert grads[0][1] == [4.0] and grads[1][1] == [4.0]            # (2 + 2 + 2 + 2) / 2 ranks
+
+
+# ---- issue 11's patterns: checkpointing, buffers, uneven inputs (`tinyddp repro`'s model and plans) ----
+
+class Scenario(nn.Module):
+    """`tinyddp repro`'s model (models/scenario/scenario_model.h): trunk Linear(4, 8) -> ReLU -> Linear(8, 8), heads
+    a (1), b (3 classes) and the text decoder (5); with `buffer`, h = trunk(x) * feature_scale (ones)."""
+
+    def __init__(self, buffer=False):
+        super().__init__()
+        self.trunk = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 8))
+        self.head_a = nn.Linear(8, 1)
+        self.head_b = nn.Linear(8, 3)
+        self.text_decoder = nn.Linear(8, 5)
+        if buffer:
+            self.register_buffer("feature_scale", torch.ones(8))
+
+    def forward(self, x):
+        h = self.trunk(x)
+        if hasattr(self, "feature_scale"):
+            h = h * self.feature_scale
+        return self.head_a(h), self.head_b(h), self.text_decoder(h)
+
+
+def scenario_loss(out):
+    torch.manual_seed(7)
+    a, b, t = out
+    return F.mse_loss(a, torch.randn(6, 1)) + F.cross_entropy(b, torch.randint(0, 3, (6,))) + \
+        F.mse_loss(t, torch.randn(6, 5))
+
+
+def replicas(results):
+    """The ranks' final parameters agree (and there are two ranks' worth)."""
+    assert sorted(results) == [0, 1]
+    return results[0] == results[1]
+
+
+def test_reentrant_checkpoint_with_find_unused_parameters_raises_the_repro_text(tinyddp_bin):
+    ref = repro(tinyddp_bin, "checkpoint")
+    example = runpy.run_path(os.path.join(EXAMPLES, "checkpoint_ddp.py"))
+    got = example["train"](None, False)   # 2 spawn ranks, reentrant checkpoint, find_unused_parameters=True
+    assert ref["outcome"] == got["outcome"] == "error"
+    for rank in (0, 1):
+        assert got["errors"][rank]["message"] == ref["error"]["message"]
+        assert got["errors"][rank]["raised_at"] == ref["error"]["raised_at"]
+
+
+def test_two_forwards_then_one_backward_hit_the_buffer_broadcasts_version_bump(tinyddp_bin):
+    broadcast, no_broadcast = repro(tinyddp_bin, "buffer-two-forwards"), \
+        repro(tinyddp_bin, "buffer-two-forwards-no-broadcast")
+    outcomes = {}
+
+    def run(rank, broadcast_buffers):
+        dist.init_process_group("thread")
+        model = DDP(Scenario(buffer=True), broadcast_buffers=broadcast_buffers)
+        x = torch.randn(6, 4)
+        loss = scenario_loss(model(x)) + scenario_loss(model(x))   # the first forward's saved buffer is stale
+        try:
+            loss.backward()
+            outcomes[(broadcast_buffers, rank)] = ("ok", model.module.feature_scale._version)
+        except RuntimeError as e:
+            outcomes[(broadcast_buffers, rank)] = ("error", str(e))
+        dist.destroy_process_group()
+
+    for broadcast_buffers in (True, False):
+        mp.spawn(run, args=(broadcast_buffers,), nprocs=2)
+    for rank in (0, 1):
+        assert outcomes[(True, rank)] == ("error", broadcast["error"]["message"])
+        assert no_broadcast["outcome"] == outcomes[(False, rank)][0] == "ok"
+        assert outcomes[(False, rank)][1] == 1   # the construction's broadcast only
+
+
+def test_buffers_are_rank_zeros_at_construction_and_at_forwards_after_a_synced_one():
+    seen = {}
+
+    def run(rank, broadcast_buffers):
+        dist.init_process_group("thread")
+        module = Scenario(buffer=True)
+        values = []
+
+        def set_own(v):   # each rank changes its own copy, as a running statistic would
+            with torch.no_grad():
+                module.feature_scale.fill_(v + rank)
+
+        set_own(1.0)
+        model = DDP(module, broadcast_buffers=broadcast_buffers)
+        values.append(module.feature_scale.tolist()[0])
+        # 1.13's rule: a forward broadcasts rank 0's buffers when the forward before it (or the construction)
+        # was synced, whether or not itself is.
+        for v, synced in ((10.0, False), (20.0, False), (None, True), (30.0, True)):
+            if v is not None:
+                set_own(v)
+            if synced:
+                scenario_loss(model(torch.randn(6, 4))).backward()
+            else:
+                with model.no_sync():
+                    model(torch.randn(6, 4))
+            values.append(module.feature_scale.tolist()[0])
+        seen[(broadcast_buffers, rank)] = values
+        dist.destroy_process_group()
+
+    for broadcast_buffers in (True, False):
+        mp.spawn(run, args=(broadcast_buffers,), nprocs=2)
+    for r in (0, 1):
+        assert seen[(True, r)] == [1.0, 10.0, 20.0 + r, 20.0 + r, 30.0]
+        assert seen[(False, r)] == [1.0, 10.0 + r, 20.0 + r, 20.0 + r, 30.0 + r]   # the construction's only
+
+
+def train_uneven(rank, join_context, results):
+    """rank 0 has 3 batches, rank 1 has 2 (the repro's `iterations 3,2`); SGD on the combined loss."""
+    dist.init_process_group("thread")
+    torch.manual_seed(0)
+    model = DDP(Scenario())
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    torch.manual_seed(1 + rank)
+    batches = [torch.randn(6, 4) for _ in range(3 - rank)]
+    with join_context(model):
+        for x in batches:
+            opt.zero_grad()
+            scenario_loss(model(x)).backward()
+            opt.step()
+    results[rank] = {n: p.tolist() for n, p in model.module.named_parameters()}
+    dist.destroy_process_group()
+
+
+@pytest.mark.parametrize("form", ["ddp.join", "Join"])
+def test_uneven_inputs_under_join_end_in_sync_as_the_repro(tinyddp_bin, form):
+    from tinyddp.distributed.algorithms.join import Join
+    ref = repro(tinyddp_bin, "uneven-inputs-join")
+    contexts = {"ddp.join": lambda m: m.join(), "Join": lambda m: Join([m], divide_by_initial_world_size=True)}
+    results = {}
+    mp.spawn(train_uneven, args=(contexts[form], results), nprocs=2, timeout=30)
+    assert ref["outcome"] == "ok" and ref["replicas_in_sync"]
+    assert replicas(results) == ref["replicas_in_sync"]
+    torch.manual_seed(0)
+    assert results[0] != {n: p.tolist() for n, p in Scenario().named_parameters()}   # training did move them
+
+
+def test_join_with_throw_on_early_termination_raises_on_every_rank_as_the_repro(tinyddp_bin):
+    ref = repro(tinyddp_bin, "uneven-inputs-join-throw")
+    got = {}
+
+    def run(rank):
+        dist.init_process_group("thread")
+        model = DDP(Scenario())
+        where = "forward"
+        try:
+            with model.join(throw_on_early_termination=True):
+                for i in range(1, 4 - rank):
+                    where = f"forward #1 of iteration {i}"
+                    loss = scenario_loss(model(torch.randn(6, 4)))
+                    where = f"backward #1 of iteration {i}"
+                    loss.backward()
+                where = "join exit"
+        except RuntimeError as e:
+            got[rank] = {"message": str(e), "raised_at": where}
+        dist.destroy_process_group()
+
+    mp.spawn(run, nprocs=2, timeout=30)
+    assert ref["outcome"] == "error"
+    for r in ref["rank_outcomes"]:
+        assert got[r["rank"]] == {"message": r["message"], "raised_at": r["raised_at"]}
+
+
+def test_uneven_inputs_without_join_fail_with_the_left_peer_error(tinyddp_bin):
+    import contextlib
+    ref = repro(tinyddp_bin, "uneven-inputs")
+    waiting = [r for r in ref["rank_outcomes"] if r["outcome"] == "error"]
+    assert [r["rank"] for r in waiting] == [0] and waiting[0]["peer_left"]
+    # repro names why rank 1 left; a Python rank leaves when its function returns (dist::ThreadWorld::run).
+    expected = waiting[0]["message"].replace("it finished its 2 iterations", "its program returned")
+    assert expected != waiting[0]["message"]
+    start = time.monotonic()
+    with pytest.raises(mp.ProcessRaisedException) as e:
+        mp.spawn(train_uneven, args=(lambda m: contextlib.nullcontext(), {}), nprocs=2, timeout=30)
+    assert time.monotonic() - start < 10   # no hang, no timeout
+    assert e.value.error_index == 0
+    assert "RuntimeError: " + expected in str(e.value)
+
+
+def test_join_propagates_an_exception_from_its_block_without_shadowing(capfd):
+    def run(rank):
+        dist.init_process_group("thread")
+        model = DDP(Scenario())
+        with model.join():
+            model(torch.randn(6, 4))
+            raise KeyError(f"rank {rank} stops")
+
+    with pytest.raises(mp.ProcessRaisedException) as e:
+        mp.spawn(run, nprocs=2, timeout=30)
+    assert "KeyError: 'rank" in str(e.value)
+    assert "without finish()" not in capfd.readouterr().err   # __exit__ with an exception is not a forgotten finish

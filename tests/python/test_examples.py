@@ -1,6 +1,7 @@
 # The examples in examples/ run, and what they print is what tinyddp's C++ gives for the same thing:
 #  - gradnorm.py (GradNorm in Python, autograd.grad(create_graph=True)) against `tinyddp train --weighting gradnorm`;
 #  - multitask_ddp.py (the seed's two-backward script and its fixes) against `tinyddp repro NAME --json`;
+#  - checkpoint_ddp.py (checkpointing under DDP, its error and fixes) against `tinyddp repro checkpoint* --json`;
 #  - autograd_walkthrough.py against `tinyddp autograd`.
 # The C++ values come from the tinyddp command at test time (TINYDDP_BIN), never from numbers written here.
 import json
@@ -75,6 +76,34 @@ def test_multitask_ddp_prints_the_error_and_the_drift():
     assert "rank 1: RuntimeError at backward #2 of iteration 1: Expected to mark a variable ready only once" in out
     out = run_example("multitask_ddp.py", "--fix", "find-unused")
     assert "replicas DRIFTED APART: trunk.0.weight" in out
+
+
+# ---- activation checkpointing under DDP ----
+
+@pytest.mark.parametrize("variant", [[], ["--fix", "non-reentrant"], ["--fix", "static-graph"],
+                                     ["--fix", "no-find-unused"], ["--frozen-input"]])
+def test_checkpoint_ddp_variants_end_as_tinyddp_repro(tinyddp_bin, variant):
+    py = json.loads(run_example("checkpoint_ddp.py", "--json", *variant))
+    assert py["scenario"].startswith("checkpoint")
+    env = {k: v for k, v in os.environ.items() if k != "TORCH_DISTRIBUTED_DEBUG"}
+    ref = json.loads(run_tinyddp(tinyddp_bin, "repro", py["scenario"], "--json", env=env))
+    assert py["outcome"] == ref["outcome"]
+    assert py["warnings"] == sorted(set(ref["warnings"]))   # frozen input: the checkpoint's own warning
+    if ref["outcome"] == "error":
+        for r in ref["rank_outcomes"]:
+            assert py["errors"][str(r["rank"])] == {"message": r["message"], "raised_at": r["raised_at"]}
+        return
+    assert py["replicas_in_sync"] == ref["replicas_in_sync"]
+    assert py["params_out_of_sync"] == ref["params_out_of_sync"]
+
+
+def test_checkpoint_ddp_prints_the_error_and_the_fix():
+    out = run_example("checkpoint_ddp.py")
+    assert out.startswith("checkpoint: error\n")
+    assert "rank 0: RuntimeError at backward #1 of iteration 1: Expected to mark a variable ready only once" in out
+    assert "Parameter at index 3 has been marked as ready twice" in out
+    out = run_example("checkpoint_ddp.py", "--fix", "non-reentrant")
+    assert out.startswith("checkpoint-non-reentrant: ok\nreplicas in sync\n")
 
 
 # ---- the autograd walkthrough ----

@@ -1,5 +1,6 @@
 """torch.autograd: grad, backward, grad mode and anomaly mode over the engine (engine/autograd/)."""
 from tinyddp import _C
+from tinyddp.autograd import graph
 from tinyddp.autograd.anomaly_mode import detect_anomaly, set_detect_anomaly
 from tinyddp.autograd.grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
 
@@ -18,5 +19,5 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
     _C._backward(tensors, grad_tensors, retain_graph, create_graph, inputs)
 
 
-__all__ = ["backward", "detect_anomaly", "enable_grad", "grad", "is_anomaly_enabled", "is_grad_enabled", "no_grad",
-           "set_detect_anomaly", "set_grad_enabled"]
+__all__ = ["backward", "detect_anomaly", "enable_grad", "grad", "graph", "is_anomaly_enabled", "is_grad_enabled",
+           "no_grad", "set_detect_anomaly", "set_grad_enabled"]

@@ -50,5 +50,7 @@ def broadcast(tensor, src, group=None, async_op=False):
     work.wait()
 
 
-__all__ = ["ReduceOp", "all_reduce", "barrier", "broadcast", "destroy_process_group", "get_backend", "get_rank",
-           "get_world_size", "init_process_group", "is_available", "is_initialized"]
+from tinyddp.distributed import algorithms  # noqa: E402  (torch.distributed.algorithms; needs tinyddp.nn)
+
+__all__ = ["ReduceOp", "algorithms", "all_reduce", "barrier", "broadcast", "destroy_process_group", "get_backend",
+           "get_rank", "get_world_size", "init_process_group", "is_available", "is_initialized"]

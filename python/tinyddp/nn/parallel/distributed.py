@@ -1,31 +1,13 @@
 """torch.nn.parallel.DistributedDataParallel over dist/ddp.h: the reducer, its buckets, hooks, errors and
-warnings are the C++ ones. This module hands it the wrapped module's named parameters (so messages name them as
-PyTorch's do), runs the module's forward from inside DDP's forward, and passes every tensor of the outputs
-(tensor, tuple, list or dict, flattened) to the unused-parameter search."""
+warnings, the buffer broadcasts and the join hook are the C++ ones. This module hands it the wrapped module's
+named parameters and buffers (so messages name them as PyTorch's do), runs the module's forward from inside DDP's
+forward, and passes every tensor of the outputs (tensor, tuple, list or dict, flattened) to the unused-parameter
+search."""
 from contextlib import contextmanager
 
 from tinyddp import _C
-from tinyddp._tensor import Tensor
 from tinyddp.nn.modules.module import Module
-
-
-def _flatten(obj, out):
-    """Appends the tensors of `obj` to `out`, depth first; returns a function that rebuilds `obj` from them."""
-    if isinstance(obj, Tensor):
-        i = len(out)
-        out.append(obj)
-        return lambda flat: flat[i]
-    if isinstance(obj, (tuple, list)):
-        builders = [_flatten(x, out) for x in obj]
-        kind = type(obj)
-        if isinstance(obj, tuple) and hasattr(obj, "_fields"):   # a namedtuple
-            return lambda flat: kind(*[b(flat) for b in builders])
-        return lambda flat: kind(b(flat) for b in builders)
-    if isinstance(obj, dict):
-        builders = [(k, _flatten(v, out)) for k, v in obj.items()]
-        kind = type(obj)
-        return lambda flat: kind((k, b(flat)) for k, b in builders)
-    return lambda flat: obj
+from tinyddp.utils._pytree import flatten
 
 
 class DistributedDataParallel(Module):
@@ -38,26 +20,19 @@ class DistributedDataParallel(Module):
         self.module = module
         self.broadcast_buffers = broadcast_buffers
         options = _C._dist.DDPOptions(float(bucket_cap_mb), find_unused_parameters, static_graph,
-                                      gradient_as_bucket_view)
-        object.__setattr__(self, "_ddp", _C._dist.DistributedDataParallel(list(module.named_parameters()), options))
-        self._sync_buffers()   # PyTorch's _sync_module_states: parameters (done by the C++ DDP) and buffers
-
-    def _sync_buffers(self):
-        """Rank 0's buffers to every rank, as PyTorch does at construction and before each synced forward.
-        tinyddp's C++ DDP has no buffers, so this is the glue's broadcast."""
-        buffers = [b for b in self.module.buffers()]
-        if buffers and _C._dist.get_world_size() > 1:
-            _C._dist.broadcast_coalesced(buffers, 0)
+                                      gradient_as_bucket_view, broadcast_buffers)
+        # Construction broadcasts rank 0's parameters and buffers; with broadcast_buffers each synced forward
+        # copies rank 0's buffers again, in place (their versions bump, as 1.13's broadcast does).
+        object.__setattr__(self, "_ddp", _C._dist.DistributedDataParallel(
+            list(module.named_parameters()), options, list(module.named_buffers())))
 
     def forward(self, *inputs, **kwargs):
-        if self.broadcast_buffers and _C.is_grad_enabled() and not getattr(self, "_in_no_sync", False):
-            self._sync_buffers()
         result = {}
 
         def run_module():
             result["out"] = self.module(*inputs, **kwargs)
             flat = []
-            result["rebuild"] = _flatten(result["out"], flat)
+            result["rebuild"] = flatten(result["out"], flat)
             return flat
 
         flat = self._ddp.forward(run_module)
@@ -67,13 +42,16 @@ class DistributedDataParallel(Module):
     def no_sync(self):
         """Forwards and backwards in scope accumulate gradients locally; the first synced backward averages them."""
         self._ddp.enter_no_sync()
-        previous = getattr(self, "_in_no_sync", False)
-        object.__setattr__(self, "_in_no_sync", True)
         try:
             yield
         finally:
-            object.__setattr__(self, "_in_no_sync", previous)
             self._ddp.exit_no_sync()
+
+    def join(self, divide_by_initial_world_size=True, enable=True, throw_on_early_termination=False):
+        """The join context for uneven inputs over this DDP (tinyddp.distributed.algorithms.join.Join)."""
+        from tinyddp.distributed.algorithms.join import Join
+        return Join([self], enable, throw_on_early_termination,
+                    divide_by_initial_world_size=divide_by_initial_world_size)
 
     def _check_before_step(self):
         """tinyddp's addition: warns when gradients accumulated inside no_sync() were never averaged."""

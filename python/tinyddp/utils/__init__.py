@@ -1,0 +1,1 @@
+"""torch.utils: `tinyddp.utils.checkpoint` (import it by name, as torch.utils.checkpoint)."""
