@@ -1,18 +1,17 @@
 """The MLP 784-256-10 SGD step (batch 64) written in Python on tinyddp, against the same step through the C++ API
-(bench_python_step, the C++ objects the binding forwards to) and the same script on PyTorch 1.13.
+(bench_python_step, the C++ objects the binding forwards to): what the Python layer costs.
 
-    bash /work/snap/build.sh tinyddp_python bench_python_step     # or: cmake --build build --target ...
-    /usr/bin/python3 bench/python_step.py [--build build] [--rounds 9] [--steps 200]   # NumPy and PyTorch 1.13
+    cmake --build build --target tinyddp_python tinyddp_python_package bench_python_step
+    /usr/bin/python3 bench/python_step.py [--build build] [--rounds 9] [--steps 200]   # needs NumPy
 
-Check, then time: from one set of weights (NumPy, seed 1234) all three run 20 steps and must give the same
-losses (tinyddp Python vs C++: bit for bit, the same engine calls; PyTorch: within 1e-5). Then `--rounds`
-rounds, each timing `--steps` steps (after 10 warm-up steps) of every side in its own process, one thread each
-(OMP_NUM_THREADS=1, torch.set_num_threads(1)), the order rotating from round to round so that load changes hit
-all sides alike. Prints ms per step as the median over rounds (min-max) and the ratio Python/C++ (median of
-the per-round ratios; the target is <= 1.10) and Python-on-tinyddp/PyTorch. Results: bench/README.md.
+Check, then time: from one set of weights (NumPy, seed 1234) both sides run 20 steps and must give the same
+losses bit for bit (the same engine calls). Then `--rounds` rounds, each timing `--steps` steps (after 10
+warm-up steps) of each side in its own process, one thread each (OMP_NUM_THREADS=1), the order alternating
+from round to round so that load changes hit both sides alike. Prints ms per step as the median over rounds
+(min-max) and the ratio Python/C++ (median of the per-round ratios; the target is <= 1.10). Results:
+bench/README.md. Against PyTorch the engine is measured by bench_autograd / bench_autograd_torch (LibTorch).
 
-The script is also its own worker: `--worker tinyddp|torch --weights FILE --mode check|time --steps N` runs one
-side (`import tinyddp as torch` or `import torch`), the same code either way.
+The script is also its own worker: `--worker --weights FILE --mode check|time --steps N` runs the Python side.
 """
 import argparse
 import os
@@ -29,16 +28,12 @@ WARMUP_STEPS = 10
 
 # ---------------------------------------------------------------- the worker: one side, the PyTorch-style step
 
-def worker(kind, weights_path, mode, steps):
+def worker(weights_path, mode, steps):
     import time
     import numpy as np
-    if kind == "torch":
-        import torch
-        torch.set_num_threads(1)
-    else:
-        import tinyddp as torch
-    import_nn = __import__(torch.__name__ + ".nn", fromlist=["functional"])
-    nn, F = import_nn, import_nn.functional
+    import tinyddp as torch
+    import tinyddp.nn as nn
+    import tinyddp.nn.functional as F
 
     raw = np.fromfile(weights_path, dtype=np.uint8)
     arrays, offset = [], 0
@@ -100,14 +95,12 @@ def main():
     p.add_argument("--build", default=os.path.join(os.path.dirname(__file__), "..", "build"))
     p.add_argument("--rounds", type=int, default=9)
     p.add_argument("--steps", type=int, default=200, help="timed steps per side and round")
-    p.add_argument("--torch-python", default="/usr/bin/python3", help="an interpreter with PyTorch 1.13")
-    p.add_argument("--no-torch", action="store_true", help="time tinyddp's two sides only")
-    p.add_argument("--worker", choices=["tinyddp", "torch"])
+    p.add_argument("--worker", action="store_true", help="run the Python side (used by the driver)")
     p.add_argument("--weights")
     p.add_argument("--mode", choices=["check", "time"])
     a = p.parse_args()
     if a.worker:
-        worker(a.worker, a.weights, a.mode, a.steps)
+        worker(a.weights, a.mode, a.steps)
         return 0
 
     build = os.path.abspath(a.build)
@@ -119,20 +112,13 @@ def main():
         write_weights(weights)
         me = os.path.abspath(__file__)
         sides = {"C++": lambda mode, n: [binary, weights, mode, str(n)],
-                 "Python": lambda mode, n: [sys.executable, me, "--worker", "tinyddp", "--weights", weights,
+                 "Python": lambda mode, n: [sys.executable, me, "--worker", "--weights", weights,
                                             "--mode", mode, "--steps", str(n)]}
-        if not a.no_torch:
-            sides["PyTorch"] = lambda mode, n: [a.torch_python, me, "--worker", "torch", "--weights", weights,
-                                                "--mode", mode, "--steps", str(n)]
 
         losses = {name: run(cmd("check", CHECK_STEPS), env) for name, cmd in sides.items()}
         ok = losses["Python"] == losses["C++"]
         print(f"losses over {CHECK_STEPS} steps: C++ {losses['C++'][0]:.6f} -> {losses['C++'][-1]:.6f}; "
               f"Python {'identical' if ok else 'DIFFER: ' + str(losses['Python'])}")
-        if "PyTorch" in losses:
-            diff = max(abs(u - v) for u, v in zip(losses["PyTorch"], losses["C++"]))
-            print(f"PyTorch 1.13: {losses['PyTorch'][0]:.6f} -> {losses['PyTorch'][-1]:.6f}, max |diff| {diff:.2e}")
-            ok = ok and diff < 1e-5
         if not ok:
             print("MISMATCH: not timing")
             return 1
@@ -149,9 +135,6 @@ def main():
         print(f"  {name:<8} {statistics.median(t):8.3f}  ({min(t):.3f}-{max(t):.3f})")
     ratios = [p / c for p, c in zip(times["Python"], times["C++"])]
     print(f"  Python / C++      {statistics.median(ratios):.3f}  ({min(ratios):.3f}-{max(ratios):.3f})  target <= 1.10")
-    if "PyTorch" in times:
-        vs = [p / t for p, t in zip(times["Python"], times["PyTorch"])]
-        print(f"  Python / PyTorch  {statistics.median(vs):.3f}  ({min(vs):.3f}-{max(vs):.3f})")
     return 0
 
 

@@ -1,5 +1,5 @@
 """Behavioural reference for the DDP error patterns users report (issue 11): each pattern and its variants as
-a plan of the extended plan language (/work/snap/PLAN_SPEC.md), run on real PyTorch 1.13.1
+a plan of the extended plan language (`tinyddp repro --help`; apps/tinyddp/repro/plan.h), run on real PyTorch 1.13.1
 DistributedDataParallel (gloo, 2 ranks on 127.0.0.1) by gen_ddp_scenarios.py's machinery, with the same
 model, data and record format as ddp_scenarios.json.
 
@@ -188,7 +188,7 @@ RUNS = [
 
 NOTES = {
     "runs": "id is 'scenario/variant' (the base run of a scenario has no variant); note says what the user "
-            "wrote. Plans and options: /work/snap/PLAN_SPEC.md. Every option is spelled out, but gan "
+            "wrote. Plans and options: `tinyddp repro --help` (apps/tinyddp/repro/plan.h). Every option is spelled out, but gan "
             "(default False) only in the runs that set it; those runs also list their param_names (the "
             "main model's, then the discriminator's disc.*), which the digests and grads_in_sync cover",
     "iterations": scen.NOTES["iterations"] + ". A list gives each rank its own count (uneven inputs)",

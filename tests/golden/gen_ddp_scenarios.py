@@ -32,7 +32,7 @@ How a run works
   bitwise identical.
 
 Model, data and plan language: ../shared/DESIGN.md (models/, apps/), extended
-as /work/snap/PLAN_SPEC.md says (forward flags, t_outside, @K, grad, freeze,
+as `tinyddp repro --help` and apps/tinyddp/repro/plan.h say (forward flags, t_outside, @K, grad, freeze,
 rank{}, iter{}; options buffer, broadcast_buffers, per-rank iterations, join; option gan: a second
 model, a discriminator in its own DDP, with steps disc(...), disc_step and terms d_real, d_fake, g_adv).
 `forward(detach)` returns (a, b, t) where head_b and text_decoder read
@@ -271,7 +271,7 @@ def parse_forward(args):
 
 
 def parse_plan(s, in_no_sync=False):
-    """The plan language of /work/snap/PLAN_SPEC.md as nested tuples."""
+    """The plan language of `tinyddp repro --help` (apps/tinyddp/repro/plan.h) as nested tuples."""
     steps = []
     for p in _split_top(s, ";"):
         block = re.fullmatch(r"(no_sync|rank\((\d+)\)|iter\(([1-9]\d*)(\+?)\))\s*\{(.*)\}", p, re.S)

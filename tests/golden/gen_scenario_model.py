@@ -1,6 +1,6 @@
 """The scenario model of ../shared/DESIGN.md (models/) in PyTorch, for the generators that run it
 (gen_ddp_scenarios.py, gen_ddp_patterns.py, gen_ddp_buckets.py). Imports torch: only generators import this
-module. The forward flags are the plan language's (/work/snap/PLAN_SPEC.md, `forward(FLAG, ...)`)."""
+module. The forward flags are the plan language's (`tinyddp repro --help`, `forward(FLAG, ...)`)."""
 import torch
 import torch.nn as nn
 from torch.utils.checkpoint import checkpoint
