@@ -5,6 +5,7 @@
 #include <stdexcept>
 
 #include "bindings.h"
+#include "dist/comm_hooks.h"
 #include "dist/ddp.h"
 #include "dist/mpi_process_group.h"
 #include "dist/thread_process_group.h"
@@ -109,6 +110,50 @@ std::vector<std::string> run_threads(int nprocs, const py::function& fn, double 
   return out;
 }
 
+// The reducer's Work for a bucket reduced by a Python comm hook: its tinyddp.futures.Future. When the Future
+// completes, its value (the reduced bucket, as a tensor) is copied into the bucket, where the reducer reads the
+// gradients from (1.13's contract: the hook returns the result, it need not write it in place).
+class PyFutureWork : public dist::Work {
+ public:
+  PyFutureWork(PyRef future, Tensor bucket) : future_(std::move(future)), bucket_(std::move(bucket)) {}
+
+  void wait() override {
+    Tensor result;
+    {
+      py::gil_scoped_acquire gil;
+      py::object value;
+      try {
+        value = future_.get().attr("wait")();
+      } catch (py::error_already_set& e) {
+        throw Error(e.what());   // "ValueError: ...\n\nAt:\n  <traceback>", as 1.13 reports a hook's exception
+      }
+      // A Future straight from Work.get_future() holds a list of tensors; 1.13 asserts on that, in this text.
+      if (!py::isinstance<Tensor>(value))
+        throw Error("result.isPyObject() INTERNAL ASSERT FAILED at \"./torch/csrc/distributed/c10d/"
+                    "python_comm_hook.cpp\":43, please report a bug to PyTorch. expected the hook result is a PyObject");
+      result = value.cast<Tensor>();
+    }
+    TINYDDP_CHECK(result.numel() == bucket_.numel() && result.dtype() == bucket_.dtype(),
+                  "DDP communication hook: the Future's value must be the reduced bucket, a ",
+                  dtype_name(bucket_.dtype()), " tensor of ", bucket_.numel(), " elements, but it has ", result.numel(),
+                  " elements of ", dtype_name(result.dtype()), ". Return fut.then(lambda f: f.value()[0]) for an "
+                  "allreduce's Future.");
+    if (result.is_same(bucket_)) return;
+    NoGradGuard no_grad;
+    Tensor flat = bucket_;
+    flat.copy_(result.reshape({bucket_.numel()}));
+  }
+
+  bool is_completed() override {
+    py::gil_scoped_acquire gil;
+    return future_.get().attr("done")().cast<bool>();
+  }
+
+ private:
+  PyRef future_;
+  Tensor bucket_;
+};
+
 // DistributedDataParallel for a Python module: tinyddp/nn/parallel/distributed.py hands it the module's
 // named parameters and, per forward, a callable that runs the module and returns its flattened tensors.
 class PyDDP {
@@ -145,6 +190,22 @@ class PyDDP {
   }
   void check_before_step() { ddp_->check_before_step(); }
   dist::DistributedDataParallel& ddp() { return *ddp_; }
+
+  // run(index, buffer, parameter_indices, is_last) is DistributedDataParallel.register_comm_hook's closure
+  // around the user's hook: it returns the hook's Future, or a str with the error for what the hook returned.
+  void register_comm_hook(const py::function& run) {
+    ddp_->register_comm_hook([fn = PyRef(run)](dist::ProcessGroup&, dist::GradBucket& bucket) -> std::shared_ptr<dist::Work> {
+      py::gil_scoped_acquire gil;
+      py::object future;
+      try {
+        future = fn.get()(bucket.index, bucket.buffer, bucket.parameter_indices, bucket.is_last);
+      } catch (py::error_already_set& e) {
+        throw Error(e.what());
+      }
+      if (py::isinstance<py::str>(future)) throw Error(future.cast<std::string>());
+      return std::make_shared<PyFutureWork>(PyRef(future), bucket.buffer);
+    });
+  }
 
  private:
   std::unique_ptr<dist::DistributedDataParallel> ddp_;
@@ -207,6 +268,14 @@ void bind_dist(py::module_& m) {
         release());
   d.def("broadcast", [](const Tensor& t, int src) { return default_pg().broadcast({t}, src); }, release());
   d.def("run_threads", &run_threads);
+  // fp16_compress_hook's cast: rounds a float32 tensor's values to the nearest fp16 (dist/comm_hooks.h).
+  d.def("round_to_fp16_", [](Tensor& t) {
+    TINYDDP_CHECK(t.dtype() == DType::f32 && t.device().is_cpu() && t.is_contiguous(),
+                  "round_to_fp16_: expects a contiguous float32 CPU tensor, got ", dtype_name(t.dtype()), " on ",
+                  t.device().str());
+    float* p = t.data_ptr<float>();
+    for (int64_t i = 0; i < t.numel(); ++i) p[i] = dist::round_to_fp16(p[i]);
+  }, release());
 
   py::class_<dist::DDPOptions>(d, "DDPOptions")
       .def(py::init([](double bucket_cap_mb, bool find_unused_parameters, bool static_graph,
@@ -226,6 +295,7 @@ void bind_dist(py::module_& m) {
       .def("enter_no_sync", &PyDDP::enter_no_sync)
       .def("exit_no_sync", &PyDDP::exit_no_sync)
       .def("check_before_step", &PyDDP::check_before_step, release())
+      .def("register_comm_hook", &PyDDP::register_comm_hook)
       .def("bucket_indices", [](PyDDP& p) { return p.ddp().reducer().bucket_indices(); });
 
   py::class_<PyJoin>(d, "Join")

@@ -299,6 +299,41 @@ void bind_tensor(py::module_& m) {
              }
            }), py::is_operator());
 
+  // PyTorch's in-place arithmetic methods (the version bumps once; a Python number is wrapped as a tensor).
+  auto operand = [](const Tensor& t, const py::object& o) {
+    return py::isinstance<Tensor>(o) ? o.cast<Tensor>() : scalar_tensor(o.cast<double>(), t.dtype(), t.device());
+  };
+  cls.def("add_", [operand](py::object self, const py::object& other, double alpha) {
+        Tensor& t = self.cast<Tensor&>();
+        Tensor o = operand(t, other);
+        py::gil_scoped_release gil;
+        t.add_(o, alpha);
+        return self;
+      }, py::arg("other"), py::kw_only(), py::arg("alpha") = 1.0)
+      .def("sub_", [operand](py::object self, const py::object& other, double alpha) {
+        Tensor& t = self.cast<Tensor&>();
+        Tensor o = operand(t, other);
+        py::gil_scoped_release gil;
+        t.add_(o, -alpha);
+        return self;
+      }, py::arg("other"), py::kw_only(), py::arg("alpha") = 1.0)
+      .def("mul_", [operand](py::object self, const py::object& other) {
+        Tensor& t = self.cast<Tensor&>();
+        Tensor o = operand(t, other);
+        py::gil_scoped_release gil;
+        t.mul_(o);
+        return self;
+      }, py::arg("other"))
+      // The engine has no in-place division: the quotient is computed, then copied in (one version bump; a
+      // tensor with history gets CopyBackwards where PyTorch's has DivBackward0).
+      .def("div_", [operand](py::object self, const py::object& other) {
+        Tensor& t = self.cast<Tensor&>();
+        Tensor o = operand(t, other);
+        py::gil_scoped_release gil;
+        t.copy_(t / o);
+        return self;
+      }, py::arg("other"));
+
   // ---- factories (CPU) ----
   m.def("_from_flat", &from_flat);
   m.def("_from_numpy", &from_numpy);

@@ -140,6 +140,23 @@ def _getitem(self, index):
     return out.reshape([sizes[d] for d in kept])
 
 
+def _flatten(self, start_dim=0, end_dim=-1):
+    shape = list(self._shape())
+    if not shape:
+        return self.reshape([1])
+    n = len(shape)
+    for d in (start_dim, end_dim):
+        if not -n <= d < n:
+            raise IndexError(f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], but got {d})")
+    start, end = start_dim % n, end_dim % n
+    if start > end:
+        raise RuntimeError("flatten() has invalid args: start_dim cannot come after end_dim")
+    numel = 1
+    for size in shape[start:end + 1]:
+        numel *= size
+    return self.reshape(shape[:start] + [numel] + shape[end + 1:])
+
+
 def _iter(self):
     if self.dim() == 0:
         raise TypeError("iteration over a 0-d tensor")
@@ -148,6 +165,7 @@ def _iter(self):
 
 Tensor.__getitem__ = _getitem
 Tensor.__iter__ = _iter
+Tensor.flatten = _flatten
 Tensor.shape = property(lambda self: Size(self._shape()))
 Tensor.dtype = property(lambda self: _BY_C[self._dtype()])
 Tensor.is_floating_point = lambda self: _BY_C[self._dtype()].is_floating_point
@@ -323,6 +341,10 @@ def tanh(input):
 
 def sigmoid(input):
     return input.sigmoid()
+
+
+def flatten(input, start_dim=0, end_dim=-1):
+    return _flatten(input, start_dim, end_dim)
 
 
 def matmul(input, other):

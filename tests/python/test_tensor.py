@@ -227,3 +227,30 @@ def test_indexing_errors_follow_pytorch():
         t[::2]
     with pytest.raises(TypeError, match="integers and slices only"):
         t[None]
+
+
+def test_inplace_arithmetic_methods_bump_the_version_once_and_return_the_tensor():
+    x = torch.tensor([[1.0, 2.0], [3.0, 4.0]])
+    v = x._version
+    assert x.add_(torch.tensor([10.0, 20.0])) is x and x.tolist() == [[11.0, 22.0], [13.0, 24.0]]
+    assert x.add_(1, alpha=2).tolist() == [[13.0, 24.0], [15.0, 26.0]]
+    assert x.sub_(torch.ones(2, 2), alpha=3).tolist() == [[10.0, 21.0], [12.0, 23.0]]
+    assert x.mul_(0.5).tolist() == [[5.0, 10.5], [6.0, 11.5]]
+    assert x.div_(torch.tensor([5.0, 0.5])).tolist() == [[1.0, 21.0], [1.2000000476837158, 23.0]]
+    assert x._version == v + 5
+    w = torch.ones(2, requires_grad=True)
+    with pytest.raises(RuntimeError, match="in-place ops on a tensor that is part of an autograd graph"):
+        (w * 3).div_(2)   # the engine does not record in-place ops (docs/python.md)
+    with pytest.raises(RuntimeError, match="a leaf Variable that requires grad is being used in an in-place operation"):
+        w.mul_(2)
+
+
+def test_flatten_joins_the_dims_from_start_to_end():
+    x = torch.arange(24).view(2, 3, 4)
+    assert x.flatten().shape == (24,) and x.flatten().tolist() == list(range(24))
+    assert x.flatten(1).shape == (2, 12) and torch.flatten(x, 0, 1).shape == (6, 4)
+    assert x.flatten(-2, -1).shape == (2, 12) and torch.tensor(5.0).flatten().shape == (1,)
+    with pytest.raises(RuntimeError, match="flatten\\(\\) has invalid args: start_dim cannot come after end_dim"):
+        x.flatten(2, 1)
+    with pytest.raises(IndexError, match="Dimension out of range \\(expected to be in range of \\[-3, 2\\], but got 3\\)"):
+        x.flatten(3)

@@ -6,6 +6,7 @@ thread has its own default group) and "mpi" (one rank per process, under mpirun)
 import datetime
 
 from tinyddp import _C
+from tinyddp.futures import Future
 
 _d = _C._dist
 
@@ -25,6 +26,55 @@ class ReduceOp:
     MAX = "max"
 
 
+class ProcessGroup:
+    """The default group of this thread, as dist.group.WORLD names it. tinyddp has no subgroups: every
+    collective, and DistributedDataParallel, runs on the default group."""
+
+    def rank(self):
+        return get_rank()
+
+    def size(self):
+        return get_world_size()
+
+    def __repr__(self):
+        return f"<tinyddp.distributed.ProcessGroup {get_backend()} (the default group)>"
+
+
+class group:  # noqa: N801  (torch.distributed.group)
+    WORLD = ProcessGroup()
+
+
+def new_group(ranks=None, timeout=None, backend=None, pg_options=None):
+    """Only the whole world (ranks=None, or every rank): tinyddp's collectives run on the default group."""
+    if ranks is not None and sorted(ranks) != list(range(get_world_size())):
+        raise NotImplementedError(f"new_group(ranks={list(ranks)}): tinyddp has no subgroups; every collective runs "
+                                  f"on the default group of all {get_world_size()} ranks (new_group() or ranks=None).")
+    return group.WORLD
+
+
+def _check_group(group_, call):
+    if group_ is not None and group_ is not group.WORLD:
+        raise ValueError(f"{call}(group={group_!r}): tinyddp has only the default group; pass group=None or "
+                         "dist.group.WORLD.")
+
+
+class Work:
+    """What a collective with async_op=True returns (torch.distributed's Work)."""
+
+    def __init__(self, work, tensors):
+        self._work, self._tensors = work, tensors
+
+    def wait(self, timeout=None):
+        return self._work.wait()
+
+    def is_completed(self):
+        return self._work.is_completed()
+
+    def get_future(self):
+        """A Future completed with the list of tensors the collective wrote, once it completes."""
+        return Future._of_work(self._work, self._tensors)
+
+
 def init_process_group(backend, init_method=None, timeout=datetime.timedelta(minutes=30), world_size=-1, rank=-1,
                        store=None, group_name="", pg_options=None):
     """The default group of this thread. `timeout` bounds every collective wait of the group (the thread
@@ -33,24 +83,29 @@ def init_process_group(backend, init_method=None, timeout=datetime.timedelta(min
 
 
 def barrier(group=None, async_op=False, device_ids=None):
+    _check_group(group, "barrier")
     _d.barrier()
 
 
 def all_reduce(tensor, op=ReduceOp.SUM, group=None, async_op=False):
-    work = _d.all_reduce(tensor, op)
+    _check_group(group, "all_reduce")
+    work = Work(_d.all_reduce(tensor, op), [tensor])
     if async_op:
         return work
     work.wait()
 
 
 def broadcast(tensor, src, group=None, async_op=False):
-    work = _d.broadcast(tensor, src)
+    _check_group(group, "broadcast")
+    work = Work(_d.broadcast(tensor, src), [tensor])
     if async_op:
         return work
     work.wait()
 
 
 from tinyddp.distributed import algorithms  # noqa: E402  (torch.distributed.algorithms; needs tinyddp.nn)
+from tinyddp.distributed.grad_bucket import GradBucket  # noqa: E402
 
-__all__ = ["ReduceOp", "algorithms", "all_reduce", "barrier", "broadcast", "destroy_process_group", "get_backend",
-           "get_rank", "get_world_size", "init_process_group", "is_available", "is_initialized"]
+__all__ = ["GradBucket", "ProcessGroup", "ReduceOp", "Work", "algorithms", "all_reduce", "barrier", "broadcast",
+           "destroy_process_group", "get_backend", "get_rank", "get_world_size", "group", "init_process_group",
+           "is_available", "is_initialized", "new_group"]

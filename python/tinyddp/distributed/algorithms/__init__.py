@@ -1,4 +1,5 @@
-"""torch.distributed.algorithms: the generic join context for uneven inputs."""
+"""torch.distributed.algorithms: the generic join context for uneven inputs, and DDP's comm hooks."""
+from tinyddp.distributed.algorithms import ddp_comm_hooks
 from tinyddp.distributed.algorithms.join import Join
 
-__all__ = ["Join"]
+__all__ = ["Join", "ddp_comm_hooks"]

@@ -1,7 +1,6 @@
 """torch.distributed.algorithms.join.Join over dist/join.h. Its joinables are DistributedDataParallel instances
 (tinyddp has no Python Joinable to subclass); DistributedDataParallel.join() is Join([ddp], ...)."""
 from tinyddp import _C
-from tinyddp.nn.parallel.distributed import DistributedDataParallel
 
 
 class Join:
@@ -11,6 +10,8 @@ class Join:
     parameters. An exception in the block is propagated and nothing is shadowed, as in 1.13."""
 
     def __init__(self, joinables, enable=True, throw_on_early_termination=False, **kwargs):
+        # Imported here: tinyddp.nn.parallel imports tinyddp.distributed, whose package imports this module.
+        from tinyddp.nn.parallel.distributed import DistributedDataParallel
         if len(joinables) == 0:
             raise ValueError("The join context manager requires at least one joinable")
         for j in joinables:

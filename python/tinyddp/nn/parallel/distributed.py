@@ -3,11 +3,28 @@ warnings, the buffer broadcasts and the join hook are the C++ ones. This module 
 named parameters and buffers (so messages name them as PyTorch's do), runs the module's forward from inside DDP's
 forward, and passes every tensor of the outputs (tensor, tuple, list or dict, flattened) to the unused-parameter
 search."""
+import inspect
 from contextlib import contextmanager
 
+import tinyddp.distributed as dist
 from tinyddp import _C
+from tinyddp.futures import Future
+from tinyddp._tensor import Tensor
 from tinyddp.nn.modules.module import Module
 from tinyddp.utils._pytree import flatten
+
+
+def _check_comm_hook(hook):
+    """DistributedDataParallel._check_comm_hook of 1.13: callable, and its annotations (when given) say it takes
+    a dist.GradBucket named `bucket` and returns a Future. The parameter must be named `bucket`, as there."""
+    if not callable(hook):
+        raise TypeError("Communication hook must be callable.")
+    sig = inspect.signature(hook)
+    if sig.parameters["bucket"].annotation not in (inspect.Parameter.empty, dist.GradBucket):
+        raise ValueError("Communication hook: bucket annotation should be dist.GradBucket.")
+    if sig.return_annotation not in (inspect.Signature.empty, Future) and \
+            getattr(sig.return_annotation, "__origin__", None) is not Future:
+        raise ValueError("Communication hook: return annotation should be torch.futures.Future[torch.Tensor].")
 
 
 class DistributedDataParallel(Module):
@@ -15,9 +32,11 @@ class DistributedDataParallel(Module):
                  process_group=None, bucket_cap_mb=25, find_unused_parameters=False, check_reduction=False,
                  gradient_as_bucket_view=False, static_graph=False):
         super().__init__()
-        if process_group is not None:
-            raise NotImplementedError("DistributedDataParallel(process_group=...): tinyddp uses the default group.")
+        if process_group is not None and process_group is not dist.group.WORLD:
+            raise ValueError(f"DistributedDataParallel(process_group={process_group!r}): tinyddp has only the "
+                             "default group; pass process_group=None or dist.group.WORLD.")
         self.module = module
+        self.process_group = dist.group.WORLD
         self.broadcast_buffers = broadcast_buffers
         options = _C._dist.DDPOptions(float(bucket_cap_mb), find_unused_parameters, static_graph,
                                       gradient_as_bucket_view, broadcast_buffers)
@@ -52,6 +71,26 @@ class DistributedDataParallel(Module):
         from tinyddp.distributed.algorithms.join import Join
         return Join([self], enable, throw_on_early_termination,
                     divide_by_initial_world_size=divide_by_initial_world_size)
+
+    def register_comm_hook(self, state, hook):
+        """hook(state, bucket: dist.GradBucket) -> Future: reduces one bucket of gradients in place of DDP's
+        allreduce. The Future's value must be the bucket's tensor of reduced (averaged) gradients; the reducer
+        copies it into the parameters' .grad. Register it before the first backward; once per DDP."""
+        _check_comm_hook(hook)
+        params = [p for _, p in self.module.named_parameters()]
+
+        def run(index, buffer, parameter_indices, is_last):
+            # Called by the reducer (under the GIL) when a bucket is ready; a str it gets back is an error text.
+            result = hook(state, dist.GradBucket(index, buffer, [params[i] for i in parameter_indices], is_last))
+            if not isinstance(result, Future):
+                # 1.13's text, pybind11's cast failure included, so that it can be searched.
+                got = "torch.Tensor" if isinstance(result, Tensor) else type(result).__qualname__
+                return ("Unable to cast Python instance to C++ type (#define PYBIND11_DETAILED_ERROR_MESSAGES or "
+                        "compile in debug mode for details). DDP communication hook's callback must return a "
+                        f"torch.futures.Future object, but got {got}")
+            return result
+
+        self._ddp.register_comm_hook(run)
 
     def _check_before_step(self):
         """tinyddp's addition: warns when gradients accumulated inside no_sync() were never averaged."""
