@@ -1,7 +1,8 @@
-"""PyTorch 1.13's error for a TORCH_DISTRIBUTED_DEBUG value it does not know.
+"""How PyTorch 1.13 reads TORCH_DISTRIBUTED_DEBUG: the level of each value it accepts, the error for the others.
 
 Run by hand from anywhere: /usr/bin/python3 tests/golden/gen_dist_debug_level.py
-Writes dist_debug_level.json next to this script: {value: str(e) of the RuntimeError, ..., "torch_version"}.
+Writes dist_debug_level.json next to this script: {"levels": {value: "OFF" | "INFO" | "DETAIL"},
+"errors": {value: str(e) of the RuntimeError}, "torch_version"}.
 torch parses the variable at import (an invalid value makes `import torch` itself fail), so it is set after
 the import and re-read with dist.set_debug_level_from_env(), the function the import calls.
 """
@@ -14,21 +15,20 @@ import torch.distributed as dist
 sys.dont_write_bytecode = True  # keep __pycache__ out of tests/golden
 from gen_tdp_params import here, write_json
 
-# Values both PyTorch and tinyddp refuse. (They disagree elsewhere: PyTorch upper-cases what it reads, so "info"
-# means INFO, and refuses an empty value; tinyddp refuses "info" and reads an empty value as OFF.)
-VALUES = ["bogus", " INFO", "DETAILS"]
+# PyTorch upper-cases what it reads (so "info" is INFO) and refuses anything else, the empty value included.
+VALUES = ["OFF", "INFO", "DETAIL", "off", "info", "Detail", "", "bogus", " INFO", "DETAILS", "INFO "]
 
 
 def main():
-    out = {}
+    out = {"levels": {}, "errors": {}}
     for value in VALUES:
         os.environ["TORCH_DISTRIBUTED_DEBUG"] = value
         try:
             dist.set_debug_level_from_env()
         except RuntimeError as e:
-            out[value] = str(e)
+            out["errors"][value] = str(e)
         else:
-            raise AssertionError(f"{value!r} was accepted")
+            out["levels"][value] = dist.get_debug_level().name
     out["torch_version"] = torch.__version__
     write_json(out, here("dist_debug_level.json"))
 
