@@ -9,6 +9,8 @@ void check_collective_tensors(const std::vector<Tensor>& tensors, const char* co
     TINYDDP_CHECK(t.dtype() == tensors[0].dtype(), collective, ": tensor ", i, " is ", dtype_name(t.dtype()),
                   " but tensor 0 is ", dtype_name(tensors[0].dtype()),
                   "; one call reduces one dtype (pack tensors of each dtype into their own call).");
+    TINYDDP_CHECK(t.dtype() != DType::b8, collective, ": tensor ", i, " is bool; collectives reduce numbers. "
+                  "Convert it first (t.to(DType::i64)) and compare the result.");
     TINYDDP_CHECK(t.is_contiguous(), collective, ": tensor ", i, " of shape ", shape_str(t.shape()),
                   " is not contiguous; collectives work on flat buffers. Pass t.contiguous() and copy back.");
     TINYDDP_CHECK(!t.requires_grad(), collective, ": tensor ", i,

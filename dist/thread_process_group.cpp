@@ -233,7 +233,7 @@ void ThreadWorld::perform(uint64_t seq, Slot& slot) {
   const Arrival& first = *slot.arrivals[0];
   if (first.kind == "allreduce") {
     for (size_t i = 0; i < first.tensors.size(); ++i) {
-      dispatch_all(first.tensors[i].dtype(), [&]<typename T>() {
+      dispatch_numeric(first.tensors[i].dtype(), "allreduce", [&]<typename T>() {   // bool was refused at the call
         std::vector<T*> buffers;
         for (int r = 0; r < size_; ++r) buffers.push_back(slot.arrivals[r]->tensors[i].template data_ptr<T>());
         reduce_into(buffers, first.tensors[i].numel(), first.op);

@@ -37,6 +37,9 @@ enum class UnaryOp {
 
 enum class BinaryOp { add, sub, mul, div, eq };
 
+// Elementwise comparisons; their results are bool.
+enum class CompareOp { eq, ne, lt, le, gt, ge };
+
 // Host code (g++) and device code (nvcc) both apply the same scalar definitions below.
 #if defined(__CUDACC__)
 #define TINYDDP_HOST_DEVICE __host__ __device__ __forceinline__
@@ -57,6 +60,19 @@ TINYDDP_HOST_DEVICE T apply_binary(BinaryOp op, T a, T b) {
   return T(0);
 }
 
+template <typename T>
+TINYDDP_HOST_DEVICE bool apply_compare(CompareOp op, T a, T b) {
+  switch (op) {
+    case CompareOp::eq: return a == b;
+    case CompareOp::ne: return a != b;
+    case CompareOp::lt: return a < b;
+    case CompareOp::le: return a <= b;
+    case CompareOp::gt: return a > b;
+    case CompareOp::ge: return a >= b;
+  }
+  return false;
+}
+
 }  // namespace tinyddp::kernels
 
 // ---- the lists (comments inside a macro must be /* */: a // comment would swallow the line splice) ----
@@ -69,6 +85,11 @@ TINYDDP_HOST_DEVICE T apply_binary(BinaryOp op, T a, T b) {
   X(binary, floating,                                                                                      \
     (BinaryOp op, const Dims& shape, const T* a, const Dims& a_strides, const T* b, const Dims& b_strides, \
      T* out),                                                                                              \
+    (op, shape, a, a_strides, b, b_strides, out))                                                          \
+  /* out (`shape`, bool) = op(a, b), a and b read through their own strides (NaN compares false but ne) */ \
+  X(compare, numeric,                                                                                      \
+    (CompareOp op, const Dims& shape, const T* a, const Dims& a_strides, const T* b, const Dims& b_strides, \
+     bool* out),                                                                                           \
     (op, shape, a, a_strides, b, b_strides, out))                                                          \
   /* dst (`shape`) = src read through src_strides */                                                       \
   X(copy_to_contiguous, any_dtype, (const Dims& shape, const T* src, const Dims& src_strides, T* dst),     \
@@ -132,16 +153,21 @@ TINYDDP_HOST_DEVICE T apply_binary(BinaryOp op, T a, T b) {
 #define TINYDDP_HEAD_floating template <typename T>
 #define TINYDDP_TARGS_floating T
 #define TINYDDP_EACH_floating(F, name) F(name, float) F(name, double)
+// numeric: the DTypes with an order (f32, f64, i64), for comparisons.
+#define TINYDDP_HEAD_numeric template <typename T>
+#define TINYDDP_TARGS_numeric T
+#define TINYDDP_EACH_numeric(F, name) F(name, float) F(name, double) F(name, int64_t)
 // any_dtype: every DType, for kernels that only move data.
 #define TINYDDP_HEAD_any_dtype template <typename T>
 #define TINYDDP_TARGS_any_dtype T
-#define TINYDDP_EACH_any_dtype(F, name) F(name, float) F(name, double) F(name, int64_t)
-// conversions: (S, D) for every ordered pair of distinct DTypes.
+#define TINYDDP_EACH_any_dtype(F, name) F(name, float) F(name, double) F(name, int64_t) F(name, bool)
+// conversions: (S, D) for every ordered pair of distinct DTypes (to bool: x != 0; from bool: 0 or 1).
 #define TINYDDP_HEAD_conversions template <typename S, typename D>
 #define TINYDDP_TARGS_conversions S, D
 #define TINYDDP_EACH_conversions(F, name)                                                        \
   F(name, float, double) F(name, double, float) F(name, int64_t, float) F(name, int64_t, double) \
-  F(name, float, int64_t) F(name, double, int64_t)
+  F(name, float, int64_t) F(name, double, int64_t) F(name, bool, float) F(name, bool, double)    \
+  F(name, bool, int64_t) F(name, float, bool) F(name, double, bool) F(name, int64_t, bool)
 
 // ---- expansions of one entry ----
 // The declaration, in the namespace where it is expanded.

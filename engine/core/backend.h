@@ -61,6 +61,7 @@ void copy_bytes(void* dst, Device dst_device, const void* src, Device src_device
 namespace tinyddp::backend {
 
 using kernels::BinaryOp;
+using kernels::CompareOp;
 using kernels::UnaryOp;
 
 // ---- kernels: backend::name(device, params...) for each kernel of kernels/contract.h ----

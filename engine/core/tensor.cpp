@@ -50,6 +50,7 @@ T* Tensor::data_ptr() const {
 template float* Tensor::data_ptr<float>() const;
 template double* Tensor::data_ptr<double>() const;
 template int64_t* Tensor::data_ptr<int64_t>() const;
+template bool* Tensor::data_ptr<bool>() const;
 
 // ---- autograd ----
 bool Tensor::requires_grad() const { return impl_->requires_grad || impl_->grad_fn != nullptr; }

@@ -4,6 +4,7 @@
 namespace tinyddp {
 
 using kernels::BinaryOp;
+using kernels::CompareOp;
 using kernels::UnaryOp;
 
 using namespace detail;
@@ -158,7 +159,7 @@ Tensor relu(const Tensor& x) {
   check_floating(x, "relu");
   Tensor out = unary_kernel(UnaryOp::relu, x);
   auto node = autograd::make_node("ReluBackward0", {x}, [](const TensorList& g, OpNode& n) {
-    return TensorList{g[0] * gt(n.saved(0), 0.0)};
+    return TensorList{g[0] * gt_mask(n.saved(0), 0.0)};
   });
   autograd::set_history(out, node);
   if (node) node->save(out, true);
@@ -205,12 +206,42 @@ Tensor clamp(const Tensor& x, double lo, double hi) {
 }
 
 Tensor sign(const Tensor& x) { check_floating(x, "sign"); return unary_kernel(UnaryOp::sign, x); }
-Tensor gt(const Tensor& x, double c) { check_floating(x, "gt"); return unary_kernel(UnaryOp::gt_scalar, x, c); }
+Tensor gt_mask(const Tensor& x, double c) { check_floating(x, "gt_mask"); return unary_kernel(UnaryOp::gt_scalar, x, c); }
 Tensor in_range(const Tensor& x, double lo, double hi) {
   check_floating(x, "in_range");
   return unary_kernel(UnaryOp::in_range, x, lo, hi);
 }
-Tensor eq(const Tensor& a, const Tensor& b) { return binary_kernel(BinaryOp::eq, a, b, "eq"); }
+Tensor eq_mask(const Tensor& a, const Tensor& b) { return binary_kernel(BinaryOp::eq, a, b, "eq_mask"); }
+
+Tensor eq(const Tensor& a, const Tensor& b) { return compare_kernel(CompareOp::eq, a, b, "eq"); }
+Tensor ne(const Tensor& a, const Tensor& b) { return compare_kernel(CompareOp::ne, a, b, "ne"); }
+Tensor lt(const Tensor& a, const Tensor& b) { return compare_kernel(CompareOp::lt, a, b, "lt"); }
+Tensor le(const Tensor& a, const Tensor& b) { return compare_kernel(CompareOp::le, a, b, "le"); }
+Tensor gt(const Tensor& a, const Tensor& b) { return compare_kernel(CompareOp::gt, a, b, "gt"); }
+Tensor ge(const Tensor& a, const Tensor& b) { return compare_kernel(CompareOp::ge, a, b, "ge"); }
+
+// The logical ops compare bool operands read as float32 0/1 (the engine has no bool arithmetic kernels):
+// not x = (x == 0), a and b = (a + b == 2), a or b = (a + b != 0), a xor b = (a != b).
+namespace {
+Tensor as_bits(const Tensor& x, const char* op) {
+  check_defined(x, op);
+  TINYDDP_CHECK(x.dtype() == DType::b8, op, ": expected a bool tensor but got ", dtype_name(x.dtype()),
+                ". Compare first (e.g. x > 0) or convert with .to(DType::b8).");
+  return x.to(DType::f32);
+}
+Tensor bits(double v, const Tensor& like) { return scalar_tensor(v, DType::f32, like.device()); }
+}  // namespace
+
+Tensor logical_not(const Tensor& x) { const Tensor b = as_bits(x, "logical_not"); return eq(b, bits(0, b)); }
+Tensor logical_and(const Tensor& a, const Tensor& b) {
+  const Tensor x = as_bits(a, "logical_and"), y = as_bits(b, "logical_and");
+  return eq(x + y, bits(2, x));
+}
+Tensor logical_or(const Tensor& a, const Tensor& b) {
+  const Tensor x = as_bits(a, "logical_or"), y = as_bits(b, "logical_or");
+  return ne(x + y, bits(0, x));
+}
+Tensor logical_xor(const Tensor& a, const Tensor& b) { return ne(as_bits(a, "logical_xor"), as_bits(b, "logical_xor")); }
 
 Tensor operator+(const Tensor& a, const Tensor& b) { return add(a, b); }
 Tensor operator-(const Tensor& a, const Tensor& b) { return sub(a, b); }

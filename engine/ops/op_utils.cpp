@@ -5,6 +5,7 @@
 namespace tinyddp {
 
 using kernels::BinaryOp;
+using kernels::CompareOp;
 using kernels::UnaryOp;
 
 namespace detail {
@@ -59,6 +60,31 @@ Tensor binary_kernel(BinaryOp op, const Tensor& a, const Tensor& b, const char* 
   dispatch_floating(a.dtype(), name, [&]<typename T>() {
     backend::binary<T>(a.device(), op, shape, a.data_ptr<T>(), broadcast_strides(a, shape), b.data_ptr<T>(),
                        broadcast_strides(b, shape), out.data_ptr<T>());
+  });
+  return out;
+}
+
+namespace {
+// The dtype two operands of a comparison are compared in, as PyTorch promotes them: the wider float; a float
+// over an integer or bool; int64 over bool; two bools as int64 0/1 (bool has no order kernel).
+DType compare_dtype(DType a, DType b) {
+  if (a == DType::f64 || b == DType::f64) return DType::f64;
+  if (a == DType::f32 || b == DType::f32) return DType::f32;
+  return DType::i64;
+}
+}  // namespace
+
+Tensor compare_kernel(CompareOp op, const Tensor& a, const Tensor& b, const char* name) {
+  check_defined(a, name);
+  check_defined(b, name);
+  check_same_device(a, b, name);
+  const Shape shape = broadcast_shapes(a.shape(), b.shape(), name);
+  const DType dtype = compare_dtype(a.dtype(), b.dtype());
+  const Tensor x = a.detach().to(dtype), y = b.detach().to(dtype);
+  Tensor out = empty(shape, DType::b8, a.device());
+  dispatch_numeric(dtype, name, [&]<typename T>() {
+    backend::compare<T>(a.device(), op, shape, x.data_ptr<T>(), broadcast_strides(x, shape), y.data_ptr<T>(),
+                        broadcast_strides(y, shape), out.data_ptr<bool>());
   });
   return out;
 }

@@ -24,5 +24,7 @@ Shape broadcast_strides(const Tensor& t, const Shape& out);
 Tensor unary_kernel(kernels::UnaryOp op, const Tensor& x, double a = 0.0, double b = 0.0);
 // out = op(a, b) with broadcasting; checks dtypes and shapes, naming `name`.
 Tensor binary_kernel(kernels::BinaryOp op, const Tensor& a, const Tensor& b, const char* name);
+// The bool tensor op(a, b) with broadcasting; a and b of one number dtype.
+Tensor compare_kernel(kernels::CompareOp op, const Tensor& a, const Tensor& b, const char* name);
 
 }  // namespace tinyddp::detail

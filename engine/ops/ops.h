@@ -36,9 +36,23 @@ Tensor clamp(const Tensor& x, double min, double max);
 // Not differentiable (their result never requires grad): masks and signs as 0/1 (or -1/0/1) tensors of
 // the input's dtype, used by backward rules.
 Tensor sign(const Tensor& x);
-Tensor gt(const Tensor& x, double threshold);
+Tensor gt_mask(const Tensor& x, double threshold);
 Tensor in_range(const Tensor& x, double min, double max);
+Tensor eq_mask(const Tensor& a, const Tensor& b);
+
+// Comparisons (broadcasting; the operands compared in the dtype PyTorch would promote them to): bool
+// tensors, never requiring grad.
 Tensor eq(const Tensor& a, const Tensor& b);
+Tensor ne(const Tensor& a, const Tensor& b);
+Tensor lt(const Tensor& a, const Tensor& b);
+Tensor le(const Tensor& a, const Tensor& b);
+Tensor gt(const Tensor& a, const Tensor& b);
+Tensor ge(const Tensor& a, const Tensor& b);
+// Logical ops on bool tensors (broadcasting).
+Tensor logical_not(const Tensor& x);
+Tensor logical_and(const Tensor& a, const Tensor& b);
+Tensor logical_or(const Tensor& a, const Tensor& b);
+Tensor logical_xor(const Tensor& a, const Tensor& b);
 
 Tensor operator+(const Tensor& a, const Tensor& b);
 Tensor operator-(const Tensor& a, const Tensor& b);
@@ -54,6 +68,7 @@ Tensor operator/(const Tensor& a, double b);
 Tensor operator/(double a, const Tensor& b);
 
 // ---- reductions ----
+// sum of an int64 or bool tensor is int64 (bool counts the trues), as PyTorch's; not differentiable.
 Tensor sum(const Tensor& x);                                          // all elements -> shape []
 Tensor sum(const Tensor& x, const std::vector<int64_t>& dims, bool keepdim = false);
 Tensor mean(const Tensor& x);

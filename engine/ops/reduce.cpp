@@ -35,6 +35,8 @@ Shape drop_dims(const Shape& shape, const std::vector<bool>& mask) {
 }
 
 Tensor sum_kernel(const Tensor& x, const std::vector<bool>& mask, bool keepdim) {
+  // int64 and bool sums (counts) are taken in float64 and converted back: exact while |sum| < 2^53.
+  if (!is_floating(x.dtype())) return sum_kernel(x.to(DType::f64), mask, keepdim).to(DType::i64);
   const Tensor xc = x.contiguous();
   Tensor out = empty(keepdim_shape(x.shape(), mask), x.dtype(), x.device());
   dispatch_floating(x.dtype(), "sum", [&]<typename T>() {
@@ -55,9 +57,10 @@ void split_at(const Shape& shape, int64_t dim, int64_t& outer, int64_t& size, in
 
 // y = sum over dims.  dy/dx = 1: g is broadcast back to x's shape.
 Tensor sum(const Tensor& x, const std::vector<int64_t>& dims, bool keepdim) {
-  check_floating(x, "sum");
+  check_defined(x, "sum");
   const std::vector<bool> mask = reduce_mask(x, dims, "sum");
   Tensor out = sum_kernel(x, mask, keepdim);
+  if (!is_floating(x.dtype())) return out;
   auto node = autograd::make_node(
       "SumBackward1", {x}, [shape = x.shape(), kshape = keepdim_shape(x.shape(), mask)](const TensorList& g, OpNode&) {
         return TensorList{expand(reshape(g[0], kshape), shape)};
@@ -67,8 +70,9 @@ Tensor sum(const Tensor& x, const std::vector<int64_t>& dims, bool keepdim) {
 }
 
 Tensor sum(const Tensor& x) {
-  check_floating(x, "sum");
+  check_defined(x, "sum");
   Tensor out = sum_kernel(x, std::vector<bool>(x.dim(), true), false);
+  if (!is_floating(x.dtype())) return out;
   auto node = autograd::make_node("SumBackward0", {x}, [shape = x.shape()](const TensorList& g, OpNode&) {
     return TensorList{expand(reshape(g[0], Shape(shape.size(), 1)), shape)};
   });
@@ -77,8 +81,15 @@ Tensor sum(const Tensor& x) {
 }
 
 // mean = sum / count: composed of differentiable ops, so its backward comes for free.
+// PyTorch's text for a mean of integers or bools.
+void check_mean_dtype(const Tensor& x) {
+  check_defined(x, "mean");
+  TINYDDP_CHECK(is_floating(x.dtype()), "mean(): could not infer output dtype. Input dtype must be either a floating "
+                "point or complex dtype. Got: ", x.dtype() == DType::b8 ? "Bool" : "Long");
+}
+
 Tensor mean(const Tensor& x, const std::vector<int64_t>& dims, bool keepdim) {
-  check_floating(x, "mean");
+  check_mean_dtype(x);
   const std::vector<bool> mask = reduce_mask(x, dims, "mean");
   int64_t count = 1;
   for (size_t d = 0; d < mask.size(); ++d)
@@ -87,7 +98,7 @@ Tensor mean(const Tensor& x, const std::vector<int64_t>& dims, bool keepdim) {
 }
 
 Tensor mean(const Tensor& x) {
-  check_floating(x, "mean");
+  check_mean_dtype(x);
   TINYDDP_CHECK(x.numel() > 0, "mean: cannot take the mean of an empty tensor of shape ", shape_str(x.shape()), ".");
   return mul(sum(x), 1.0 / static_cast<double>(x.numel()));
 }
@@ -107,7 +118,7 @@ Tensor max(const Tensor& x) {
   Tensor out = r.values;
   auto node = autograd::make_node("MaxBackward1", {x}, [](const TensorList& g, OpNode& n) {
     const Tensor in = n.saved(0);
-    const Tensor mask = eq(in, expand(reshape(n.saved(1), Shape(in.dim(), 1)), in.shape()));
+    const Tensor mask = eq_mask(in, expand(reshape(n.saved(1), Shape(in.dim(), 1)), in.shape()));
     return TensorList{g[0] * (mask / sum(mask))};
   });
   autograd::set_history(out, node);

@@ -124,6 +124,17 @@ void binary(BinaryOp op, const Dims& shape, const T* a, const Dims& a_strides, c
 }
 
 template <typename T>
+void compare(CompareOp op, const Dims& shape, const T* a, const Dims& a_strides, const T* b, const Dims& b_strides,
+             bool* out) {
+  Dims out_strides(shape.size());
+  int64_t acc = 1;
+  for (size_t i = shape.size(); i-- > 0;) { out_strides[i] = acc; acc *= shape[i]; }
+  for_each_index<3>(shape, {&a_strides, &b_strides, &out_strides}, [&](const std::array<int64_t, 3>& o) {
+    out[o[2]] = apply_compare(op, a[o[0]], b[o[1]]);
+  });
+}
+
+template <typename T>
 void copy_to_contiguous(const Dims& shape, const T* src, const Dims& src_strides, T* dst) {
   int64_t i = 0;
   for_each_index<1>(shape, {&src_strides}, [&](const std::array<int64_t, 1>& o) { dst[i++] = src[o[0]]; });

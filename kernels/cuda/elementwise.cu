@@ -170,6 +170,16 @@ __global__ void binary_strided_kernel(BinaryOp op, StridedLayout<2> layout, cons
   }
 }
 
+// layout.strides[0] for a, [1] for b; out is contiguous.
+template <typename T>
+__global__ void compare_kernel(CompareOp op, StridedLayout<2> layout, const T* a, const T* b, bool* out, int64_t n) {
+  for (int64_t i = grid_start(); i < n; i += grid_step()) {
+    int64_t off[2];
+    strided_offsets(layout, i, off);
+    out[i] = apply_compare(op, a[off[0]], b[off[1]]);
+  }
+}
+
 template <typename T>
 __global__ void gather_kernel(StridedLayout<1> layout, const T* src, T* dst, int64_t n) {
   for (int64_t i = grid_start(); i < n; i += grid_step()) {
@@ -222,6 +232,16 @@ void binary(BinaryOp op, const Dims& shape, const T* a, const Dims& a_strides, c
     binary_strided_kernel<T><<<grid_blocks(n), kThreadsPerBlock, 0, kComputeStream>>>(op, layout, a, b, out, n);
   }
   check_last_launch("cuda::binary");
+}
+
+template <typename T>
+void compare(CompareOp op, const Dims& shape, const T* a, const Dims& a_strides, const T* b, const Dims& b_strides,
+             bool* out) {
+  const int64_t n = numel(shape);
+  if (n == 0) return;
+  const StridedLayout<2> layout = make_layout<2>("cuda::compare", shape, {&a_strides, &b_strides});
+  compare_kernel<T><<<grid_blocks(n), kThreadsPerBlock, 0, kComputeStream>>>(op, layout, a, b, out, n);
+  check_last_launch("cuda::compare");
 }
 
 template <typename T>

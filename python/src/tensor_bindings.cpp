@@ -56,7 +56,14 @@ py::object nested_list(const Shape& shape, size_t dim, const py::list& flat, siz
 
 py::list flat_list(const Tensor& t) {
   py::list out;
-  if (t.dtype() == DType::i64) {
+  if (t.dtype() == DType::b8) {
+    std::vector<int64_t> v;
+    {
+      py::gil_scoped_release gil;
+      v = t.to_vector<int64_t>();
+    }
+    for (int64_t x : v) out.append(py::bool_(x != 0));
+  } else if (t.dtype() == DType::i64) {
     std::vector<int64_t> v;
     {
       py::gil_scoped_release gil;
@@ -90,6 +97,7 @@ py::array numpy_view(const Tensor& t) {
     case DType::f32: return py::array_t<float>(shape, strides, t.data_ptr<float>(), owner);
     case DType::f64: return py::array_t<double>(shape, strides, t.data_ptr<double>(), owner);
     case DType::i64: return py::array_t<int64_t>(shape, strides, t.data_ptr<int64_t>(), owner);
+    case DType::b8: return py::array_t<bool>(shape, strides, t.data_ptr<bool>(), owner);
   }
   throw Error("numpy: unknown dtype");
 }
@@ -109,16 +117,18 @@ Tensor from_numpy(const py::array& a) {
   if (dt.is(py::dtype::of<float>())) return copy_array<float>(a, DType::f32);
   if (dt.is(py::dtype::of<double>())) return copy_array<double>(a, DType::f64);
   if (dt.is(py::dtype::of<int64_t>())) return copy_array<int64_t>(a, DType::i64);
+  if (dt.is(py::dtype::of<bool>())) return copy_array<int64_t>(a, DType::b8);   // 0/1 through int64
   throw py::type_error("can't convert np.ndarray of type " + dt.attr("name").cast<std::string>() +
-                       ". The only supported types are: float64, float32 and int64.");
+                       ". The only supported types are: float64, float32, int64 and bool.");
 }
 
 // Python number lists of tinyddp.tensor(), already flattened by tinyddp/_tensor.py.
 Tensor from_flat(const py::list& values, const Shape& shape, DType dtype) {
-  if (dtype == DType::i64) {
-    auto v = values.cast<std::vector<int64_t>>();
+  if (dtype == DType::i64 || dtype == DType::b8) {
+    std::vector<int64_t> v;
+    for (const auto& x : values) v.push_back(py::isinstance<py::bool_>(x) ? x.cast<bool>() : x.cast<int64_t>());
     py::gil_scoped_release gil;
-    return from_vector(v, shape, DType::i64);
+    return from_vector(v, shape, dtype);
   }
   auto v = values.cast<std::vector<double>>();
   py::gil_scoped_release gil;
@@ -141,7 +151,11 @@ auto inplace(Fn fn) {
 }  // namespace
 
 void bind_tensor(py::module_& m) {
-  py::enum_<DType>(m, "DType").value("f32", DType::f32).value("f64", DType::f64).value("i64", DType::i64);
+  py::enum_<DType>(m, "DType")
+      .value("f32", DType::f32)
+      .value("f64", DType::f64)
+      .value("i64", DType::i64)
+      .value("b8", DType::b8);
 
   py::class_<Tensor> cls(m, "Tensor", py::dynamic_attr());
   cls.def(py::init([](const Tensor& other) { return other; }), "A new handle to `other` (same autograd identity).")
@@ -155,6 +169,14 @@ void bind_tensor(py::module_& m) {
       .def_property_readonly("_version", &Tensor::version)   // an int attribute, as PyTorch's
       .def("item",
            [](const Tensor& t) -> py::object {
+             if (t.dtype() == DType::b8) {
+               int64_t v;
+               {
+                 py::gil_scoped_release gil;
+                 v = t.to(DType::i64).item<int64_t>();
+               }
+               return py::bool_(v != 0);
+             }
              if (t.dtype() == DType::i64) {
                int64_t v;
                {
@@ -333,6 +355,53 @@ void bind_tensor(py::module_& m) {
         t.copy_(t / o);
         return self;
       }, py::arg("other"));
+
+  // ---- comparisons and logical ops: bool tensors ----
+  // A Python number on the other side becomes a 0-dim tensor the engine promotes with the tensor as PyTorch
+  // does: the tensor's dtype when it is floating (so t == 0.1 compares in float32), else int64 for an int,
+  // float32 (PyTorch's default dtype) for a float and bool for a bool.
+  auto compare_operand = [](const Tensor& t, const py::object& o) -> Tensor {
+    if (py::isinstance<Tensor>(o)) return o.cast<Tensor>();
+    if (py::isinstance<py::bool_>(o)) return scalar_tensor(o.cast<bool>() ? 1.0 : 0.0, DType::b8, t.device());
+    const DType d = is_floating(t.dtype()) ? t.dtype() : py::isinstance<py::int_>(o) ? DType::i64 : DType::f32;
+    if (d == DType::i64) return from_vector(std::vector<int64_t>{o.cast<int64_t>()}, {}, DType::i64);
+    return scalar_tensor(o.cast<double>(), d, t.device());
+  };
+  // Anything but a tensor or a number gives NotImplemented, so `t == None` is False, as in PyTorch.
+  auto bind_compare = [&](const char* dunder, const char* method, Tensor (*op)(const Tensor&, const Tensor&)) {
+    auto fn = [compare_operand, op](const Tensor& a, const py::object& b) -> py::object {
+      if (!py::isinstance<Tensor>(b) && !py::isinstance<py::bool_>(b) && !py::isinstance<py::int_>(b) &&
+          !py::isinstance<py::float_>(b))
+        return py::reinterpret_borrow<py::object>(Py_NotImplemented);
+      Tensor other = compare_operand(a, b);
+      Tensor out;
+      {
+        py::gil_scoped_release gil;
+        out = op(a, other);
+      }
+      return py::cast(out);
+    };
+    cls.def(dunder, fn, py::is_operator());
+    cls.def(method, fn, py::arg("other"));
+  };
+  bind_compare("__eq__", "eq", &eq);
+  bind_compare("__ne__", "ne", &ne);
+  bind_compare("__lt__", "lt", &lt);
+  bind_compare("__le__", "le", &le);
+  bind_compare("__gt__", "gt", &gt);
+  bind_compare("__ge__", "ge", &ge);
+  // Defining __eq__ would make the class unhashable: tensors hash by identity, as PyTorch's.
+  cls.def("__hash__", [](const py::object& self) { return reinterpret_cast<intptr_t>(self.ptr()); });
+  // max over all elements (differentiable), or over one dim: (values, indices).
+  cls.def("_max", [](const Tensor& t) { return max(t); }, release())
+      .def("_max_dim", [](const Tensor& t, int64_t dim, bool keepdim) {
+        MaxResult r = max(t, dim, keepdim);
+        return std::make_pair(r.values, r.indices);
+      }, release());
+  cls.def("logical_not", [](const Tensor& t) { return logical_not(t); }, release())
+      .def("logical_and", [](const Tensor& a, const Tensor& b) { return logical_and(a, b); }, release())
+      .def("logical_or", [](const Tensor& a, const Tensor& b) { return logical_or(a, b); }, release())
+      .def("logical_xor", [](const Tensor& a, const Tensor& b) { return logical_xor(a, b); }, release());
 
   // ---- factories (CPU) ----
   m.def("_from_flat", &from_flat);

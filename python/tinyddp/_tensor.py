@@ -30,14 +30,15 @@ class dtype:
 float32 = dtype("float32", _C.DType.f32, True, 4)
 float64 = dtype("float64", _C.DType.f64, True, 8)
 int64 = dtype("int64", _C.DType.i64, False, 8)
-_BY_C = {d._c: d for d in (float32, float64, int64)}
+bool = dtype("bool", _C.DType.b8, False, 1)  # noqa: A001  (torch.bool; builtins.bool is spelled in full here)
+_BY_C = {d._c: d for d in (float32, float64, int64, bool)}
 
 
 def _c_dtype(d, default=float32):
     if d is None:
         d = default
     if not isinstance(d, dtype):
-        raise TypeError(f"dtype must be tinyddp.float32, tinyddp.float64 or tinyddp.int64, not {d!r}")
+        raise TypeError(f"dtype must be tinyddp.float32, tinyddp.float64, tinyddp.int64 or tinyddp.bool, not {d!r}")
     return d._c
 
 
@@ -157,6 +158,63 @@ def _flatten(self, start_dim=0, end_dim=-1):
     return self.reshape(shape[:start] + [numel] + shape[end + 1:])
 
 
+class _MaxResult(tuple):
+    """torch.return_types.max: (values, indices), also by name."""
+    values = property(lambda self: self[0])
+    indices = property(lambda self: self[1])
+
+    def __repr__(self):
+        return f"torch.return_types.max(\nvalues={self[0]!r},\nindices={self[1]!r})"
+
+
+def _max(self, dim=None, keepdim=False):
+    if dim is None:
+        return self._max()
+    return _MaxResult(self._max_dim(dim, keepdim))
+
+
+def _argmax(self, dim=None, keepdim=False):
+    """The index of the first maximum, over all elements (of the flattened tensor) or along `dim`."""
+    if dim is None:
+        return self.detach().reshape([-1])._max_dim(0, False)[1]
+    return self.detach()._max_dim(dim, keepdim)[1]
+
+
+def _as_bool_operand(t, other, op):
+    if isinstance(other, builtins.bool):
+        other = tensor(other)
+    if not isinstance(other, Tensor) or t.dtype is not bool or other.dtype is not bool:
+        raise TypeError(f"tinyddp: {op} is implemented on bool tensors only (got {t.dtype} and "
+                        f"{other.dtype if isinstance(other, Tensor) else type(other).__name__}); bitwise ops on "
+                        "integers are not in tinyddp's subset")
+    return other
+
+
+def _invert(self):
+    if self.dtype is not bool:
+        if self.is_floating_point():
+            raise TypeError("~ (operator.invert) is only implemented on integer and Boolean-type tensors")
+        raise TypeError("tinyddp: ~ is implemented on bool tensors only; bitwise ops on integers are not in tinyddp's "
+                        "subset")
+    return self.logical_not()
+
+
+def _nonzero_count(self, dim, keepdim):
+    nonzero = self if self.dtype is bool else self != 0
+    return nonzero.sum(dim=dim, keepdim=keepdim)
+
+
+def _any(self, dim=None, keepdim=False):
+    """True where some element (along `dim`, or of all) is nonzero: a bool tensor."""
+    return _nonzero_count(self, dim, keepdim) > 0
+
+
+def _all(self, dim=None, keepdim=False):
+    """True where every element (along `dim`, or of all) is nonzero: a bool tensor."""
+    count = self.numel() if dim is None else self._shape()[dim]
+    return _nonzero_count(self, dim, keepdim) == count
+
+
 def _iter(self):
     if self.dim() == 0:
         raise TypeError("iteration over a 0-d tensor")
@@ -166,6 +224,17 @@ def _iter(self):
 Tensor.__getitem__ = _getitem
 Tensor.__iter__ = _iter
 Tensor.flatten = _flatten
+Tensor.max = _max
+Tensor.argmax = _argmax
+Tensor.any = _any
+Tensor.all = _all
+Tensor.__invert__ = _invert
+Tensor.__and__ = lambda self, other: self.logical_and(_as_bool_operand(self, other, "&"))
+Tensor.__or__ = lambda self, other: self.logical_or(_as_bool_operand(self, other, "|"))
+Tensor.__xor__ = lambda self, other: self.logical_xor(_as_bool_operand(self, other, "^"))
+Tensor.__rand__ = Tensor.__and__
+Tensor.__ror__ = Tensor.__or__
+Tensor.__rxor__ = Tensor.__xor__
 Tensor.shape = property(lambda self: Size(self._shape()))
 Tensor.dtype = property(lambda self: _BY_C[self._dtype()])
 Tensor.is_floating_point = lambda self: _BY_C[self._dtype()].is_floating_point
@@ -174,6 +243,7 @@ Tensor.to = _to
 Tensor.float = lambda self: _to(self, float32)
 Tensor.double = lambda self: _to(self, float64)
 Tensor.long = lambda self: _to(self, int64)
+Tensor.bool = lambda self: _to(self, bool)
 Tensor.pow = lambda self, exponent: self ** exponent
 Tensor.neg = lambda self: -self
 Tensor.__repr__ = tensor_repr
@@ -204,7 +274,7 @@ def _read_nested(data, dim, shape, flat):
     if dim == len(shape):
         if isinstance(data, Tensor):
             data = data.item()
-        if isinstance(data, builtins.bool) or not isinstance(data, (int, builtins.float)):
+        if not isinstance(data, (int, builtins.float)):   # bool is an int
             raise TypeError(f"new(): invalid data type '{type(data).__name__}'")
         flat.append(data)
         return
@@ -237,7 +307,10 @@ def tensor(data, dtype=None, device=None, requires_grad=False):
     flat = []
     _read_nested(data, 0, shape, flat)
     if dtype is None:
-        dtype = float32 if (not flat or builtins.any(isinstance(v, builtins.float) for v in flat)) else int64
+        if not flat or builtins.any(isinstance(v, builtins.float) for v in flat):
+            dtype = float32
+        else:
+            dtype = bool if builtins.all(isinstance(v, builtins.bool) for v in flat) else int64
     return _finish(_C._from_flat(flat, shape, _c_dtype(dtype)), requires_grad)
 
 
@@ -341,6 +414,42 @@ def tanh(input):
 
 def sigmoid(input):
     return input.sigmoid()
+
+
+def max(input, dim=None, keepdim=False):  # noqa: A001
+    return _max(input, dim, keepdim)
+
+
+def argmax(input, dim=None, keepdim=False):
+    return _argmax(input, dim, keepdim)
+
+
+def eq(input, other):
+    return input.eq(other)
+
+
+def ne(input, other):
+    return input.ne(other)
+
+
+def lt(input, other):
+    return input.lt(other)
+
+
+def le(input, other):
+    return input.le(other)
+
+
+def gt(input, other):
+    return input.gt(other)
+
+
+def ge(input, other):
+    return input.ge(other)
+
+
+def logical_not(input):
+    return input.logical_not()
 
 
 def flatten(input, start_dim=0, end_dim=-1):

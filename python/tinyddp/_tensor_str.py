@@ -84,7 +84,7 @@ def tensor_repr(t, prefix="tensor("):
         summarize = t.numel() > THRESHOLD
         fmt = _Formatter(_summarized(nested, t.dim(), summarize), dtype.is_floating_point)
         body = fmt.format(nested) if t.dim() == 0 else _nested(nested, t.dim(), len(prefix), summarize, fmt)
-        if repr(dtype) not in ("torch.float32", "torch.int64"):
+        if repr(dtype) not in ("torch.float32", "torch.int64", "torch.bool"):
             suffixes.append("dtype=" + repr(dtype))
     if t.grad_fn is not None:
         suffixes.append(f"grad_fn=<{t.grad_fn.name()}>")

@@ -150,6 +150,22 @@ TEST(CudaTensor, CopiesRoundTripAndViewsReadThroughStrides) {
   EXPECT_EQ(full({2, 2}, 1.5, DType::f32, kGpu).to_vector<float>(), (std::vector<float>(4, 1.5f)));
 }
 
+TEST(CudaTensor, ComparisonsAndBoolTensorsMatchTheCpu) {
+  SKIP_WITHOUT_GPU();
+  const Tensor a = randn({4, 3}, DType::f32), b = randn({1, 3}, DType::f32);
+  const Tensor da = a.to(kGpu), db = b.to(kGpu);
+  for (auto op : {&eq, &ne, &lt, &le, &gt, &ge}) {
+    const Tensor d = op(da.t(), db.t());   // strided, broadcast
+    EXPECT_EQ(d.dtype(), DType::b8);
+    EXPECT_EQ(d.to_vector<int64_t>(), op(a.t(), b.t()).to_vector<int64_t>());
+  }
+  const Tensor mask = gt(da, scalar_tensor(0, DType::f32, kGpu));
+  EXPECT_EQ(sum(mask).item<int64_t>(), sum(gt(a, scalar_tensor(0, DType::f32))).item<int64_t>());
+  EXPECT_EQ(logical_not(mask).to_vector<int64_t>(), logical_not(gt(a, scalar_tensor(0, DType::f32))).to_vector<int64_t>());
+  EXPECT_EQ(mask.to(DType::f32).to(Device::cpu()).to_vector<float>(),
+            gt(a, scalar_tensor(0, DType::f32)).to(DType::f32).to_vector<float>());
+}
+
 TEST(CudaTensor, InPlaceOpsWorkOnDeviceTensorsAndViews) {
   SKIP_WITHOUT_GPU();
   Tensor a = zeros({2, 3}, DType::f64, kGpu);

@@ -263,6 +263,22 @@ TEST(ThreadFaults, RanksOfUnevenLengthsAlwaysFailAtTheFirstCollectiveTheShortest
   }
 }
 
+TEST(ThreadFaults, BoolTensorsAreRefusedByCollectivesOnEveryRank) {
+  const auto errors = ThreadWorld::run(2, [](ProcessGroup& pg) {
+    Tensor flags = gt(ones({2}), scalar_tensor(0.5, DType::f32));
+    pg.allreduce({flags})->wait();
+  });
+  for (const auto& e : errors) {
+    ASSERT_TRUE(e);
+    try {
+      std::rethrow_exception(e);
+    } catch (const Error& err) {
+      EXPECT_NE(std::string(err.what()).find("allreduce: tensor 0 is bool; collectives reduce numbers"),
+                std::string::npos) << err.what();
+    }
+  }
+}
+
 TEST(ThreadFaults, MismatchedCollectivesAreReportedOnEveryRank) {
   auto errors = ThreadWorld::run(2, [](ProcessGroup& pg) {
     Tensor t = ones({pg.rank() == 0 ? 4 : 5});

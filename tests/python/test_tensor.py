@@ -254,3 +254,61 @@ def test_flatten_joins_the_dims_from_start_to_end():
         x.flatten(2, 1)
     with pytest.raises(IndexError, match="Dimension out of range \\(expected to be in range of \\[-3, 2\\], but got 3\\)"):
         x.flatten(3)
+
+
+def test_comparisons_give_bool_tensors_with_pytorchs_promotion_and_printing():
+    a = torch.tensor([1.0, 2.0, 3.0])
+    assert (a == 2).dtype == torch.bool and (a == 2).tolist() == [False, True, False]
+    assert (a != 2).tolist() == [True, False, True] and (a < 2).tolist() == [True, False, False]
+    assert (a <= 2).tolist() == [True, True, False] and (2 < a).tolist() == [False, False, True]
+    assert (a >= torch.tensor([[3.0], [1.0]])).tolist() == [[False, False, True], [True, True, True]]
+    assert a.eq(torch.tensor([1.0, 0.0, 3.0])).tolist() == [True, False, True] and torch.gt(a, 2.5).tolist() == [
+        False, False, True]
+    # an int64 tensor against a float compares in floating point (1 >= 1.5 is False), bools as 0/1
+    assert (torch.tensor([1, 2]) >= 1.5).tolist() == [False, True]
+    assert (torch.tensor([1.0]) == torch.tensor([1])).item() is True
+    assert (torch.tensor([True, False]) == 1).tolist() == [True, False]
+    assert repr(torch.tensor([1.0, 2.0, 3.0]) > 1.5) == "tensor([False,  True,  True])"
+    assert repr(torch.tensor(True)) == "tensor(True)" and torch.tensor([True, False]).dtype == torch.bool
+    assert torch.tensor([True, 1]).dtype == torch.int64 and torch.tensor([True, 1.5]).dtype == torch.float32
+    w = torch.ones(2, requires_grad=True)
+    assert not (w * 2 > 1).requires_grad
+    # identity still works where Python needs it: `in`, dicts, and comparing with None
+    assert a in [a] and {a: 1}[a] == 1 and (a == None) is False and (a != None) is True  # noqa: E711
+
+
+def test_bool_tensors_count_convert_and_combine():
+    b = torch.tensor([[True, False, True], [False, False, True]])
+    assert b.sum().item() == 3 and b.sum().dtype == torch.int64 and b.sum(dim=1).tolist() == [2, 1]
+    assert b.float().tolist() == [[1.0, 0.0, 1.0], [0.0, 0.0, 1.0]] and b.long().dtype == torch.int64
+    assert (~b).tolist() == [[False, True, False], [True, True, False]]
+    assert (b & torch.tensor([True, True, False])).tolist() == [[True, False, False], [False, False, False]]
+    assert (b | False).tolist() == b.tolist() and (b ^ True).tolist() == (~b).tolist()
+    assert b.any().item() is True and b.all().item() is False and b.any(dim=0).tolist() == [True, False, True]
+    assert b.all(dim=1).tolist() == [False, False] and torch.tensor([0.0, 2.0]).any().item() is True
+    assert torch.tensor([1.0, 0.5]).bool().tolist() == [True, True]
+    if torch.tensor([2.0]) > 1:
+        pass
+    else:
+        raise AssertionError("a one-element bool tensor is truthy")
+    np.testing.assert_array_equal(b.numpy(), np.array([[True, False, True], [False, False, True]]))
+    assert torch.from_numpy(np.array([True, False])).tolist() == [True, False]
+    with pytest.raises(RuntimeError, match="mean\\(\\): could not infer output dtype. Input dtype must be either a "
+                                           "floating point or complex dtype. Got: Bool"):
+        b.mean()
+    with pytest.raises(TypeError, match="~ \\(operator.invert\\) is only implemented on integer and Boolean-type"):
+        ~torch.tensor([1.0])
+
+
+def test_accuracy_idiom_argmax_and_max():
+    logits = torch.tensor([[0.1, 2.0, -1.0], [3.0, 0.5, 0.2], [0.0, 0.1, 0.9], [1.0, 1.0, 0.0]])
+    labels = torch.tensor([1, 0, 1, 0])
+    pred = logits.argmax(dim=1)
+    assert pred.tolist() == [1, 0, 2, 0]   # ties: the first maximum, as PyTorch
+    assert (pred == labels).float().mean().item() == 0.75
+    assert (pred == labels).sum().item() == 3
+    assert logits.argmax().item() == 3 and torch.argmax(logits, 1, keepdim=True).shape == (4, 1)
+    values, indices = logits.max(dim=1)
+    close(values, [2.0, 3.0, 0.9, 1.0])
+    assert indices.tolist() == [1, 0, 2, 0] and torch.max(logits).item() == 3.0
+    assert torch.max(logits, 0).indices.tolist() == [1, 0, 2]
