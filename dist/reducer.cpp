@@ -53,6 +53,15 @@ trace::What bucket_event(std::string name, size_t bucket, const Tensor& gradient
           {"params", std::vector<int64_t>(params.begin(), params.end())}, {"iteration", iteration}}};
 }
 
+// Under create_graph, .grad after finalize (Note [create_graph under DDP]): the bucket's averaged values, with
+// PyTorch's graph, an identity back to what this rank copied into the bucket (its grad / world size).
+class BucketCopyBackward : public autograd::Node {
+ public:
+  BucketCopyBackward() { set_num_inputs(1); }
+  std::string name() const override { return "CopyBackwards"; }
+  autograd::TensorList apply(autograd::TensorList&& grads) override { return std::move(grads); }
+};
+
 }  // namespace
 
 Reducer::Reducer(std::vector<Tensor> params, std::vector<std::string> names,
@@ -365,6 +374,8 @@ void Reducer::mark_variable_ready_dense(size_t index) {
   // The hook runs in the backward's grad mode: on only under create_graph (Note [create_graph under DDP]).
   const bool grad_mode = GradMode::is_enabled();
   const double factor = comm_hook_ ? 1.0 : 1.0 / static_cast<double>(div_factor_);
+  Tensor& written = bucket.written_with_history[loc.intra];
+  written = Tensor();   // set below only by a recorded copy
   if (grad.defined()) {
     TINYDDP_CHECK(grad.dtype() == view.dtype() && grad.numel() == view.numel(), "Expected ",
                   legacy_type_name(view.dtype()), " of ", view.numel(), " elements, got ", legacy_type_name(grad.dtype()),
@@ -378,9 +389,7 @@ void Reducer::mark_variable_ready_dense(size_t index) {
           // The copy is recorded: the bucket now has history, and this view's values derive from `grad`.
           bucket.has_history = true;
           bucket.view_has_history[loc.intra] = true;
-          bucket.written_with_history[loc.intra] = factor == 1.0 ? grad : grad * factor;
-        } else {
-          bucket.written_with_history[loc.intra] = Tensor();
+          written = factor == 1.0 ? grad : grad * factor;
         }
       }
       // Divide by the world size while copying into the bucket (one pass); a comm hook does its own division.
@@ -399,7 +408,6 @@ void Reducer::mark_variable_ready_dense(size_t index) {
                     "Encountered gradient which is undefined, but still allreduced by DDP reducer. This indicates a bug "
                     "in DDP implementation, please report a bug with a repro to PyTorch.");
     check_bucket_inplace_write(bucket, loc.intra);   // PyTorch: view.zero_()
-    bucket.written_with_history[loc.intra] = Tensor();
     NoGradGuard no_grad;
     Tensor v = view;
     v.zero_();
@@ -512,10 +520,11 @@ void Reducer::finalize_bucket_dense(Bucket& bucket) {
     if (global_unused) continue;   // a globally unused parameter keeps its .grad untouched (maybe undefined)
     const Tensor& view = bucket.views[k];
     if (record_history && bucket.written_with_history[k].defined()) {
-      // The averaged value exactly ((s - s) is 0), with the derivative of this rank's grad / world size.
-      const Tensor& s = bucket.written_with_history[k];
-      AutoGradMode enable_grad(true);
-      param.set_grad((s - s.detach()) + view.detach().clone());
+      auto node = std::make_shared<BucketCopyBackward>();
+      node->mutable_next_edges().push_back(autograd::gradient_edge(bucket.written_with_history[k]));
+      Tensor grad = view.detach().clone();
+      autograd::set_history(grad, node);
+      param.set_grad(grad);
       continue;
     }
     if (!options_.gradient_as_bucket_view) {

@@ -42,6 +42,7 @@ void expect_near_all(const std::vector<double>& mine, const nlohmann::json& thei
 struct RankOutcome {
   std::vector<double> grad, second_order;
   bool grad_requires_grad = false;
+  std::string grad_fn;
   std::vector<std::string> warnings;
   std::string error;
 };
@@ -62,6 +63,7 @@ TEST(CreateGraphSingleParameter, AveragedValueLocalHigherOrderNoWarning) {
       const Tensor grad = w.grad();
       mine.grad = grad.to_vector<double>();
       mine.grad_requires_grad = grad.requires_grad();
+      mine.grad_fn = grad.grad_fn() ? grad.grad_fn()->name() : "";
       mine.second_order = autograd::grad({pow(grad, 2.0).sum()}, {w})[0].to_vector<double>();
     } catch (const Error& e) {
       mine.error = e.what();
@@ -74,6 +76,7 @@ TEST(CreateGraphSingleParameter, AveragedValueLocalHigherOrderNoWarning) {
     ASSERT_EQ(out[r].error, "") << "PyTorch raises nothing for a bucket of one parameter";
     expect_near_all(out[r].grad, ranks[r]["grad"], "grad (the average over ranks)");
     EXPECT_EQ(out[r].grad_requires_grad, ranks[r]["grad_requires_grad"].get<bool>());
+    EXPECT_EQ(out[r].grad_fn, ranks[r]["grad_fn"].get<std::string>());
     expect_near_all(out[r].second_order, ranks[r]["second_order"], "d sum(grad^2) / dw (this rank's)");
     // PyTorch's note is a C++ log line (reducer.cpp), not a warning: tinyddp gives no warning either.
     EXPECT_FALSE(ranks[r]["logs"].empty());
