@@ -33,13 +33,17 @@ class ThenWork : public Work {
   std::function<void()> then_;
 };
 
-void round_buffer_to_fp16(Tensor& t) {
+// Each value rounded to fp16, then (divisor > 1) divided in fp16: the quotient of the rounded value, rounded
+// again, as a CPU Half division computes in float and rounds.
+void round_buffer_to_fp16(Tensor& t, int divisor = 1) {
   TINYDDP_CHECK(t.dtype() == DType::f32, "fp16_compress_hook: expects float32 gradients, got ", dtype_name(t.dtype()),
                 "; for float64 models use allreduce_hook.");
   // The rounding runs on the host; a device bucket makes the round trip (emulation, not a speed path).
   Tensor host = t.device().is_cpu() ? t : t.to(Device::cpu());
   float* p = host.data_ptr<float>();
-  for (int64_t i = 0; i < host.numel(); ++i) p[i] = round_to_fp16(p[i]);
+  const float d = static_cast<float>(divisor);
+  for (int64_t i = 0; i < host.numel(); ++i)
+    p[i] = divisor == 1 ? round_to_fp16(p[i]) : round_to_fp16(round_to_fp16(p[i]) / d);
   if (!t.device().is_cpu()) {
     NoGradGuard no_grad;
     t.copy_(host);
@@ -72,9 +76,9 @@ CommHook allreduce_hook() {
 CommHook fp16_compress_hook() {
   return [](ProcessGroup& pg, GradBucket& bucket) -> std::shared_ptr<Work> {
     NoGradGuard no_grad;
+    // PyTorch: buffer.to(torch.float16).div_(world_size): cast first, then divide in fp16.
     Tensor compressed = bucket.buffer.clone();
-    compressed.mul_(1.0 / pg.size());
-    round_buffer_to_fp16(compressed);
+    round_buffer_to_fp16(compressed, pg.size());
     auto work = pg.allreduce({compressed});
     Tensor target = bucket.buffer;
     return std::make_shared<ThenWork>(work, [compressed, target]() mutable {

@@ -53,6 +53,15 @@ trace::What bucket_event(std::string name, size_t bucket, const Tensor& gradient
           {"params", std::vector<int64_t>(params.begin(), params.end())}, {"iteration", iteration}}};
 }
 
+// Under create_graph, .grad after finalize (Note [create_graph under DDP]): the bucket's averaged values, with
+// PyTorch's graph, an identity back to what this rank copied into the bucket (its grad / world size).
+class BucketCopyBackward : public autograd::Node {
+ public:
+  BucketCopyBackward() { set_num_inputs(1); }
+  std::string name() const override { return "CopyBackwards"; }
+  autograd::TensorList apply(autograd::TensorList&& grads) override { return std::move(grads); }
+};
+
 }  // namespace
 
 Reducer::Reducer(std::vector<Tensor> params, std::vector<std::string> names,
@@ -165,6 +174,8 @@ void Reducer::initialize_buckets(std::vector<std::vector<size_t>> bucket_indices
     }
     bucket.variable_indices = std::move(bucket_indices[b]);
     bucket.pending = bucket.variable_indices.size();
+    bucket.view_has_history.assign(bucket.views.size(), false);
+    bucket.written_with_history.assign(bucket.views.size(), Tensor());
     buckets_.push_back(std::move(bucket));
   }
   for (size_t v = 0; v < params_.size(); ++v)
@@ -360,34 +371,59 @@ void Reducer::mark_variable_ready_dense(size_t index) {
   const Tensor& view = bucket.views[loc.intra];
   const Tensor& param = params_[index];
   const Tensor grad = param.grad();
-  NoGradGuard no_grad;
+  // The hook runs in the backward's grad mode: on only under create_graph (Note [create_graph under DDP]).
+  const bool grad_mode = GradMode::is_enabled();
+  const double factor = comm_hook_ ? 1.0 : 1.0 / static_cast<double>(div_factor_);
+  Tensor& written = bucket.written_with_history[loc.intra];
+  written = Tensor();   // set below only by a recorded copy
   if (grad.defined()) {
     TINYDDP_CHECK(grad.dtype() == view.dtype() && grad.numel() == view.numel(), "Expected ",
                   legacy_type_name(view.dtype()), " of ", view.numel(), " elements, got ", legacy_type_name(grad.dtype()),
                   " of ", grad.numel(), " elements for parameter ", names_[index], ".");
-    if (grad.requires_grad() && !warned_create_graph_) {
-      warned_create_graph_ = true;
-      warn("Using DistributedDataParallel with create_graph=True  is not well-supported. The higher-order gradient "
-           "will  not be synchronized across ranks, and backpropagation  through all_reduce operations will not "
-           "occur. If you require  DDP to work with higher-order gradients for your use case,  please ping "
-           "https://github.com/pytorch/pytorch/issues/63929");
-    }
     if (!is_alias(grad, view)) {
+      if (!comm_hook_ && !grad.requires_grad()) {
+        check_bucket_out_write(bucket, loc.intra);   // PyTorch: at::mul_out(view, grad, 1 / div_factor_)
+      } else {
+        check_bucket_inplace_write(bucket, loc.intra);   // PyTorch: view.copy_(grad * (1 / div_factor_))
+        if (grad_mode && grad.requires_grad()) {
+          // The copy is recorded: the bucket now has history, and this view's values derive from `grad`.
+          bucket.has_history = true;
+          bucket.view_has_history[loc.intra] = true;
+          written = factor == 1.0 ? grad : grad * factor;
+        }
+      }
       // Divide by the world size while copying into the bucket (one pass); a comm hook does its own division.
-      copy_scaled(view, grad, comm_hook_ ? 1.0 : 1.0 / static_cast<double>(div_factor_));
+      NoGradGuard no_grad;
+      copy_scaled(view, grad, factor);
       if (options_.gradient_as_bucket_view) param.set_grad(view);
     } else if (!comm_hook_) {
+      check_bucket_inplace_write(bucket, loc.intra);   // PyTorch: view.div_(div_factor_)
+      NoGradGuard no_grad;
       Tensor v = view;
-      v.mul_(1.0 / static_cast<double>(div_factor_));
+      v.mul_(factor);
     }
   } else {
     if (dynamic_graph_find_unused() || static_graph_first_iteration())
       TINYDDP_CHECK(local_used_map_.data_ptr<int64_t>()[index] == 0,
                     "Encountered gradient which is undefined, but still allreduced by DDP reducer. This indicates a bug "
                     "in DDP implementation, please report a bug with a repro to PyTorch.");
+    check_bucket_inplace_write(bucket, loc.intra);   // PyTorch: view.zero_()
+    NoGradGuard no_grad;
     Tensor v = view;
     v.zero_();
   }
+}
+
+// Note [create_graph under DDP] (reducer.h): PyTorch's autograd checks on its in-place writes into a bucket view.
+void Reducer::check_bucket_inplace_write(const Bucket& bucket, size_t intra) const {
+  if (GradMode::is_enabled() && bucket.has_history && !bucket.view_has_history[intra])
+    throw Error("a leaf Variable that requires grad is being used in an in-place operation.");
+}
+
+void Reducer::check_bucket_out_write(const Bucket& bucket, size_t intra) const {
+  if (GradMode::is_enabled() && (bucket.has_history || bucket.view_has_history[intra]))
+    throw Error("mul(): functions with out=... arguments don't support automatic differentiation, but one of the "
+                "arguments requires grad.");
 }
 
 // Note [Why buckets launch in index order] (reducer.h).
@@ -462,6 +498,9 @@ void Reducer::finalize_backward() {
 }
 
 void Reducer::finalize_bucket_dense(Bucket& bucket) {
+  // Under create_graph, PyTorch's copy from a bucket with history into .grad is recorded (Note [create_graph
+  // under DDP]): built here, outside the no-grad scope below.
+  const bool record_history = GradMode::is_enabled() && bucket.has_history && !options_.gradient_as_bucket_view;
   NoGradGuard no_grad;
   for (size_t k = 0; k < bucket.variable_indices.size(); ++k) {
     const size_t index = bucket.variable_indices[k];
@@ -480,6 +519,14 @@ void Reducer::finalize_bucket_dense(Bucket& bucket) {
     }
     if (global_unused) continue;   // a globally unused parameter keeps its .grad untouched (maybe undefined)
     const Tensor& view = bucket.views[k];
+    if (record_history && bucket.written_with_history[k].defined()) {
+      auto node = std::make_shared<BucketCopyBackward>();
+      node->mutable_next_edges().push_back(autograd::gradient_edge(bucket.written_with_history[k]));
+      Tensor grad = view.detach().clone();
+      autograd::set_history(grad, node);
+      param.set_grad(grad);
+      continue;
+    }
     if (!options_.gradient_as_bucket_view) {
       if (!param.grad().defined()) {
         param.set_grad(view.clone());

@@ -44,6 +44,22 @@
 //   parameter ready when its count reaches 0, so a parameter whose hook fires twice per backward
 //   (reentrant checkpointing) is reduced once, after its last hook. The buckets are rebuilt one forward
 //   later than without a static graph, since the first iteration records no gradient order.
+//
+// Note [create_graph under DDP]
+//   Under backward(create_graph=True) the gradients require grad, and the hooks run with grad mode on, so
+//   PyTorch 1.13's copy of a gradient into its bucket view is an autograd-recorded in-place op
+//   (reducer.cpp, Reducer::mark_variable_ready_dense: `bucket_view.copy_(at::mul(grad, 1 / div_factor_))`,
+//   after a C10_LOG_EVERY_N log line, not a Python warning). The views are `as_strided` views of the
+//   bucket's flat tensor (Reducer::initialize_bucket_views): the first such copy gives that tensor history,
+//   and from then on every other view of it that has no history of its own is, to autograd's in-place
+//   check, a leaf that requires grad. The next write into any of them (copy_, div_, zero_) raises "a leaf
+//   Variable that requires grad is being used in an in-place operation.", and a mul_out into one raises
+//   the out= error. So a bucket holding two parameters or more fails at the second write, on every rank,
+//   before any collective; a bucket holding one parameter works: allreduce averages the values, and .grad
+//   keeps a graph, but through this rank's gradient / world size only (the allreduce is invisible to
+//   autograd), so higher-order gradients are not synchronized (golden: tests/golden/
+//   ddp_create_graph*.json). tinyddp does not record in-place ops; it keeps these flags per bucket and raises
+//   where PyTorch does, and builds .grad with the same value and derivative in finalize.
 #pragma once
 
 #include <functional>
@@ -164,6 +180,12 @@ class Reducer {
     std::vector<Tensor> views;
     size_t pending = 0;                      // gradients left to be marked ready before it can launch
     std::shared_ptr<Work> work;              // its last launched allreduce (or comm hook); null before the first
+    // Note [create_graph under DDP]: what PyTorch's autograd knows about the bucket and its views. Reset only
+    // when the buckets are rebuilt, as PyTorch's bucket tensor keeps its history until then.
+    bool has_history = false;                // a gradient that requires grad was copied in, under grad mode
+    std::vector<bool> view_has_history;      // per view: it was itself the destination of such a copy
+    // Per view: the last such gradient, divided as it was copied, with its graph; undefined after a plain write.
+    std::vector<Tensor> written_with_history;
   };
   struct Locator {
     size_t bucket = 0, intra = 0;            // parameter i is buckets_[bucket].views[intra]
@@ -191,6 +213,10 @@ class Reducer {
   void mark_variable_ready(size_t index);
   void mark_variable_ready_dense(size_t index);
   void mark_bucket_ready(size_t bucket_index);
+  // PyTorch's autograd checks on the reducer's writes into view `intra`: in place (copy_, div_, zero_) and
+  // out= (mul_out); they throw PyTorch's error texts (Note [create_graph under DDP]).
+  void check_bucket_inplace_write(const Bucket& bucket, size_t intra) const;
+  void check_bucket_out_write(const Bucket& bucket, size_t intra) const;
   void all_reduce_bucket(size_t bucket_index);
   void all_reduce_local_used_map();
   void finalize_backward();
@@ -258,7 +284,7 @@ class Reducer {
   bool unreduced_local_grads_ = false;       // a hook after an unsynced forward accumulated .grad; cleared by finalize
   std::set<size_t> unsynced_reported_;       // parameters reported since the last synchronized forward
   // TORCH_WARN_ONCE: each warning at most once per reducer.
-  bool warned_no_unused_ = false, warned_create_graph_ = false, warned_no_sync_forward_outside_ = false;
+  bool warned_no_unused_ = false, warned_no_sync_forward_outside_ = false;
   std::function<void(const std::string&)> warn_;      // every warning, after the trace saw it (default: stderr)
   std::function<void(const ReducerEvent&)> observe_;  // every ReducerEvent, in order; may be empty
   // Taken by every entry point that touches the state: the constructor, the calls of the overview, the hooks and

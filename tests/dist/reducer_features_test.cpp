@@ -54,6 +54,21 @@ TEST(CommHooks, Fp16CompressionRoundsLikeFp16) {
   EXPECT_GT(max_rel, 0.0) << "compression must actually lose precision";
 }
 
+// PyTorch's fp16_compress_hook casts first, then divides in fp16 (buffer.to(torch.float16).div_(world_size)).
+// x = 2.9 * 2^-24 (fp16's subnormal step is 2^-24): the cast gives 3 steps, / 2 = 1.5 steps, a tie, to even: 2
+// steps; two ranks sum to 4 steps. Dividing first would give 1.45 steps -> 1, summed to 2.
+TEST(CommHooks, Fp16CompressionCastsBeforeDividing) {
+  const float step = std::ldexp(1.0f, -24);
+  std::vector<float> reduced(2);
+  auto errors = ThreadWorld::run(2, [&](ProcessGroup& pg) {
+    GradBucket bucket{0, full({1}, 2.9 * step), {0}, true};
+    fp16_compress_hook()(pg, bucket)->wait();
+    reduced[pg.rank()] = bucket.buffer.to_vector<float>()[0];
+  });
+  for (auto& e : errors) EXPECT_FALSE(e);
+  for (float v : reduced) EXPECT_EQ(v, 4 * step) << "got " << v / step << " fp16 steps";
+}
+
 TEST(CommHooks, RoundToFp16) {
   EXPECT_EQ(round_to_fp16(1.0f), 1.0f);
   EXPECT_EQ(round_to_fp16(1.0f + 1.0f / 4096), 1.0f);                  // below half a step (2^-10): down

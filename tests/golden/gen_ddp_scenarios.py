@@ -288,8 +288,8 @@ def parse_plan(s, in_no_sync=False):
         elif call and call.group(1) == "forward":
             steps.append(parse_forward(call.group(2)))
         elif call and call.group(1) in ("backward", "grad") and call.group(2) is not None:
-            m = re.fullmatch(r"(.*?)(,\s*retain)?", call.group(2), re.S)
-            steps.append((call.group(1), parse_expr(m.group(1)), bool(m.group(2))))
+            m = re.fullmatch(r"(.*?)(,\s*retain)?(,\s*create_graph)?", call.group(2), re.S)
+            steps.append((call.group(1), parse_expr(m.group(1)), bool(m.group(2)), bool(m.group(3))))
         elif call and call.group(1) in ("freeze", "unfreeze") and call.group(2) in MODULES + GAN_MODULES:
             steps.append((call.group(1), call.group(2)))
         elif call and call.group(1) == "disc" and call.group(2) in DISC_INPUTS:
@@ -460,10 +460,12 @@ def worker(spec, rank, logpath):
                 elif kind in ("backward", "grad"):
                     loss = loss_of(st[1])
                     if kind == "backward":
-                        loss.backward(retain_graph=st[2])
+                        # retain_graph=None: PyTorch's default, the value of create_graph
+                        loss.backward(retain_graph=True if st[2] else None, create_graph=st[3])
                     else:  # the gradient-penalty / MAML pattern: .grad assigned by hand
                         ps = [p for p in model.parameters() if p.requires_grad]
-                        gs = torch.autograd.grad(loss, ps, retain_graph=st[2], allow_unused=True)
+                        gs = torch.autograd.grad(loss, ps, retain_graph=True if st[2] else None,
+                                                 create_graph=st[3], allow_unused=True)
                         for p, g in zip(ps, gs):
                             if g is not None:
                                 p.grad = g

@@ -61,10 +61,20 @@ class Parser {
       expect('(');
       do step.terms.push_back(term());
       while (accept('+'));
-      if (accept(',')) {
+      // Options after the expression, each at most once, in this order: retain, create_graph.
+      while (accept(',')) {
+        const size_t at = pos_;
         const std::string opt = identifier();
-        if (opt != "retain") fail("'retain' after the loss expression", opt);
-        step.retain = true;
+        if (opt == "retain" && !step.retain && !step.create_graph) {
+          step.retain = true;
+        } else if (opt == "create_graph" && !step.create_graph) {
+          step.create_graph = true;
+        } else {
+          pos_ = at;
+          fail(step.retain || step.create_graph ? "'create_graph' once, after 'retain'"
+                                                : "'retain' or 'create_graph' after the loss expression",
+               opt);
+        }
       }
       expect(')');
     } else if (word == "step") {
@@ -275,7 +285,7 @@ std::string PlanStep::text() const {
         s += (i ? "+" : "") + (t.scale == 1.0 ? "" : number(t.scale) + "*") + t.name +
              (t.forward ? "@" + std::to_string(t.forward) : "");
       }
-      return s + (retain ? ", retain)" : ")");
+      return s + (retain ? ", retain" : "") + (create_graph ? ", create_graph" : "") + ")";
     }
     case Kind::step: return "step";
     case Kind::disc: return "disc(" + disc_input + ")";

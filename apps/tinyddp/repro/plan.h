@@ -10,8 +10,9 @@
 //                                      ckpt | ckpt_nr   trunk.2 under checkpoint (reentrant | non-reentrant)
 //                                      reuse            trunk.2 applied twice (shared weights)
 //                                      features         also return the trunk features h
-//   backward(EXPR) | backward(EXPR, retain)
-//   grad(EXPR) | grad(EXPR, retain)    autograd::grad over every parameter that requires grad, then
+//   backward(EXPR[, retain][, create_graph])   retain: retain_graph=True; create_graph: create_graph=True
+//                                      (retain_graph then defaults to True, as in PyTorch)
+//   grad(EXPR[, retain][, create_graph])   autograd::grad over every parameter that requires grad, then
 //                                      .grad = the result by hand (gradient penalties, MAML)
 //   step                               an SGD step
 //   no_sync{ STEPS }                   the steps run inside ddp.no_sync()
@@ -46,7 +47,8 @@ struct PlanStep {
   enum class Kind { forward, backward, grad, step, no_sync, freeze, unfreeze, rank, iteration, disc, disc_step } kind;
   models::ScenarioForward forward;   // forward
   std::vector<LossTerm> terms;       // backward, grad
-  bool retain = false;               // backward, grad
+  bool retain = false;               // backward, grad: retain_graph=True (else PyTorch's default)
+  bool create_graph = false;         // backward, grad
   std::string module;                // freeze, unfreeze
   std::string disc_input;            // disc: "real", "fake" or "fake_detached"
   int rank = 0;                      // rank

@@ -149,14 +149,18 @@ RankResult run_rank(std::shared_ptr<dist::ProcessGroup> pg, const std::vector<Pl
           case PlanStep::Kind::backward:
           case PlanStep::Kind::grad: {
             const Tensor loss = loss_of(step.terms, it);
+            const std::optional<bool> retain_graph = step.retain ? std::optional<bool>(true) : std::nullopt;
             if (step.kind == PlanStep::Kind::backward) {
-              loss.backward({}, {.retain_graph = step.retain});
+              // retain_graph unset unless `retain`: it then defaults to create_graph, as PyTorch's None does.
+              loss.backward({}, {.retain_graph = retain_graph, .create_graph = step.create_graph});
             } else {
               // autograd::grad never runs AccumulateGrad, so DDP's hooks do not fire: nothing is averaged.
               std::vector<Tensor> wanted;
               for (const Tensor& p : params)
                 if (p.requires_grad()) wanted.push_back(p);
-              const auto grads = autograd::grad({loss}, wanted, {}, {.retain_graph = step.retain, .allow_unused = true});
+              const auto grads = autograd::grad(
+                  {loss}, wanted, {},
+                  {.retain_graph = retain_graph, .create_graph = step.create_graph, .allow_unused = true});
               for (size_t i = 0; i < wanted.size(); ++i)
                 if (grads[i].defined()) wanted[i].set_grad(grads[i]);
             }

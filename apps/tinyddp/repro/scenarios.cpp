@@ -249,6 +249,33 @@ const std::vector<Scenario>& scenarios() {
        "Use loss.backward() (with inputs=... to restrict it), or allreduce the gradients yourself before the step "
        "(dist.all_reduce(p.grad); p.grad /= world_size).",
        "ok, replicas drift apart"},
+      {"create-graph", "forward; backward(a+b+t, create_graph); step", {},
+       "loss.backward(create_graph=True) under DDP, as the textbook GradNorm and gradient-penalty code does "
+       "(pytorch/pytorch#63812, #63929).",
+       "With create_graph the gradients require grad and DDP's hooks run with grad mode on, so the reducer's copy "
+       "of a gradient into its bucket view is an in-place op autograd records. PyTorch 1.13 logs (C++ glog, every "
+       "1000th time, not a Python warning) \"Using DistributedDataParallel with create_graph=True  is not "
+       "well-supported\", copies the first gradient, and so gives the bucket's flat tensor history; every other "
+       "view of that bucket is then, to autograd, a leaf that requires grad, and the next copy raises \"a leaf "
+       "Variable that requires grad is being used in an in-place operation.\" inside the backward, on every rank, "
+       "before any allreduce. All 10 parameters share one bucket here (1.13's buckets are 1 MiB and more). Only "
+       "a bucket holding a single parameter survives: its gradient is averaged, but its higher-order graph is "
+       "this rank's gradient / world size, never synchronized (dist test CreateGraphSingleParameter).",
+       "Keep create_graph off DDP's backward: take the higher-order part with torch.autograd.grad(..., "
+       "create_graph=True), which runs no DDP hook, add it to the loss, and call loss.backward() once without "
+       "create_graph; its hooks run in no-grad mode (golden: ddp_create_graph_single.json, recipes).",
+       "RuntimeError at backward #1 of iteration 1"},
+      {"static-graph-per-task-grad", "forward; grad(a, retain); grad(b+t, retain); backward(a+b+t); step",
+       {.static_graph = true},
+       "static_graph=True, per-task gradients by torch.autograd.grad (gradient surgery, GradNorm's G_i), then one "
+       "backward of the summed loss.",
+       "In static_graph's first iteration DDP routes the outputs through _DDPSink, whose backward queues the "
+       "delayed allreduce whatever the backward is: the first grad() already runs delay_all_reduce and finalizes "
+       "the reducer, and the second grad() queues it again with nothing armed, so PyTorch 1.13 fails its internal "
+       "assertion expect_autograd_hooks_ there. Without static_graph (or from iteration 2 on) the same plan works.",
+       "Leave static_graph off for this pattern, or run a plain first iteration (forward; backward) before the "
+       "first autograd.grad through the DDP outputs.",
+       "RuntimeError at grad #2 of iteration 1"},
       {"static-graph-dropped", "iter(1){ forward; backward(a+b+t) }; iter(2+){ forward(no_text); backward(a+b) }; step",
        {.static_graph = true},
        "static_graph=True, and from iteration 2 on the forward skips the text decoder (pytorch/pytorch#97030).",
