@@ -113,6 +113,32 @@ TEST(TrainCli, RejectsUnknownWeighting) {
   EXPECT_THROW(app.parse(static_cast<int>(argv.size()), argv.data()), CLI::ValidationError);
 }
 
+TEST(TrainCli, WeightsOptimizerFlagSelectsSgdAndRejectsOthers) {
+  auto [code, out] = run_cli({"train", "--experiment", "recsys", "--weighting", "gradnorm", "--steps", "5",
+                              "--weights-optimizer", "sgd", "--lr-weights", "0.01", "--json", "--quiet"});
+  ASSERT_EQ(code, 0) << out;
+  const nlohmann::json j = nlohmann::json::parse(out);
+  EXPECT_EQ(j["options"]["weights_optimizer"], "sgd");
+  EXPECT_EQ(j["options"]["lr_weights"], 0.01);
+  TrainOptions o;
+  o.experiment = "recsys";
+  o.steps = 5;
+  o.weights_optimizer = "sgd";
+  o.lr_weights = 0.01;
+  o.progress = false;
+  EXPECT_EQ(j, train_to_json(run_train(o)));
+  o.weights_optimizer = "adam";
+  EXPECT_NE(j["weights"], train_to_json(run_train(o))["weights"]) << "the flag changed nothing";
+
+  CLI::App app;
+  int exit_code = -1;
+  add_train_command(app, &exit_code);
+  std::vector<std::string> args{"tinyddp", "train", "--weights-optimizer", "adagrad"};
+  std::vector<char*> argv;
+  for (std::string& a : args) argv.push_back(a.data());
+  EXPECT_THROW(app.parse(static_cast<int>(argv.size()), argv.data()), CLI::ValidationError);
+}
+
 TEST(Train, CsvHasAHeaderAndOneLinePerHistoryRow) {
   const TrainResult r = run_train(short_toy2());
   const auto path = temp_path("run.csv");
