@@ -22,6 +22,8 @@ WEIGHTINGS = [
     ("gradnorm, Adam", "gradnorm", ["--weights-optimizer", "adam"]),
     ("gradnorm, SGD", "gradnorm", ["--weights-optimizer", "sgd"]),
 ]
+# Per experiment, rows beyond WEIGHTINGS: on toy2, SGD with a step size matched to its gradient norms.
+EXTRA = {"toy2": [("gradnorm, SGD, lr 1e-4", "gradnorm", ["--weights-optimizer", "sgd", "--lr-weights", "1e-4"])]}
 
 
 def run_timed(binary, out_dir, experiment, weighting, extra, seed, steps):
@@ -91,7 +93,8 @@ def main():
     p.add_argument("--only", action="append", help="toy2, toy10, recsys or freeze (repeatable; default: all)")
     p.add_argument("--steps", type=int, default=10000)
     p.add_argument("--seeds", default="1,2,3")
-    p.add_argument("--freeze", default="200,500", help="K of the --freeze-after runs (toy2, toy10; 2000 steps)")
+    p.add_argument("--freeze", default="200,500", help="K of the --freeze-after runs (2000 steps)")
+    p.add_argument("--freeze-on", default="toy2,toy10", help="experiments of the --freeze-after runs")
     p.add_argument("--jobs", type=int, default=2)
     a = p.parse_args()
     os.makedirs(a.out, exist_ok=True)
@@ -100,11 +103,12 @@ def main():
     jobs = []
     for experiment in ("toy2", "toy10", "recsys"):
         if experiment in only:
-            for label, weighting, extra in WEIGHTINGS:
+            for label, weighting, extra in WEIGHTINGS + EXTRA.get(experiment, []):
                 for seed in seeds:
                     jobs.append((experiment, weighting, extra, seed, a.steps))
+    freeze_on = a.freeze_on.split(",")
     if "freeze" in only:
-        for experiment in ("toy2", "toy10"):
+        for experiment in freeze_on:
             for seed in seeds:
                 jobs.append((experiment, "fixed", [], seed, 2000))
                 jobs.append((experiment, "gradnorm", ["--weights-optimizer", "adam"], seed, 2000))
@@ -119,13 +123,13 @@ def main():
         if experiment not in only:
             continue
         rows = [(label, [by_key[(experiment, w, tuple(extra), s, a.steps)] for s in seeds])
-                for label, w, extra in WEIGHTINGS]
+                for label, w, extra in WEIGHTINGS + EXTRA.get(experiment, [])]
         print(table(f"{experiment}: {a.steps} steps, seeds {a.seeds}", rows, seeds, a.steps), "\n")
         adam = rows[2][1][0]
         print(f"{experiment} gradnorm/Adam final weights (seed {seeds[0]}):",
               " ".join(f"{v:.3f}" for v in adam["weights_normalized"]), "\n")
     if "freeze" in only:
-        for experiment in ("toy2", "toy10"):
+        for experiment in freeze_on:
             rows = [("fixed", [by_key[(experiment, "fixed", (), s, 2000)] for s in seeds]),
                     ("gradnorm, Adam, throughout",
                      [by_key[(experiment, "gradnorm", ("--weights-optimizer", "adam"), s, 2000)] for s in seeds])]

@@ -1,5 +1,5 @@
-// GradNorm (Chen, Badrinarayanan, Lee, Rabinovich; ICML 2018) and the squared variant some write-ups use.
-// See docs/gradnorm.md for the math and ../shared/reference (section 5) for what public code gets wrong.
+// GradNorm (Chen, Badrinarayanan, Lee, Rabinovich; ICML 2018) and a squared variant that is not the paper's.
+// See docs/gradnorm.md for the math, which settings the paper states, and what public code does differently.
 //
 // Legend: T = tasks, W = the shared layer's weight (the last layer all tasks share), g_i = grad_W L_i (W's
 // shape), n_i = ||g_i||, w = the task weights (T), t = the step.

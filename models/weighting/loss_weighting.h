@@ -15,7 +15,7 @@
 //   "gradnorm"          the paper (Chen et al. 2018): G_i = ||grad_W w_i L_i||, r_i = L~_i / mean L~,
 //                       L_grad = sum_i |G_i - mean(G) r_i^alpha| with the targets held constant, an Adam (or
 //                       SGD) step on w only, clamp, renormalize to sum w = T (see gradnorm.h).
-//   "gradnorm-squared"  the write-up variant: sum_i (w_i G_i - G_W r_i)^2 with G_i = ||grad_W L_i||,
+//   "gradnorm-squared"  a variant, not the paper's: sum_i (w_i G_i - G_W r_i)^2 with G_i = ||grad_W L_i||,
 //                       G_W = ||grad_W sum_i w_i L_i|| (differentiable in w, via create_graph), r_i = L_i/L_i(0).
 //
 // Invariants:
