@@ -4,6 +4,8 @@
 
 #include <cmath>
 
+#include "models/optim/adam.h"
+#include "models/optim/sgd.h"
 #include "models/weighting/weighting_util.h"
 
 namespace tinyddp::models {
@@ -53,6 +55,25 @@ GradNormBase::GradNormBase(const std::string& kind, int num_tasks, WeightingOpti
     : options_(std::move(options)), num_tasks_(num_tasks) {
   weights_ = detail::checked_initial_weights(kind, num_tasks, options_);
   loss_weights_ = weights_;
+  w_param_ = vector_tensor(weights_, DType::f64).requires_grad_();
+  if (options_.weights_optimizer == WeightsOptimizer::adam) {
+    w_optimizer_ = std::make_unique<optim::Adam>(std::vector<Tensor>{w_param_}, optim::AdamOptions{.lr = options_.lr});
+  } else {
+    w_optimizer_ = std::make_unique<optim::SGD>(std::vector<Tensor>{w_param_}, optim::SGDOptions{.lr = options_.lr});
+  }
+}
+
+int GradNormBase::step_weights(const std::vector<double>& grad_w) {
+  w_param_.set_grad(vector_tensor(grad_w, DType::f64));
+  w_optimizer_->step();
+  std::vector<double> w = w_param_.to_vector<double>();
+  const int clamped = detail::clamp_and_renormalize(w, options_.min_weight);
+  {
+    NoGradGuard no_grad;
+    w_param_.copy_(vector_tensor(w, DType::f64));
+  }
+  weights_ = w;
+  return clamped;
 }
 
 WeightingStep GradNormBase::skip_or_throw(WeightingStep rec, const std::string& what, const std::string& fix) const {
@@ -173,11 +194,8 @@ WeightingStep GradNormBase::observe(const std::vector<Tensor>& losses, const Ten
   rec.balance_loss = bg.loss;
   rec.weight_grads = bg.grad_w;
 
-  // 5. The step on w only, clamp, renormalize to sum T.
-  std::vector<double> w = weights_;
-  for (size_t i = 0; i < T; ++i) w[i] = w[i] - options_.lr * bg.grad_w[i];
-  detail::clamp_and_renormalize(w, options_.min_weight);
-  weights_ = w;
+  // 5. The optimizer's step on w only, clamp, renormalize to sum T.
+  rec.clamped = step_weights(bg.grad_w);
   rec.weights = weights_;
   rec.updated = true;
   return rec;

@@ -1,5 +1,5 @@
-// GradNorm (Chen, Badrinarayanan, Lee, Rabinovich; ICML 2018) and the squared variant some write-ups use.
-// See docs/gradnorm.md for the math and ../shared/reference (section 5) for what public code gets wrong.
+// GradNorm (Chen, Badrinarayanan, Lee, Rabinovich; ICML 2018) and a squared variant that is not the paper's.
+// See docs/gradnorm.md for the math, which settings the paper states, and what public code does differently.
 //
 // Legend: T = tasks, W = the shared layer's weight (the last layer all tasks share), g_i = grad_W L_i (W's
 // shape), n_i = ||g_i||, w = the task weights (T), t = the step.
@@ -9,7 +9,10 @@
 //   L~_i = L_i(t) / L_i(0),  r_i = L~_i / mean(L~)     (the relative inverse training rate)
 //   target_i = mean(G) r_i^alpha                        (held constant: not differentiated)
 //   L_grad = sum_i |G_i - target_i|,  dL_grad/dw_i = sign(G_i - target_i) n_i
-//   w <- w - lr dL_grad/dw;  w <- max(w, min_weight);  w <- w T / sum(w)
+//   w <- step(w, dL_grad/dw);  w <- max(w, min_weight);  w <- w T / sum(w)
+// step: torch.optim.Adam's update with lr (WeightsOptimizer::adam, the default; optim/adam.h, in its
+// floating-point order) or w - lr dL_grad/dw (sgd). Adam's moments persist across steps: the clamp and the
+// renormalization rewrite w, not the moments, as they would after opt.step() on a PyTorch leaf w.
 // The w-gradient is taken by autograd on a tiny graph over a leaf w (gradnorm_balance(), so the code shows
 // the balance loss); gradnorm_balance_closed_form() is the formula above, and the tests check they agree.
 //
@@ -31,6 +34,9 @@
 // (freeze_after < 0 or t <= freeze_after); only update steps compute per-task gradients.
 #pragma once
 
+#include <memory>
+
+#include "models/optim/optimizer.h"
 #include "models/weighting/loss_weighting.h"
 
 namespace tinyddp::models {
@@ -72,12 +78,17 @@ class GradNormBase : public LossWeighting {
                               WeightingStep& rec, BalanceGradient& out) = 0;
   // Throws `what` + the fix, or (skip_nonfinite) records it in rec as the reason for skipping.
   WeightingStep skip_or_throw(WeightingStep rec, const std::string& what, const std::string& fix) const;
+  // The optimizer step on w from dL_grad/dw, then the clamp and the renormalization; returns how many
+  // weights the clamp raised.
+  int step_weights(const std::vector<double>& grad_w);
 
   WeightingOptions options_;
   int num_tasks_;
 
  private:
   std::vector<double> weights_;        // w, (T), > 0, sum T after every update
+  Tensor w_param_;                     // w as the f64 leaf (T) the optimizer steps; equals weights_ between calls
+  std::unique_ptr<optim::Optimizer> w_optimizer_;   // Adam or SGD over {w_param_}
   std::vector<double> loss_weights_;   // w(t) of the latest observe(), what total_loss() applies
   std::vector<double> baseline_;       // L_i(0), (T); empty until taken
   std::vector<double> warmup_sum_;     // sum of the losses of the warm-up steps seen so far, (T)

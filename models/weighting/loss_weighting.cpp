@@ -6,6 +6,17 @@
 
 namespace tinyddp::models {
 
+std::string weights_optimizer_name(WeightsOptimizer optimizer) {
+  return optimizer == WeightsOptimizer::adam ? "adam" : "sgd";
+}
+
+WeightsOptimizer parse_weights_optimizer(const std::string& name) {
+  if (name == "adam") return WeightsOptimizer::adam;
+  if (name == "sgd") return WeightsOptimizer::sgd;
+  throw Error("unknown optimizer of the task weights '" + name + "'; expected adam (the default, the paper's "
+              "NYUv2 setting) or sgd (w -= lr dL_grad/dw).");
+}
+
 std::vector<std::string> weighting_kinds() { return {"fixed", "uncertainty", "gradnorm", "gradnorm-squared"}; }
 
 std::unique_ptr<LossWeighting> make_weighting(const std::string& kind, int num_tasks, WeightingOptions options) {

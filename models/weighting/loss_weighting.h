@@ -1,6 +1,6 @@
 // Multi-task loss weighting: how T task losses L_i become the one loss a training step backpropagates.
 //
-//   auto weighting = make_weighting("gradnorm", T, {.alpha = 1.5, .lr = 0.025});
+//   auto weighting = make_weighting("gradnorm", T, {.alpha = 1.5, .lr = 0.025});      // w trained by Adam
 //   for each step t:
 //     std::vector<Tensor> L = model.task_losses(batch);                 // T scalars, with graphs
 //     weighting->observe(L, shared_layer_weight, t);                    // G_i, r_i, the w update (GradNorm)
@@ -13,9 +13,9 @@
 //                       total = sum_i 0.5 exp(-s_i) L_i + 0.5 s_i, the regression form for every task (see
 //                       uncertainty.h); weights() reports exp(-s_i), so it starts at 1 like "fixed".
 //   "gradnorm"          the paper (Chen et al. 2018): G_i = ||grad_W w_i L_i||, r_i = L~_i / mean L~,
-//                       L_grad = sum_i |G_i - mean(G) r_i^alpha| with the targets held constant, a gradient
-//                       step on w only, clamp, renormalize to sum w = T (see gradnorm.h).
-//   "gradnorm-squared"  the write-up variant: sum_i (w_i G_i - G_W r_i)^2 with G_i = ||grad_W L_i||,
+//                       L_grad = sum_i |G_i - mean(G) r_i^alpha| with the targets held constant, an Adam (or
+//                       SGD) step on w only, clamp, renormalize to sum w = T (see gradnorm.h).
+//   "gradnorm-squared"  a variant, not the paper's: sum_i (w_i G_i - G_W r_i)^2 with G_i = ||grad_W L_i||,
 //                       G_W = ||grad_W sum_i w_i L_i|| (differentiable in w, via create_graph), r_i = L_i/L_i(0).
 //
 // Invariants:
@@ -37,9 +37,19 @@
 
 namespace tinyddp::models {
 
+// The optimizer of GradNorm's task weights (both variants). The paper states lr 0.025 and "All optimizers are
+// Adam" (its NYUv2 section); it does not state the toy problem's weight optimizer, so Adam there, and Adam's
+// betas and eps (PyTorch's defaults, 0.9, 0.999, 1e-8), are our choices. SGD is the plain w -= lr dL_grad/dw.
+enum class WeightsOptimizer { adam, sgd };
+std::string weights_optimizer_name(WeightsOptimizer optimizer);   // "adam" | "sgd"
+// Throws naming the known optimizers when `name` is not one.
+WeightsOptimizer parse_weights_optimizer(const std::string& name);
+
 struct WeightingOptions {
   double alpha = 1.5;              // GradNorm's asymmetry (paper: 1.5 on NYUv2, 0.12 on the toy problem)
-  double lr = 0.025;               // learning rate of the task weights (paper: 0.025)
+  double lr = 0.025;               // learning rate of the task weights (paper: 0.025, with Adam)
+  WeightsOptimizer weights_optimizer = WeightsOptimizer::adam;   // its state persists across the clamp and the
+                                   // renormalization, which act on w itself, as torch.optim.Adam's would
   int update_every = 1;            // update the weights at steps with step % update_every == 0
   double ema = 0.0;                // EMA factor of the loss ratios: r <- ema * r_prev + (1 - ema) * r (0: none);
                                    // the EMA advances at every observed step after the baseline, update or not
@@ -74,6 +84,8 @@ struct WeightingStep {
   double balance_loss = 0.0;           // L_grad at this step's w (before the update)
   std::vector<double> weights;         // after the update
   bool updated = false;
+  int clamped = 0;                     // weights the optimizer step left below min_weight, raised to it by the
+                                       // clamp (update steps; 0 when the step stayed clear of it)
   std::string skipped;                 // why the update was skipped (skip_nonfinite); empty otherwise
 };
 

@@ -78,14 +78,17 @@ std::string format_values(const std::vector<double>& values) {
   return os.str();
 }
 
-void clamp_and_renormalize(std::vector<double>& w, double min_weight) {
+int clamp_and_renormalize(std::vector<double>& w, double min_weight) {
   double sum = 0.0;
+  int clamped = 0;
   for (double& v : w) {
+    clamped += v < min_weight;
     v = std::max(v, min_weight);
     sum += v;
   }
   const double T = static_cast<double>(w.size());
   for (double& v : w) v = v * T / sum;
+  return clamped;
 }
 
 }  // namespace tinyddp::models::detail

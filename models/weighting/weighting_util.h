@@ -26,7 +26,8 @@ bool all_finite(const std::vector<double>& values);
 // "[a, b, c]" for messages.
 std::string format_values(const std::vector<double>& values);
 
-// w <- max(w, min_weight), then w <- w * T / sum(w), so that sum w = T (T = w.size()).
-void clamp_and_renormalize(std::vector<double>& w, double min_weight);
+// w <- max(w, min_weight), then w <- w * T / sum(w), so that sum w = T (T = w.size()). Returns how many
+// entries were below min_weight (raised by the clamp).
+int clamp_and_renormalize(std::vector<double>& w, double min_weight);
 
 }  // namespace tinyddp::models::detail

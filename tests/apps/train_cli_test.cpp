@@ -113,6 +113,32 @@ TEST(TrainCli, RejectsUnknownWeighting) {
   EXPECT_THROW(app.parse(static_cast<int>(argv.size()), argv.data()), CLI::ValidationError);
 }
 
+TEST(TrainCli, WeightsOptimizerFlagSelectsSgdAndRejectsOthers) {
+  auto [code, out] = run_cli({"train", "--experiment", "recsys", "--weighting", "gradnorm", "--steps", "5",
+                              "--weights-optimizer", "sgd", "--lr-weights", "0.01", "--json", "--quiet"});
+  ASSERT_EQ(code, 0) << out;
+  const nlohmann::json j = nlohmann::json::parse(out);
+  EXPECT_EQ(j["options"]["weights_optimizer"], "sgd");
+  EXPECT_EQ(j["options"]["lr_weights"], 0.01);
+  TrainOptions o;
+  o.experiment = "recsys";
+  o.steps = 5;
+  o.weights_optimizer = "sgd";
+  o.lr_weights = 0.01;
+  o.progress = false;
+  EXPECT_EQ(j, train_to_json(run_train(o)));
+  o.weights_optimizer = "adam";
+  EXPECT_NE(j["weights"], train_to_json(run_train(o))["weights"]) << "the flag changed nothing";
+
+  CLI::App app;
+  int exit_code = -1;
+  add_train_command(app, &exit_code);
+  std::vector<std::string> args{"tinyddp", "train", "--weights-optimizer", "adagrad"};
+  std::vector<char*> argv;
+  for (std::string& a : args) argv.push_back(a.data());
+  EXPECT_THROW(app.parse(static_cast<int>(argv.size()), argv.data()), CLI::ValidationError);
+}
+
 TEST(Train, CsvHasAHeaderAndOneLinePerHistoryRow) {
   const TrainResult r = run_train(short_toy2());
   const auto path = temp_path("run.csv");
@@ -150,25 +176,75 @@ TEST(Train, TwoRunsAreIdentical) {
   }
 }
 
+// Both GradNorm variants, with the task weights stepped by Adam (the default) and by SGD.
 TEST(Train, TwoThreadRanksEqualOneProcessAndKeepWeightsIdentical) {
-  TrainOptions o = short_toy2();
-  o.dtype = DType::f64;
-  o.optimizer = "sgd";   // Adam's sqrt(v) + eps would also agree; SGD keeps the comparison simple
-  o.lr = 1e-4;
-  const TrainResult one = run_train(o);
-  o.ranks = 2;
-  const TrainResult two = run_train(o);
-  EXPECT_EQ(two.world, 2);
-  EXPECT_TRUE(two.weights_identical_across_ranks);
-  EXPECT_TRUE(two.replicas_in_sync);
-  EXPECT_TRUE(two.warnings.empty()) << ::testing::PrintToString(two.warnings);
-  ASSERT_EQ(one.history.size(), two.history.size());
-  for (size_t k = 0; k < one.history.size(); ++k)
-    for (size_t i = 0; i < 2; ++i) {
-      EXPECT_NEAR(one.history[k].weights[i], two.history[k].weights[i], 1e-9) << "step " << one.history[k].step;
-      EXPECT_NEAR(one.history[k].losses[i], two.history[k].losses[i], 1e-9 * std::abs(one.history[k].losses[i]));
+  for (const char* kind : {"gradnorm", "gradnorm-squared"}) {
+    for (const char* weights_optimizer : {"adam", "sgd"}) {
+      SCOPED_TRACE(std::string(kind) + ", weights " + weights_optimizer);
+      TrainOptions o = short_toy2(kind);
+      o.weights_optimizer = weights_optimizer;
+      o.dtype = DType::f64;
+      o.optimizer = "sgd";   // the network's; Adam's sqrt(v) + eps would also agree, SGD keeps it simple
+      o.lr = 1e-4;
+      o.history_every = 1;
+      const TrainResult one = run_train(o);
+      o.ranks = 2;
+      const TrainResult two = run_train(o);
+      EXPECT_EQ(two.world, 2);
+      EXPECT_EQ(two.options.weights_optimizer, weights_optimizer);
+      EXPECT_TRUE(two.weights_identical_across_ranks);
+      EXPECT_TRUE(two.replicas_in_sync);
+      EXPECT_TRUE(two.warnings.empty()) << ::testing::PrintToString(two.warnings);
+      EXPECT_EQ(one.weight_updates, 30);
+      EXPECT_EQ(one.clamped_updates, two.clamped_updates);
+      ASSERT_EQ(one.history.size(), two.history.size());
+      for (size_t k = 0; k < one.history.size(); ++k)
+        for (size_t i = 0; i < 2; ++i) {
+          EXPECT_NEAR(one.history[k].weights[i], two.history[k].weights[i], 1e-9) << "step " << one.history[k].step;
+          EXPECT_NEAR(one.history[k].losses[i], two.history[k].losses[i], 1e-9 * std::abs(one.history[k].losses[i]));
+        }
+      EXPECT_GT(std::abs(one.final_weights[0] - 1.0), 0.05) << "the weights barely moved: the comparison shows little";
+      EXPECT_NEAR(one.metric, two.metric, 1e-9);
     }
-  EXPECT_NEAR(one.metric, two.metric, 1e-9);
+  }
+}
+
+// Adam moves a weight by at most about lr per update; SGD by lr * ||grad_W L_i||, which on toy2 (n_1 in the
+// hundreds) throws w_1 into the clamp.
+TEST(Train, WeightsOptimizerOptionReachesGradNorm) {
+  TrainOptions o = short_toy2();
+  o.history_every = 1;
+  const TrainResult adam = run_train(o);
+  EXPECT_EQ(adam.options.weights_optimizer, "adam") << "the default";
+  for (size_t k = 1; k < adam.history.size(); ++k)
+    EXPECT_LT(std::abs(adam.history[k].weights[0] - adam.history[k - 1].weights[0]), 0.06) << adam.history[k].step;
+  EXPECT_EQ(adam.clamped_updates, 0);
+  o.weights_optimizer = "sgd";
+  const TrainResult sgd = run_train(o);
+  EXPECT_GT(sgd.clamped_updates, 0);
+  const nlohmann::json j = train_to_json(sgd);
+  EXPECT_EQ(j.at("options").at("weights_optimizer"), "sgd");
+  EXPECT_EQ(j.at("clamped_updates").get<int64_t>(), sgd.clamped_updates);
+  o.weights_optimizer = "rmsprop";
+  try {
+    run_train(o);
+    ADD_FAILURE() << "an unknown weights optimizer was accepted";
+  } catch (const std::exception& e) {
+    EXPECT_NE(std::string(e.what()).find("expected adam"), std::string::npos) << e.what();
+  }
+}
+
+// --freeze-after K: updates at steps 0..K only, then the learned weights stay.
+TEST(Train, FreezeAfterKeepsTheWeightsLearnedByStepK) {
+  TrainOptions o = short_toy2();
+  o.history_every = 1;
+  o.freeze_after = 9;
+  const TrainResult r = run_train(o);
+  EXPECT_EQ(r.weight_updates, 10);
+  ASSERT_EQ(r.history.size(), 31u);
+  EXPECT_NE(r.history[10].weights, r.history[0].weights);
+  for (size_t k = 11; k < r.history.size(); ++k) EXPECT_EQ(r.history[k].weights, r.history[10].weights) << k;
+  EXPECT_TRUE(r.history[20].grad_norms.empty()) << "a frozen step takes no per-task gradients";
 }
 
 }  // namespace

@@ -7,7 +7,7 @@
 //   (3) no hook fires twice ("Expected to mark a variable ready only once") and none arrives unexpected
 //       (tinyddp's unsynced-gradient warning): every parameter's hook fires exactly once per iteration.
 // The model and data are the toy problem's (models/experiments, MultiRegressionMLP), small: 8 rows per rank,
-// a handful of steps.
+// a handful of steps. Each case runs with the task weights stepped by Adam (the default) and by SGD.
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -45,7 +45,8 @@ struct RankRun {
 };
 
 // One rank's training (pg == nullptr: one process, no DDP). Mirrors `tinyddp train`'s loop (apps/tinyddp/train/train.cpp).
-RankRun train(const std::string& kind, std::shared_ptr<ProcessGroup> pg, int update_every = 1) {
+RankRun train(const std::string& kind, std::shared_ptr<ProcessGroup> pg, int update_every = 1,
+              models::WeightsOptimizer optimizer = models::WeightsOptimizer::adam) {
   const Experiment& e = toy2();
   const int world = pg ? pg->size() : 1, rank = pg ? pg->rank() : 0;
   // Different initial weights per rank: DDP broadcasts rank 0's, which the 1-process run (rank 0) also draws.
@@ -53,6 +54,7 @@ RankRun train(const std::string& kind, std::shared_ptr<ProcessGroup> pg, int upd
   models::WeightingOptions wo;
   wo.alpha = 0.12;
   wo.lr = 0.025;
+  wo.weights_optimizer = optimizer;
   wo.update_every = update_every;
   wo.dtype = DType::f64;   // uncertainty's log-variances, like the losses
   if (pg) {
@@ -108,10 +110,11 @@ RankRun train(const std::string& kind, std::shared_ptr<ProcessGroup> pg, int upd
   return run;
 }
 
-std::vector<RankRun> train_on_ranks(const std::string& kind, int ranks, int update_every = 1) {
+std::vector<RankRun> train_on_ranks(const std::string& kind, int ranks, int update_every = 1,
+                                    models::WeightsOptimizer optimizer = models::WeightsOptimizer::adam) {
   std::vector<RankRun> runs(ranks);
   const auto errors = ThreadWorld::run(ranks, [&](ProcessGroup& pg) {
-    runs[pg.rank()] = train(kind, std::shared_ptr<ProcessGroup>(&pg, [](ProcessGroup*) {}), update_every);
+    runs[pg.rank()] = train(kind, std::shared_ptr<ProcessGroup>(&pg, [](ProcessGroup*) {}), update_every, optimizer);
   });
   for (const auto& err : errors)
     if (err) std::rethrow_exception(err);
@@ -122,10 +125,15 @@ bool bitwise_equal(const std::vector<double>& a, const std::vector<double>& b) {
   return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(double)) == 0;
 }
 
-class GradNormDDP : public ::testing::TestWithParam<std::string> {};
+struct Case {
+  std::string kind;
+  models::WeightsOptimizer optimizer;
+};
+
+class GradNormDDP : public ::testing::TestWithParam<Case> {};
 
 TEST_P(GradNormDDP, WeightsBitIdenticalOnEveryRankAfterEveryUpdate) {
-  const auto runs = train_on_ranks(GetParam(), 2);
+  const auto runs = train_on_ranks(GetParam().kind, 2, 1, GetParam().optimizer);
   int updates = 0;
   for (int step = 0; step < kSteps; ++step) {
     updates += runs[0].updated[step];
@@ -133,9 +141,9 @@ TEST_P(GradNormDDP, WeightsBitIdenticalOnEveryRankAfterEveryUpdate) {
         << "step " << step << ": rank 0 " << ::testing::PrintToString(runs[0].weights[step]) << " vs rank 1 "
         << ::testing::PrintToString(runs[1].weights[step]);
   }
-  if (GetParam() != "fixed") {
+  if (GetParam().kind != "fixed") {
     // GradNorm updates in observe(); uncertainty's weights move with the optimizer (observe() only records).
-    if (GetParam() != "uncertainty") EXPECT_EQ(updates, kSteps);
+    if (GetParam().kind != "uncertainty") EXPECT_EQ(updates, kSteps);
     EXPECT_NE(runs[0].weights.back(), std::vector<double>(2, 1.0)) << "the weights never moved";
   } else {
     // Fixed weights never move, so their agreement above shows nothing; the replicas below carry the test.
@@ -150,8 +158,8 @@ TEST_P(GradNormDDP, WeightsBitIdenticalOnEveryRankAfterEveryUpdate) {
 }
 
 TEST_P(GradNormDDP, TwoRanksEqualOneProcessOnTheConcatenatedBatch) {
-  const RankRun one = train(GetParam(), nullptr);
-  const auto two = train_on_ranks(GetParam(), 2);
+  const RankRun one = train(GetParam().kind, nullptr, 1, GetParam().optimizer);
+  const auto two = train_on_ranks(GetParam().kind, 2, 1, GetParam().optimizer);
   double max_w = 0, max_p = 0;
   for (int step = 0; step < kSteps; ++step)
     for (size_t i = 0; i < one.weights[step].size(); ++i)
@@ -165,7 +173,7 @@ TEST_P(GradNormDDP, TwoRanksEqualOneProcessOnTheConcatenatedBatch) {
 }
 
 TEST_P(GradNormDDP, OneBackwardPerIterationNoHookTwiceNoUnsyncedWarning) {
-  const auto runs = train_on_ranks(GetParam(), 2);
+  const auto runs = train_on_ranks(GetParam().kind, 2, 1, GetParam().optimizer);
   for (const RankRun& r : runs) {
     EXPECT_TRUE(r.warnings.empty()) << ::testing::PrintToString(r.warnings);
     EXPECT_EQ(r.hooks_ignored, 0u) << "a gradient reached a parameter while DDP expected none (unsynced)";
@@ -175,12 +183,20 @@ TEST_P(GradNormDDP, OneBackwardPerIterationNoHookTwiceNoUnsyncedWarning) {
   }
 }
 
+// The weights' optimizer matters only to the GradNorm variants; uncertainty and fixed run once.
 INSTANTIATE_TEST_SUITE_P(Weightings, GradNormDDP,
-                         ::testing::Values("gradnorm", "gradnorm-squared", "uncertainty", "fixed"),
+                         ::testing::Values(Case{"gradnorm", models::WeightsOptimizer::adam},
+                                           Case{"gradnorm", models::WeightsOptimizer::sgd},
+                                           Case{"gradnorm-squared", models::WeightsOptimizer::adam},
+                                           Case{"gradnorm-squared", models::WeightsOptimizer::sgd},
+                                           Case{"uncertainty", models::WeightsOptimizer::adam},
+                                           Case{"fixed", models::WeightsOptimizer::adam}),
                          [](const auto& info) {
-                           std::string n = info.param;
+                           std::string n = info.param.kind;
                            for (char& c : n)
                              if (c == '-') c = '_';
+                           if (n == "gradnorm" || n == "gradnorm_squared")
+                             n += "_" + models::weights_optimizer_name(info.param.optimizer);
                            return n;
                          });
 

@@ -1,7 +1,7 @@
 """Golden data for GradNorm (Chen et al., ICML 2018) and its squared variant, float64.
 
-A reference written from the paper, not from any public implementation (see
-../shared/reference/pytorch-ddp-internals.md section 5.3 for what those get wrong):
+A reference written from the paper, not from any public implementation (docs/gradnorm.md, section 2, says
+what those do differently). The weights take plain SGD steps here; gen_gradnorm_toy.py covers Adam:
 
   paper:   G_i = ||grad_W (w_i L_i)||, computed by autograd with create_graph so that L_grad is
            differentiated through G_i w.r.t. w (the C++ side uses G_i = w_i ||grad_W L_i|| and must agree);

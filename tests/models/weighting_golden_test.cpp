@@ -42,7 +42,9 @@ void replay(const std::string& variant, const std::string& kind) {
   const json golden = load_json("tests/golden/gradnorm_" + variant + ".json");
   SharedBottomMLP model(4, {8, 8}, 3, kF64);
   nn::load_parameters(model, golden.at("params").get<std::string>());
-  WeightingOptions options{.lr = golden.at("lr").get<double>(), .min_weight = golden.at("min_weight").get<double>()};
+  // gen_gradnorm.py steps the weights by plain SGD (the Adam default is checked by gen_gradnorm_toy.py's golden).
+  WeightingOptions options{.lr = golden.at("lr").get<double>(), .weights_optimizer = WeightsOptimizer::sgd,
+                           .min_weight = golden.at("min_weight").get<double>()};
   if (golden.contains("alpha")) options.alpha = golden.at("alpha").get<double>();
   auto weighting = make_weighting(kind, golden.at("T").get<int>(), options);
   optim::SGD sgd(model.parameters(), {.lr = golden.at("net_lr").get<double>()});

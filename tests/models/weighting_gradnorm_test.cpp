@@ -42,7 +42,7 @@ double sum_of(const std::vector<double>& v) {
 
 TEST(GradNormPaper, HandComputedTwoSteps) {
   QuadraticTasks q;
-  auto gn = make_weighting("gradnorm", 2, {.alpha = 1.5, .lr = 0.025});
+  auto gn = make_weighting("gradnorm", 2, {.alpha = 1.5, .lr = 0.025, .weights_optimizer = WeightsOptimizer::sgd});
   // Step 0: k = (1, 2): n = (5, 10), L(0) = (12.5, 25), r = (1, 1). G = w n = (5, 10), mean 7.5, targets 7.5.
   // dL_grad/dw = (sign(5 - 7.5) 5, sign(10 - 7.5) 10) = (-5, 10); w = (1.125, 0.75); renormalized * 2/1.875.
   WeightingStep s0 = gn->observe(q.losses({1, 2}), q.W, 0);
@@ -67,6 +67,43 @@ TEST(GradNormPaper, HandComputedTwoSteps) {
   expect_near_all(gn->loss_weights(), {1.2, 0.8}, 1e-12, "w(1)");
 }
 
+// The default weights optimizer: torch.optim.Adam's update (lr 0.025, betas 0.9/0.999, eps 1e-8) on the same
+// balance gradients as HandComputedTwoSteps (their signs do not change between the steps).
+//   step 0: g = (-5, 10); m = 0.1 g; v = 0.001 g^2; step size lr/(1 - 0.9) = 0.25; denom = |g| + 1e-8, so
+//           w_i = 1 - 0.25 * 0.1 g_i / (|g_i| + 1e-8) = 1 -+ 0.025 / (1 + 1e-8/|g_i|) = (1.025, 0.975) to 1e-10,
+//           already summing to 2.
+//   step 1: k = (0.5, 2), G = (1.025*2.5, 0.975*10) = (2.5625, 9.75), mean 6.15625, targets (3.3510, 9.4782):
+//           g = (-2.5, +10). m = (-0.7, 1.9), v = (0.031225, 0.1999), bias corrections 0.19 and 0.001999:
+//           w_0 = 1.025 + 0.025 * (0.7/0.19) / sqrt(0.031225/0.001999) = 1.0483045...,
+//           w_1 = 0.975 - 0.025 * (1.9/0.19) / sqrt(0.1999/0.001999) = 0.975 - 0.025 = 0.95; sum 1.9983045, so
+//           w = (1.0483045, 0.95) * 2 / 1.9983045 = (1.0491939, 0.9508061).
+TEST(GradNormPaper, AdamStepsTheWeightsAsTorchOptimAdam) {
+  QuadraticTasks q;
+  auto gn = make_weighting("gradnorm", 2, {.alpha = 1.5, .lr = 0.025});
+  WeightingStep s0 = gn->observe(q.losses({1, 2}), q.W, 0);
+  expect_near_all(s0.weight_grads, {-5, 10}, 1e-12, "dL_grad/dw");
+  expect_near_all(s0.weights, {1.025, 0.975}, 1e-10, "w after step 0");
+  EXPECT_EQ(s0.clamped, 0);
+  WeightingStep s1 = gn->observe(q.losses({0.5, 2}), q.W, 1);
+  expect_near_all(s1.weight_grads, {-2.5, 10}, 1e-12, "dL_grad/dw");
+  const double w0 = 1.025 + 0.025 * (0.7 / 0.19) / std::sqrt(0.031225 / 0.001999), w1 = 0.95;
+  expect_near_all(s1.weights, {w0 * 2 / (w0 + w1), w1 * 2 / (w0 + w1)}, 1e-9, "w after step 1");
+  EXPECT_NEAR(s1.weights[0], 1.0491939, 1e-7);
+  // SGD from the same start moves w by lr * |g|: 5x and 10x Adam's first step.
+  auto sgd = make_weighting("gradnorm", 2, {.alpha = 1.5, .lr = 0.025, .weights_optimizer = WeightsOptimizer::sgd});
+  EXPECT_NEAR(sgd->observe(q.losses({1, 2}), q.W, 0).weights[0], 1.2, 1e-12);
+}
+
+TEST(GradNormOptions, WeightsOptimizerNames) {
+  EXPECT_EQ(parse_weights_optimizer("adam"), WeightsOptimizer::adam);
+  EXPECT_EQ(parse_weights_optimizer("sgd"), WeightsOptimizer::sgd);
+  EXPECT_EQ(weights_optimizer_name(WeightsOptimizer::sgd), "sgd");
+  EXPECT_EQ(WeightingOptions{}.weights_optimizer, WeightsOptimizer::adam) << "the default is the paper's Adam";
+  const std::string message = error_of([] { parse_weights_optimizer("adagrad"); });
+  EXPECT_NE(message.find("'adagrad'"), std::string::npos) << message;
+  EXPECT_NE(message.find("expected adam"), std::string::npos) << message;
+}
+
 TEST(GradNormPaper, AutogradBalanceGradientEqualsClosedForm) {
   std::mt19937_64 rng(7);
   std::uniform_real_distribution<double> u(0.05, 3.0);
@@ -84,7 +121,7 @@ TEST(GradNormPaper, AutogradBalanceGradientEqualsClosedForm) {
 
 TEST(GradNormSquared, HandComputedStep) {
   QuadraticTasks q;
-  auto gn = make_weighting("gradnorm-squared", 2, {.lr = 0.001});
+  auto gn = make_weighting("gradnorm-squared", 2, {.lr = 0.001, .weights_optimizer = WeightsOptimizer::sgd});
   // k = (1, 2), r = (1, 1), G_i = n_i = (5, 10). G_W(w) = ||(w1 + 2 w2) W|| = 5 (w1 + 2 w2) = 15, dG_W/dw = (5, 10).
   // balance = (5 w1 - 15)^2 + (10 w2 - 15)^2 = 100 + 25.
   // d/dw1 = 2(-10)(5 - 5) + 2(-5)(-5) = 50;  d/dw2 = 2(-10)(-10) + 2(-5)(10 - 10) = 200.
@@ -178,7 +215,8 @@ TEST(GradNormBothVariants, WeightsStayPositiveAndSumToTOver200RandomSteps) {
     const int T = 4;
     Tensor W = from_vector<double>({0.3, -1.2, 0.7}, {3}, kF64).requires_grad_();
     // A large lr drives weights into the clamp: they must still be > 0 and sum to T.
-    auto weighting = make_weighting(kind, T, {.alpha = 1.5, .lr = kind == "gradnorm" ? 0.5 : 0.02});
+    auto weighting = make_weighting(
+        kind, T, {.alpha = 1.5, .lr = kind == "gradnorm" ? 0.5 : 0.02, .weights_optimizer = WeightsOptimizer::sgd});
     for (int step = 0; step < 200; ++step) {
       std::vector<Tensor> L;
       for (int i = 0; i < T; ++i) {
@@ -352,10 +390,14 @@ TEST(GradNormOptions, FreezeAfterStopsUpdates) {
 
 TEST(GradNormOptions, MinWeightClampsBeforeRenormalizing) {
   QuadraticTasks q;
-  // lr 1: w = (1 + 5, 1 - 10) = (6, -9) -> clamp (6, 0.01) -> * 2/6.01.
-  auto gn = make_weighting("gradnorm", 2, {.lr = 1.0, .min_weight = 0.01});
+  // SGD, lr 1: w = (1 + 5, 1 - 10) = (6, -9) -> clamp (6, 0.01) -> * 2/6.01.
+  auto gn = make_weighting("gradnorm", 2, {.lr = 1.0, .weights_optimizer = WeightsOptimizer::sgd, .min_weight = 0.01});
   WeightingStep rec = gn->observe(q.losses({1, 2}), q.W, 0);
   expect_near_all(rec.weights, {6 * 2 / 6.01, 0.01 * 2 / 6.01}, 1e-12, "clamped");
+  EXPECT_EQ(rec.clamped, 1) << "the clamp raised w_1 = -9";
+  // The same step at lr 0.025 stays clear of the clamp: w = (1.125, 0.75).
+  auto calm = make_weighting("gradnorm", 2, {.lr = 0.025, .weights_optimizer = WeightsOptimizer::sgd});
+  EXPECT_EQ(calm->observe(q.losses({1, 2}), q.W, 0).clamped, 0);
 }
 
 TEST(GradNormOptions, AllreduceMeanSeesLossesThenGradients) {

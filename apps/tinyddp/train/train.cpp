@@ -29,6 +29,7 @@
 #include "dist/thread_process_group.h"
 #include "engine/hash.h"
 #include "models/experiments/experiment.h"
+#include "models/nn/serialize.h"
 #include "models/optim/adam.h"
 #include "models/optim/sgd.h"
 #include "models/weighting/grad_report.h"
@@ -52,7 +53,7 @@ struct RankOutput {
   std::vector<HistoryRow> history;
   std::vector<ReportRow> report;
   std::vector<double> final_weights, initial_test_losses, final_test_losses;
-  int64_t weight_updates = 0;
+  int64_t weight_updates = 0, clamped_updates = 0;
   uint64_t weights_hash = kFnv1aBasis;   // over the weights after every iteration
   uint64_t params_hash = 0;              // network parameters at the end
   std::vector<std::string> warnings;
@@ -96,6 +97,7 @@ RankOutput train_rank(const Experiment& e, const TrainOptions& o, const Plan& pl
   models::WeightingOptions wo;
   wo.alpha = plan.alpha;
   wo.lr = o.lr_weights;
+  wo.weights_optimizer = models::parse_weights_optimizer(o.weights_optimizer);
   wo.update_every = o.update_every;
   wo.ema = o.ema;
   wo.warmup_steps = o.warmup_steps;
@@ -118,6 +120,7 @@ RankOutput train_rank(const Experiment& e, const TrainOptions& o, const Plan& pl
   std::optional<dist::DistributedDataParallel> ddp;
   if (world > 1) ddp.emplace(named, pg, dist::DDPOptions{.print_warnings = false});
   auto optimizer = make_optimizer(o.optimizer, params, plan.lr);
+  if (rank == 0 && !o.save_initial_params.empty()) nn::save_parameters(*net, o.save_initial_params);
 
   const Tensor w_shared = net->last_shared_weight();
   std::vector<double> loss0;
@@ -174,6 +177,7 @@ RankOutput train_rank(const Experiment& e, const TrainOptions& o, const Plan& pl
       ws = weighting->observe(losses, w_shared, step);
     }
     if (ws.updated) ++out.weight_updates;
+    if (ws.clamped > 0) ++out.clamped_updates;
     if (step % plan.history_every == 0 || contains(plan.report_steps, step))
       record(step, weights_before, values, ws.grad_norms);
     if (contains(plan.grad_report_steps, step)) {
@@ -251,6 +255,7 @@ TrainResult run_train(const TrainOptions& options) {
                   return all;
                 }(), ".");
   TINYDDP_CHECK(o.update_every >= 1, "train: --update-every must be at least 1, got ", o.update_every, ".");
+  models::parse_weights_optimizer(o.weights_optimizer);   // throws naming adam and sgd
   const Experiment e = models::experiments::make_experiment(
       o.experiment, {.seed = o.data_seed, .dtype = o.dtype, .train_rows = o.train_rows, .test_rows = o.test_rows});
 
@@ -341,6 +346,7 @@ TrainResult run_train(const TrainOptions& options) {
   r.final_test_losses = mine.final_test_losses;
   r.metric = r.final_test_losses.empty() ? 0 : Experiment::metric(r.final_test_losses, r.initial_test_losses);
   r.weight_updates = mine.weight_updates;
+  r.clamped_updates = mine.clamped_updates;
   r.warnings = mine.warnings;
   r.grad_reports = std::move(mine.grad_reports);
   r.seconds = mine.seconds;

@@ -38,7 +38,8 @@ struct TrainOptions {
   std::string experiment = "toy2";        // toy2 | toy10 | recsys
   std::string weighting = "gradnorm";     // fixed | uncertainty | gradnorm | gradnorm-squared
   std::optional<double> alpha;            // default: the experiment's (0.12 toy, 1.5 recsys: the paper's)
-  double lr_weights = 0.025;              // the task weights' learning rate (the paper's)
+  double lr_weights = 0.025;              // the task weights' learning rate (the paper's, with Adam)
+  std::string weights_optimizer = "adam"; // adam | sgd: the task weights' optimizer (models::WeightsOptimizer)
   int update_every = 1;
   std::optional<int64_t> steps;           // default: the experiment's (2000)
   std::optional<int64_t> batch_size;      // rows per step over all ranks; default: the experiment's
@@ -62,6 +63,8 @@ struct TrainOptions {
   bool progress = true;                   // a line on stderr about every 10% (rank 0)
   int64_t train_rows = 0, test_rows = 0;  // 0: the experiment's (tests use fewer)
   int timeout_ms = 60000;                 // of every collective
+  std::string save_initial_params;        // non-empty: rank 0 writes the network's initial parameters (after
+                                          // DDP's broadcast) here, in nn::save_parameters' format
 };
 
 struct HistoryRow {
@@ -94,6 +97,7 @@ struct TrainResult {
   std::vector<double> initial_test_losses, final_test_losses;
   double metric = 0;                    // at the last step
   int64_t weight_updates = 0;           // iterations whose observe() updated the weights
+  int64_t clamped_updates = 0;          // of those, the updates where the clamp raised a weight to min_weight
   bool weights_identical_across_ranks = true;   // bitwise, after every iteration
   bool replicas_in_sync = true;         // network parameters bitwise equal on every rank at the end
   std::vector<std::string> warnings;    // DDP's (rank 0), e.g. gradients that were never averaged

@@ -107,7 +107,13 @@ void add_train_command(CLI::App& app, int* exit_code) {
       ->check(CLI::IsMember(models::weighting_kinds()))
       ->capture_default_str();
   a->alpha_opt = cmd->add_option("--alpha", a->alpha, "GradNorm's alpha (default: 0.12 toy, 1.5 recsys, the paper's)");
-  cmd->add_option("--lr-weights", o.lr_weights, "Learning rate of the task weights")->capture_default_str();
+  cmd->add_option("--lr-weights", o.lr_weights, "Learning rate of the task weights (the paper's 0.025)")
+      ->capture_default_str();
+  cmd->add_option("--weights-optimizer", o.weights_optimizer,
+                  "Optimizer of GradNorm's task weights: adam (the paper's NYUv2 setting, with --lr-weights 0.025) "
+                  "or sgd (w -= lr dL_grad/dw)")
+      ->check(CLI::IsMember({"adam", "sgd"}))
+      ->capture_default_str();
   cmd->add_option("--update-every", o.update_every, "Update the task weights every K steps")->capture_default_str();
   a->steps_opt = cmd->add_option("--steps", a->steps, "Training steps (default: the experiment's, 2000)");
   a->batch_opt = cmd->add_option("--batch", a->batch, "Rows per step over all ranks (default: 100 toy, 256 recsys)");
@@ -134,8 +140,12 @@ void add_train_command(CLI::App& app, int* exit_code) {
   cmd->add_option("--ema", o.ema, "EMA factor of GradNorm's loss ratios (0: none)")->capture_default_str();
   cmd->add_option("--warmup-steps", o.warmup_steps, "Baseline L_i(0) = mean of the first K steps (0: step 0)")
       ->capture_default_str();
-  cmd->add_option("--freeze-after", o.freeze_after, "Stop updating the weights after this step (-1: never)")
+  cmd->add_option("--freeze-after", o.freeze_after,
+                  "Update the task weights at steps 0..K only, then train on with the weights learned (-1: never); "
+                  "steps after K take no per-task gradients, so they cost what a fixed-weight step costs")
       ->capture_default_str();
+  cmd->add_option("--save-initial-params", o.save_initial_params,
+                  "Write the network's initial parameters to FILE (tinyddp parameter format; rank 0)");
   cmd->add_flag("--skip-nonfinite", o.skip_nonfinite, "Skip weight updates on NaN/inf losses instead of failing");
   cmd->add_option("--data-seed", o.data_seed, "Seed of the data")->capture_default_str();
   cmd->add_option("--seed", o.model_seed, "Seed of the initial network weights")->capture_default_str();

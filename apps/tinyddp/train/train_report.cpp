@@ -35,7 +35,8 @@ std::string weighting_summary(const TrainResult& r) {
   std::ostringstream s;
   s << o.weighting;
   if (o.weighting == "gradnorm" || o.weighting == "gradnorm-squared")
-    s << " (alpha " << gfmt(r.alpha) << ", weight lr " << gfmt(o.lr_weights) << ", update every " << o.update_every
+    s << " (alpha " << gfmt(r.alpha) << ", weights " << o.weights_optimizer << " lr " << gfmt(o.lr_weights)
+      << ", update every " << o.update_every
       << (o.update_every == 1 ? " step" : " steps") << ")";
   return s.str();
 }
@@ -73,7 +74,7 @@ void print_train_report(std::ostream& out, const TrainResult& r) {
   for (size_t i = 0; i < tasks; ++i)
     out << "  " << r.task_names[i] << " " << gfmt(r.initial_test_losses[i]) << " -> " << gfmt(r.final_test_losses[i]);
   out << "\nFinal metric sum_i L_i/L_i(0) = " << fmt(r.metric, 4) << "   (weight updates: " << r.weight_updates
-      << ")\n";
+      << ", of which clamped at min_weight: " << r.clamped_updates << ")\n";
   if (r.world > 1)
     out << "DDP: task weights bit-identical on every rank after every iteration: "
         << (r.weights_identical_across_ranks ? "yes" : "NO") << "; replicas in sync: "
@@ -93,6 +94,7 @@ nlohmann::json train_to_json(const TrainResult& r) {
   j["metric"] = r.metric;
   j["options"] = {{"alpha", r.alpha},
                   {"lr_weights", o.lr_weights},
+                  {"weights_optimizer", o.weights_optimizer},
                   {"update_every", o.update_every},
                   {"batch_size", r.batch_size},
                   {"optimizer", o.optimizer},
@@ -110,6 +112,7 @@ nlohmann::json train_to_json(const TrainResult& r) {
   j["initial_test_losses"] = r.initial_test_losses;
   j["final_test_losses"] = r.final_test_losses;
   j["weight_updates"] = r.weight_updates;
+  j["clamped_updates"] = r.clamped_updates;
   j["weights_identical_across_ranks"] = r.weights_identical_across_ranks;
   j["replicas_in_sync"] = r.replicas_in_sync;
   j["warnings"] = r.warnings;
