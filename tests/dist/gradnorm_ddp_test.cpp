@@ -143,7 +143,9 @@ TEST_P(GradNormDDP, WeightsBitIdenticalOnEveryRankAfterEveryUpdate) {
   }
   if (GetParam().kind != "fixed") {
     // GradNorm updates in observe(); uncertainty's weights move with the optimizer (observe() only records).
-    if (GetParam().kind != "uncertainty") EXPECT_EQ(updates, kSteps);
+    if (GetParam().kind != "uncertainty") {
+      EXPECT_EQ(updates, kSteps);
+    }
     EXPECT_NE(runs[0].weights.back(), std::vector<double>(2, 1.0)) << "the weights never moved";
   } else {
     // Fixed weights never move, so their agreement above shows nothing; the replicas below carry the test.
@@ -196,7 +198,7 @@ INSTANTIATE_TEST_SUITE_P(Weightings, GradNormDDP,
                            for (char& c : n)
                              if (c == '-') c = '_';
                            if (n == "gradnorm" || n == "gradnorm_squared")
-                             n += "_" + models::weights_optimizer_name(info.param.optimizer);
+                             n.append("_").append(models::weights_optimizer_name(info.param.optimizer));
                            return n;
                          });
 
@@ -205,7 +207,9 @@ TEST(GradNormDDPUpdateEvery, WeightsMoveOnlyOnUpdateStepsAndAgree) {
   const auto runs = train_on_ranks("gradnorm", 2, /*update_every=*/3);
   for (int step = 0; step < kSteps; ++step) {
     EXPECT_TRUE(bitwise_equal(runs[0].weights[step], runs[1].weights[step])) << "step " << step;
-    if (step > 0 && !runs[0].updated[step]) EXPECT_EQ(runs[0].weights[step], runs[0].weights[step - 1]) << step;
+    if (step > 0 && !runs[0].updated[step]) {
+      EXPECT_EQ(runs[0].weights[step], runs[0].weights[step - 1]) << step;
+    }
   }
 }
 

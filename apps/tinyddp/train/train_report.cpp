@@ -169,7 +169,10 @@ void print_grad_reports(std::ostream& out, const TrainResult& r) {
   if (r.grad_reports.empty()) return;
   const models::GradReport& first = r.grad_reports.front();
   std::string shape;
-  for (int64_t d : first.shared_shape) shape += (shape.empty() ? "" : "x") + std::to_string(d);
+  for (int64_t d : first.shared_shape) {
+    if (!shape.empty()) shape += "x";
+    shape += std::to_string(d);
+  }
   out << "\nPer-task gradients on the shared layer W (the trunk's last weight, " << shape << "), "
       << (r.world > 1 ? "averaged over the " + std::to_string(r.world) + " ranks" : "one process") << ":\n"
       << "  G_i = ||grad_W L_i||   w_i = d total/d L_i (what the step's backward applies)   w_i*G_i = what W gets\n"
