@@ -15,7 +15,7 @@ file(MAKE_DIRECTORY "${OUT_DIR}")
 # Two one-event rank traces, as `--trace` writes them under mpirun (the fields trace-merge reads).
 foreach(rank 0 1)
   math(EXPR ts "100 + ${rank} * 50")
-  set(rank_trace_${rank} "{\"traceEvents\": [{\"ph\": \"X\", \"name\": \"step\", \"cat\": \"iteration\", \"pid\": ${rank}, "
+  string(CONCAT rank_trace_${rank} "{\"traceEvents\": [{\"ph\": \"X\", \"name\": \"step\", \"cat\": \"iteration\", \"pid\": ${rank}, "
                          "\"tid\": 0, \"ts\": ${ts}, \"dur\": 10}], \"otherData\": {\"clock_sync_us\": ${ts}, "
                          "\"rank\": ${rank}, \"command\": \"tinyddp train\"}}\n")
   file(WRITE "${OUT_DIR}/t.rank${rank}.json" "${rank_trace_${rank}}")
