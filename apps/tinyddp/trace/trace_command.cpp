@@ -57,6 +57,34 @@ void write_file(const std::string& path, const std::string& text) {
   TINYDDP_CHECK(f.good(), "writing '", path, "' failed.");
 }
 
+// The trace commands run nothing but read and write the files they are given: each of their errors (an input
+// that is missing or not a trace, an iteration it lacks, an output that cannot be written) is a usage error.
+template <typename Run>
+void as_usage(Run run) {
+  try {
+    run();
+  } catch (const UsageError&) {
+    throw;
+  } catch (const Error& e) {
+    throw UsageError(e.what());
+  }
+}
+
+void run_merge(const TraceArgs& a) {
+  check_merge_args(a);
+  std::vector<nlohmann::json> traces;
+  for (const std::string& in : a.merge_in) traces.push_back(dist::read_trace(in));
+  const nlohmann::json merged = dist::merge_traces(traces, a.merge_in);
+  write_file(a.merge_out, merged.dump() + "\n");
+  std::cerr << "tinyddp: merged " << traces.size() << " files (" << merged["otherData"]["ranks"] << " ranks) into "
+            << a.merge_out << "; clock offsets (us): " << merged["otherData"]["clock_offsets_us"].dump() << "\n";
+}
+
+void run_view(const TraceArgs& a) {
+  write_file(a.view_svg, render_trace_svg(dist::read_trace(a.view_in), a.view));
+  std::cerr << "tinyddp: wrote " << a.view_svg << " (open it in a browser)\n";
+}
+
 }  // namespace
 
 void add_trace_commands(CLI::App& app, int* exit_code) {
@@ -68,13 +96,7 @@ void add_trace_commands(CLI::App& app, int* exit_code) {
   merge->footer("Each file's timestamps are shifted so that the barrier every rank passed when it started tracing "
                 "lands at the same instant.\nExample: tinyddp trace-merge -o t.json t.rank0.json t.rank1.json");
   merge->callback([args, exit_code] {
-    check_merge_args(*args);
-    std::vector<nlohmann::json> traces;
-    for (const std::string& in : args->merge_in) traces.push_back(dist::read_trace(in));
-    const nlohmann::json merged = dist::merge_traces(traces, args->merge_in);
-    write_file(args->merge_out, merged.dump() + "\n");
-    std::cerr << "tinyddp: merged " << traces.size() << " files (" << merged["otherData"]["ranks"] << " ranks) into "
-              << args->merge_out << "; clock offsets (us): " << merged["otherData"]["clock_offsets_us"].dump() << "\n";
+    as_usage([&] { run_merge(*args); });
     *exit_code = 0;
   });
 
@@ -86,8 +108,7 @@ void add_trace_commands(CLI::App& app, int* exit_code) {
   view->footer("Rows: ranks. Lanes: calls, autograd nodes, reducer hooks, reducer (buckets, finalize), comm.\n"
                "Example: tinyddp repro two-backward --trace t.json && tinyddp trace-view t.json --svg t.svg");
   view->callback([args, exit_code] {
-    write_file(args->view_svg, render_trace_svg(dist::read_trace(args->view_in), args->view));
-    std::cerr << "tinyddp: wrote " << args->view_svg << " (open it in a browser)\n";
+    as_usage([&] { run_view(*args); });
     *exit_code = 0;
   });
 }
