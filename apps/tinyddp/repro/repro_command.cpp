@@ -61,7 +61,7 @@ std::vector<int> parse_iterations(const std::string& text) {
       used = 0;
     }
     TINYDDP_USAGE_CHECK(used == item.size() && !item.empty() && n >= 1, "repro: --iterations takes a count of at least 1, or one "
-                  "count per rank separated by commas (uneven inputs: --iterations 3,2), got '", text, "'.");
+                        "count per rank separated by commas (uneven inputs: --iterations 3,2), got '", text, "'.");
     counts.push_back(n);
     pos = comma + 1;
   }
@@ -75,7 +75,7 @@ int run(ReproArgs& a) {
     return kExitOk;
   }
   TINYDDP_USAGE_CHECK(a.name.empty() != a.plan.empty(), "repro: give a scenario NAME or --plan \"...\" (not both); "
-                                                   "`tinyddp repro --list` shows the scenarios.");
+                                                         "`tinyddp repro --list` shows the scenarios.");
   ReproOptions o = a.options;
   std::string plan = a.plan, scenario = "custom";
   if (!a.name.empty()) {

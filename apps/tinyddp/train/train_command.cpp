@@ -38,7 +38,7 @@ std::vector<int64_t> parse_steps(const std::string& text, const std::string& fla
       if (used != item.size()) throw std::invalid_argument(item);
     } catch (const std::exception&) {
       throw UsageError("train: " + flag + " takes comma-separated step numbers like 0,200,800; '" + item +
-                  "' is not one.");
+                       "' is not one.");
     }
   }
   return steps;
