@@ -1,7 +1,9 @@
 #include "dist/mpi_process_group.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <initializer_list>
 #include <string>
 
 #include "dist/comm_trace.h"
@@ -9,13 +11,26 @@
 #ifdef TINYDDP_HAVE_MPI
 #include <mpi.h>
 
+#include <array>
 #include <chrono>
 #include <thread>
 #endif
 
 namespace tinyddp::dist {
 
-bool launched_by_mpirun() { return std::getenv("OMPI_COMM_WORLD_SIZE") != nullptr || std::getenv("PMI_SIZE") != nullptr; }
+namespace {
+// The first of these variables the launcher set, as an int; -1 when none is set.
+int launcher_env(std::initializer_list<const char*> names) {
+  for (const char* name : names)
+    if (const char* v = std::getenv(name)) return std::atoi(v);
+  return -1;
+}
+}  // namespace
+
+// Open MPI's mpirun sets OMPI_COMM_WORLD_*, a PMIx launcher PMIX_RANK, Hydra (MPICH) PMI_*.
+bool launched_by_mpirun() { return launcher_env({"OMPI_COMM_WORLD_SIZE", "PMIX_RANK", "PMI_SIZE"}) >= 0; }
+
+int mpirun_rank() { return std::max(0, launcher_env({"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK"})); }
 
 #ifdef TINYDDP_HAVE_MPI
 
@@ -55,17 +70,26 @@ struct MpiRuntime {
     }
     MPI_Comm_dup(MPI_COMM_WORLD, &comm);
     MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
+    MPI_Comm_dup(MPI_COMM_WORLD, &signature_comm);
+    MPI_Comm_set_errhandler(signature_comm, MPI_ERRORS_RETURN);
   }
   ~MpiRuntime() {
     int finalized = 0;
     MPI_Finalized(&finalized);
     if (owned && !finalized) {
+      MPI_Comm_free(&signature_comm);
       MPI_Comm_free(&comm);
       MPI_Finalize();
     }
   }
   bool owned = false;
-  MPI_Comm comm = MPI_COMM_NULL;
+  MPI_Comm comm = MPI_COMM_NULL;             // the collectives
+  MPI_Comm signature_comm = MPI_COMM_NULL;   // the signatures sent before each (Note [Signatures before every collective])
+  // Every MpiProcessGroup of this process shares `comm`, so the numbering and the failure are the process's.
+  uint64_t next_seq = 0;   // collective #N, numbered from 0 as the thread backend numbers them
+  // The first collective that failed (timed out or did not match). MPI cannot cancel a collective, so after
+  // it the ranks no longer agree on what is in flight: no collective may start and no wait may block again.
+  std::string failure;
 };
 
 MpiRuntime& runtime() {
@@ -73,25 +97,44 @@ MpiRuntime& runtime() {
   return rt;
 }
 
+// Marks the group failed (the first failure stays the one reported) and returns the error to throw.
+CollectiveFailedError fail_group(const std::string& why) {
+  if (runtime().failure.empty()) runtime().failure = why;
+  return CollectiveFailedError(why);
+}
+
+CollectiveFailedError failed_earlier(int rank, const std::string& what) {
+  return CollectiveFailedError("[Rank " + std::to_string(rank) + "] " + what + " cannot run: the process group failed "
+                               "earlier: " + runtime().failure + " (MPI cannot cancel a collective; the job must end)");
+}
+
+// "1" or "1, 2, 3": every rank but `rank`.
+std::string other_ranks(int rank, int size) {
+  std::string out;
+  for (int r = 0; r < size; ++r)
+    if (r != rank) out += (out.empty() ? "" : ", ") + std::to_string(r);
+  return out;
+}
+
 class MpiWork : public Work {
  public:
-  MpiWork(MPI_Request request, int rank, std::string what, std::chrono::milliseconds timeout,
+  MpiWork(MPI_Request request, int rank, uint64_t seq, std::string what, std::chrono::milliseconds timeout,
           std::vector<Tensor> keep_alive)
-      : request_(request), rank_(rank), what_(std::move(what)), timeout_(timeout), keep_alive_(std::move(keep_alive)) {
+      : request_(request), rank_(rank), seq_(seq), what_(std::move(what)), timeout_(timeout),
+        keep_alive_(std::move(keep_alive)) {
     // Trace: MPI progresses a nonblocking collective only inside MPI calls, so completion is seen at a test or wait.
     if (trace::on())
       trace::comm_begin(rank_, this, 0, what_.c_str(),
                         keep_alive_.empty() ? 0 : keep_alive_[0].numel() * element_size(keep_alive_[0].dtype()));
   }
 
-  // A collective still in flight keeps writing into its buffers: give it a bounded chance to finish, and
-  // if it cannot, keep the buffers alive for the life of the process rather than let MPI write into freed
-  // memory (this happens when a rank stops on an error with a bucket's allreduce launched).
+  // A collective still in flight keeps writing into its buffers: they stay alive for the life of the process
+  // rather than let MPI write into freed memory (a rank unwinding from an error with a bucket's allreduce
+  // launched, or a failed group). No waiting here: unwinding must not hold a rank (issue 14 saw 2.4-5x the
+  // timeout spent in such waits).
   ~MpiWork() override {
-    if (done_) return;
     try {
-      const auto deadline = std::chrono::steady_clock::now() + std::min(timeout_, std::chrono::milliseconds(5000));
-      while (!is_completed() && std::chrono::steady_clock::now() < deadline) std::this_thread::yield();
+      if (!done_) is_completed();
     } catch (...) {
     }
     if (!done_) {
@@ -101,13 +144,20 @@ class MpiWork : public Work {
   }
 
   void wait() override {
-    if (done_) return;
+    if (done_ || is_completed()) return;
+    if (!runtime().failure.empty()) throw failed_earlier(rank_, what_);
     const auto deadline = std::chrono::steady_clock::now() + timeout_;
     while (!is_completed()) {
-      if (std::chrono::steady_clock::now() > deadline)
-        throw Error("[Rank " + std::to_string(rank_) + "] MPI " + what_ + " did not complete within " +
-                    std::to_string(timeout_.count()) + " ms. Another rank may have died, hung, or issued a different "
-                    "collective; the job cannot continue (MPI cannot cancel a collective).");
+      if (std::chrono::steady_clock::now() > deadline) {
+        int size = 1;
+        MPI_Comm_size(runtime().comm, &size);
+        // Every rank sent its signature, so all reached it (Note [Signatures before every collective]).
+        const std::string others = other_ranks(rank_, size);
+        throw fail_group("[Rank " + std::to_string(rank_) + "] MPI " + what_ + " (collective #" + std::to_string(seq_) +
+                         ") did not complete within " + std::to_string(timeout_.count()) + " ms although every rank "
+                         "had reached it: " + (size == 2 ? "rank " : "one of ranks ") + others +
+                         " stopped or failed inside it. The job cannot continue (MPI cannot cancel a collective).");
+      }
       std::this_thread::yield();
     }
   }
@@ -124,6 +174,7 @@ class MpiWork : public Work {
  private:
   MPI_Request request_;
   int rank_;
+  uint64_t seq_;
   std::string what_;
   std::chrono::milliseconds timeout_;
   std::vector<Tensor> keep_alive_;   // the buffers MPI reads/writes until completion
@@ -162,6 +213,31 @@ class PackedWork : public Work {
   bool unpacked_ = false;
 };
 
+// Note [Signatures before every collective]
+// Before it starts an MPI collective, each rank sends the collective's signature (kind, sizes, dtype, op or
+// root: collective_signature, the thread backend's text) to every other rank and waits for theirs. Ranks
+// that called different collectives then get the thread backend's mismatch error instead of a crash inside
+// Open MPI (MPI_ERR_TRUNCATE, a corrupted heap, SIGSEGV), and a rank that never arrives is named, since a
+// receive that does not complete says whose. Point-to-point rather than an allgather for that reason.
+// Cost per collective: 2(N-1) messages of kSignatureBytes and a wait for the last rank to start it.
+constexpr int kSignatureBytes = 256;
+constexpr int kSignatureTag = 14;
+using SignatureBuffer = std::array<char, kSignatureBytes>;
+
+// A signature longer than the buffer (a bucket of many tensors) is cut and keeps a hash of the whole text,
+// so that two different long signatures still differ.
+SignatureBuffer pack_signature(const std::string& text) {
+  std::string s = text;
+  if (s.size() >= kSignatureBytes) {
+    uint64_t h = 1469598103934665603ull;   // FNV-1a 64
+    for (unsigned char c : text) h = (h ^ c) * 1099511628211ull;
+    s = s.substr(0, kSignatureBytes - 32) + "... #" + std::to_string(h);
+  }
+  SignatureBuffer b{};
+  std::memcpy(b.data(), s.data(), std::min(s.size(), b.size() - 1));
+  return b;
+}
+
 class MpiProcessGroup : public ProcessGroup {
  public:
   MpiProcessGroup() {
@@ -175,7 +251,8 @@ class MpiProcessGroup : public ProcessGroup {
   std::shared_ptr<Work> allreduce(std::vector<Tensor> tensors, ReduceOp op) override {
     check_collective_tensors(tensors, "allreduce");
     check_host_tensors(tensors, "allreduce", "mpi");
-    return packed(tensors, "allreduce", [&](Tensor& buf) {
+    const uint64_t seq = start("allreduce", collective_signature("allreduce", tensors, {}, op, 0));
+    return packed(tensors, seq, "allreduce", [&](Tensor& buf) {
       MPI_Request req;
       TINYDDP_MPI_CHECK(MPI_Iallreduce(MPI_IN_PLACE, buf.raw_data(), static_cast<int>(buf.numel()), mpi_type(buf.dtype()),
                                        op == ReduceOp::sum ? MPI_SUM : MPI_MAX, runtime().comm, &req),
@@ -186,7 +263,9 @@ class MpiProcessGroup : public ProcessGroup {
   std::shared_ptr<Work> broadcast(std::vector<Tensor> tensors, int root) override {
     check_collective_tensors(tensors, "broadcast");
     check_host_tensors(tensors, "broadcast", "mpi");
-    return packed(tensors, "broadcast", [&](Tensor& buf) {
+    TINYDDP_CHECK(root >= 0 && root < size_, "broadcast: root ", root, " is not a rank of a group of size ", size_, ".");
+    const uint64_t seq = start("broadcast", collective_signature("broadcast", tensors, {}, ReduceOp::sum, root));
+    return packed(tensors, seq, "broadcast", [&](Tensor& buf) {
       MPI_Request req;
       TINYDDP_MPI_CHECK(MPI_Ibcast(buf.raw_data(), static_cast<int>(buf.numel()), mpi_type(buf.dtype()), root,
                                    runtime().comm, &req),
@@ -200,27 +279,89 @@ class MpiProcessGroup : public ProcessGroup {
     check_host_tensors({input}, "allgather", "mpi");
     TINYDDP_CHECK(static_cast<int>(outputs.size()) == size_, "allgather: expected one output per rank (", size_,
                   "), got ", outputs.size(), ".");
+    const uint64_t seq = start("allgather", collective_signature("allgather", outputs, input, ReduceOp::sum, 0));
     Tensor flat = empty({input.numel() * size_}, input.dtype());
     Tensor in = input.contiguous();
     MPI_Request req;
     TINYDDP_MPI_CHECK(MPI_Iallgather(in.raw_data(), static_cast<int>(in.numel()), mpi_type(in.dtype()), flat.raw_data(),
                                      static_cast<int>(in.numel()), mpi_type(in.dtype()), runtime().comm, &req),
                       rank_);
-    auto inner = std::make_shared<MpiWork>(req, rank_, "allgather", timeout_, std::vector<Tensor>{flat, in});
+    auto inner = std::make_shared<MpiWork>(req, rank_, seq, "allgather", timeout_, std::vector<Tensor>{flat, in});
     return std::make_shared<PackedWork>(inner, flat, outputs);
   }
   std::shared_ptr<Work> barrier() override {
+    const uint64_t seq = start("barrier", collective_signature("barrier", {}, {}, ReduceOp::sum, 0));
     MPI_Request req;
     TINYDDP_MPI_CHECK(MPI_Ibarrier(runtime().comm, &req), rank_);
-    return std::make_shared<MpiWork>(req, rank_, "barrier", timeout_, std::vector<Tensor>{});
+    return std::make_shared<MpiWork>(req, rank_, seq, "barrier", timeout_, std::vector<Tensor>{});
   }
 
  private:
+  // Numbers the next collective and exchanges its signature with every rank (Note [Signatures before every
+  // collective]); throws CollectiveFailedError, and fails the group, on a mismatch or a rank that does not
+  // start it within the timeout. Returns the collective's number.
+  uint64_t start(const char* what, const std::string& signature) {
+    MpiRuntime& rt = runtime();
+    if (!rt.failure.empty()) throw failed_earlier(rank_, what);
+    const uint64_t seq = rt.next_seq++;
+    if (size_ == 1) return seq;
+    // The buffers outlive a timeout (MPI may still complete the messages later): owned here, leaked then.
+    struct Exchange {
+      SignatureBuffer mine;
+      std::vector<SignatureBuffer> theirs;
+      std::vector<MPI_Request> sends, receives;   // per rank; MPI_REQUEST_NULL once complete (and for this rank)
+    };
+    auto ex = std::make_unique<Exchange>();
+    ex->mine = pack_signature(signature);
+    ex->theirs.resize(size_);
+    ex->sends.assign(size_, MPI_REQUEST_NULL);
+    ex->receives.assign(size_, MPI_REQUEST_NULL);
+    for (int r = 0; r < size_; ++r) {
+      if (r == rank_) continue;
+      TINYDDP_MPI_CHECK(MPI_Irecv(ex->theirs[r].data(), kSignatureBytes, MPI_CHAR, r, kSignatureTag, rt.signature_comm,
+                                  &ex->receives[r]),
+                        rank_);
+      TINYDDP_MPI_CHECK(MPI_Isend(ex->mine.data(), kSignatureBytes, MPI_CHAR, r, kSignatureTag, rt.signature_comm,
+                                  &ex->sends[r]),
+                        rank_);
+    }
+    const auto deadline = std::chrono::steady_clock::now() + timeout_;
+    for (;;) {
+      std::string missing;
+      bool pending = false;
+      for (int r = 0; r < size_; ++r) {
+        for (MPI_Request* req : {&ex->receives[r], &ex->sends[r]}) {
+          if (*req == MPI_REQUEST_NULL) continue;
+          int flag = 0;
+          TINYDDP_MPI_CHECK(MPI_Test(req, &flag, MPI_STATUS_IGNORE), rank_);
+          pending |= flag == 0;
+        }
+        if (ex->receives[r] != MPI_REQUEST_NULL) missing += (missing.empty() ? "" : ", ") + std::to_string(r);
+      }
+      if (!pending) break;
+      if (std::chrono::steady_clock::now() > deadline) {
+        ex.release();   // MPI may still write into it
+        if (missing.empty()) missing = other_ranks(rank_, size_);   // only our sends are stuck: no rank received
+        throw fail_group(collective_timeout_message(rank_, what, seq, timeout_, missing));
+      }
+      std::this_thread::yield();
+    }
+    const std::string mine(ex->mine.data());
+    for (int r = 0; r < size_; ++r) {
+      if (r == rank_) continue;
+      const std::string theirs(ex->theirs[r].data(), strnlen(ex->theirs[r].data(), kSignatureBytes));
+      if (theirs != mine)
+        throw fail_group("[Rank " + std::to_string(rank_) + "] " +
+                         collective_mismatch_message(seq, r, theirs, rank_, mine));
+    }
+    return seq;
+  }
+
   template <typename Start>
-  std::shared_ptr<Work> packed(std::vector<Tensor>& tensors, const char* what, Start start) {
+  std::shared_ptr<Work> packed(std::vector<Tensor>& tensors, uint64_t seq, const char* what, Start start_mpi) {
     if (tensors.size() == 1) {
-      MPI_Request req = start(tensors[0]);
-      return std::make_shared<MpiWork>(req, rank_, what, timeout_, tensors);
+      MPI_Request req = start_mpi(tensors[0]);
+      return std::make_shared<MpiWork>(req, rank_, seq, what, timeout_, tensors);
     }
     int64_t total = 0;
     for (const Tensor& t : tensors) {
@@ -234,8 +375,8 @@ class MpiProcessGroup : public ProcessGroup {
                   t.numel() * element_size(t.dtype()));
       offset += t.numel();
     }
-    MPI_Request req = start(flat);
-    auto inner = std::make_shared<MpiWork>(req, rank_, what, timeout_, std::vector<Tensor>{flat});
+    MPI_Request req = start_mpi(flat);
+    auto inner = std::make_shared<MpiWork>(req, rank_, seq, what, timeout_, std::vector<Tensor>{flat});
     return std::make_shared<PackedWork>(inner, flat, tensors);
   }
 
@@ -252,6 +393,10 @@ std::shared_ptr<ProcessGroup> mpi_world() {
 }
 
 void mpi_abort(int code) {
+  int initialized = 0, finalized = 0;
+  MPI_Initialized(&initialized);
+  MPI_Finalized(&finalized);
+  if (!initialized || finalized) std::exit(code);   // no MPI job to end: the launcher sees this exit code
   MPI_Abort(MPI_COMM_WORLD, code);
   std::abort();
 }

@@ -1,5 +1,7 @@
 #include "dist/process_group.h"
 
+#include <sstream>
+
 namespace tinyddp::dist {
 
 void check_collective_tensors(const std::vector<Tensor>& tensors, const char* collective) {
@@ -23,6 +25,40 @@ void check_host_tensors(const std::vector<Tensor>& tensors, const char* collecti
     TINYDDP_CHECK(tensors[i].device().is_cpu(), collective, " on the ", backend, " backend: tensor ", i, " is on ",
                   tensors[i].device().str(), ", but this backend reduces host memory. Use the nccl backend for GPU "
                   "tensors, or move them with .to(Device::cpu()).");
+}
+
+namespace {
+std::string describe(const Tensor& t) {
+  std::ostringstream os;
+  os << dtype_name(t.dtype()) << "[" << t.numel() << "]";
+  return os.str();
+}
+}  // namespace
+
+std::string collective_signature(const std::string& kind, const std::vector<Tensor>& tensors, const Tensor& input,
+                                 ReduceOp op, int root) {
+  std::ostringstream os;
+  os << kind << "(";
+  for (size_t i = 0; i < tensors.size(); ++i) os << (i ? ", " : "") << describe(tensors[i]);
+  if (input.defined()) os << (tensors.empty() ? "" : ", ") << "input " << describe(input);
+  if (kind == "broadcast") os << ", root " << root;
+  if (kind == "allreduce") os << (op == ReduceOp::sum ? ", sum" : ", max");
+  os << ")";
+  return os.str();
+}
+
+std::string collective_mismatch_message(uint64_t seq, int other, const std::string& theirs, int rank,
+                                        const std::string& mine) {
+  return "collective #" + std::to_string(seq) + " does not match across ranks: rank " + std::to_string(other) +
+         " called " + theirs + " but rank " + std::to_string(rank) + " called " + mine +
+         ". Every rank must issue the same collectives in the same order with the same sizes.";
+}
+
+std::string collective_timeout_message(int rank, const std::string& kind, uint64_t seq,
+                                       std::chrono::milliseconds timeout, const std::string& missing) {
+  return "[Rank " + std::to_string(rank) + "] " + kind + " (collective #" + std::to_string(seq) + ") timed out after " +
+         std::to_string(timeout.count()) + " ms waiting for rank(s) " + missing + ". A rank may have died, hung, or "
+         "skipped this collective; check that every rank runs the same sequence of collectives.";
 }
 
 }  // namespace tinyddp::dist

@@ -28,6 +28,14 @@ class PeerLeftError : public Error {
   using Error::Error;
 };
 
+// A collective that cannot complete: a rank did not arrive within the timeout, the ranks called different
+// collectives, or the group already failed so (MPI cannot cancel a collective) no new one may start.
+// `tinyddp` ends with exit code 3 on it.
+class CollectiveFailedError : public Error {
+ public:
+  using Error::Error;
+};
+
 enum class ReduceOp { sum, max };
 
 // 60 s: far above any collective of this project on a shared 2-core machine, short enough that a
@@ -69,6 +77,17 @@ class ProcessGroup {
 void check_collective_tensors(const std::vector<Tensor>& tensors, const char* collective);
 // The host backends (thread, mpi): every tensor on the CPU. Throws naming the backend and the way out.
 void check_host_tensors(const std::vector<Tensor>& tensors, const char* collective, const char* backend);
+
+// What must agree across ranks for one collective, as the mismatch error shows it:
+// "allreduce(f32[3], f32[5], sum)", "allgather(i64[1], i64[1], input i64[1])", "broadcast(f64[4], root 0)".
+std::string collective_signature(const std::string& kind, const std::vector<Tensor>& tensors, const Tensor& input,
+                                 ReduceOp op, int root);
+// The error when rank `rank` called `mine` as collective #seq and rank `other` called `theirs`.
+std::string collective_mismatch_message(uint64_t seq, int other, const std::string& theirs, int rank,
+                                        const std::string& mine);
+// The error when ranks `missing` ("1" or "1, 3") never arrived at collective #seq within `timeout`.
+std::string collective_timeout_message(int rank, const std::string& kind, uint64_t seq,
+                                       std::chrono::milliseconds timeout, const std::string& missing);
 
 // A Work that is already complete (used by backends for trivial cases, e.g. one rank).
 class CompletedWork : public Work {

@@ -37,14 +37,7 @@ int64_t arrival_bytes(const ThreadWorld::Arrival& a) {
 }  // namespace
 
 std::string ThreadWorld::Arrival::signature() const {
-  std::ostringstream os;
-  os << kind << "(";
-  for (size_t i = 0; i < tensors.size(); ++i) os << (i ? ", " : "") << describe(tensors[i]);
-  if (input.defined()) os << (tensors.empty() ? "" : ", ") << "input " << describe(input);
-  if (kind == "broadcast") os << ", root " << root;
-  if (kind == "allreduce") os << (op == ReduceOp::sum ? ", sum" : ", max");
-  os << ")";
-  return os.str();
+  return collective_signature(kind, tensors, input, op, root);
 }
 
 class ThreadWork : public Work {
@@ -75,10 +68,7 @@ class ThreadWork : public Work {
       std::ostringstream missing;
       for (int r = 0; r < w.size_; ++r)
         if (!slot.arrivals[r]) missing << (missing.tellp() ? ", " : "") << r;
-      throw Error("[Rank " + std::to_string(rank_) + "] " + what_ + " (collective #" + std::to_string(seq_) +
-                  ") timed out after " + std::to_string(w.timeout_.count()) + " ms waiting for rank(s) " +
-                  missing.str() + ". A rank may have died, hung, or skipped this collective; check that every "
-                  "rank runs the same sequence of collectives.");
+      throw CollectiveFailedError(collective_timeout_message(rank_, what_, seq_, w.timeout_, missing.str()));
     }
     completed_ = true;
   }
@@ -214,10 +204,7 @@ std::shared_ptr<Work> ThreadWorld::arrive(int rank, Arrival arrival) {
     for (int r = 0; r < size_ && slot.error.empty(); ++r) {
       if (!slot.arrivals[r]) continue;
       const std::string mine = arrival.signature(), theirs = slot.arrivals[r]->signature();
-      if (mine != theirs)
-        slot.error = "collective #" + std::to_string(seq) + " does not match across ranks: rank " + std::to_string(r) +
-                     " called " + theirs + " but rank " + std::to_string(rank) + " called " + mine +
-                     ". Every rank must issue the same collectives in the same order with the same sizes.";
+      if (mine != theirs) slot.error = collective_mismatch_message(seq, r, theirs, rank, mine);
     }
     slot.arrivals[rank] = std::move(arrival);
     if (++slot.arrived == size_) {

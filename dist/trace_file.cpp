@@ -150,7 +150,7 @@ std::string TraceRecording::finish() {
   std::cerr << "tinyddp: trace written to " + out + " (" + std::to_string(events.size()) +
                    " events): open it at https://ui.perfetto.dev or chrome://tracing, or draw an iteration with "
                    "`tinyddp trace-view " + out + " --svg OUT.svg`" +
-                   (backend_ == "mpi" ? "; join the ranks' files with `tinyddp trace-merge`" : "") + "\n";
+                   (backend_ == "mpi" ? "; join the ranks' files with `tinyddp trace-merge -o OUT.json FILE.rank0.json FILE.rank1.json ...`" : "") + "\n";
   return out;
 }
 

@@ -5,7 +5,7 @@
 //
 //   tinyddp repro two-backward --trace t.json                       thread backend: one file, a process per rank
 //   mpirun -np 2 tinyddp repro two-backward --backend mpi --trace t.json     t.rank0.json, t.rank1.json
-//   tinyddp trace-merge t.json t.rank0.json t.rank1.json            one file, every rank on rank 0's clock
+//   tinyddp trace-merge -o t.json t.rank0.json t.rank1.json         one file, every rank on rank 0's clock
 //   tinyddp trace-view t.json --svg t.svg [--iteration 2]           one iteration as a timeline picture
 //
 // The file: {"traceEvents": [...], "displayTimeUnit": "ns", "otherData": {...}}. Each event has name, cat,

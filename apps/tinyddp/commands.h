@@ -18,7 +18,8 @@ void add_repro_command(CLI::App& app, int* exit_code);
 // `tinyddp train`: registers the subcommand (train/train_command.cpp); the callback runs it and sets *exit_code.
 void add_train_command(CLI::App& app, int* exit_code);
 
-// `tinyddp trace-merge OUT IN...` and `tinyddp trace-view FILE --svg OUT [--iteration K]` (trace/trace_command.cpp).
+// `tinyddp trace-merge -o OUT IN IN...` and `tinyddp trace-view FILE --svg OUT [--iteration K]`
+// (trace/trace_command.cpp).
 void add_trace_commands(CLI::App& app, int* exit_code);
 
 // What a new user runs first: the two-backward error and the fix that works.

@@ -35,7 +35,7 @@ endif()
 
 # 2. Merge.
 execute_process(
-  COMMAND "${TINYDDP}" trace-merge "${OUT_DIR}/merged.json" "${OUT_DIR}/t.rank0.json" "${OUT_DIR}/t.rank1.json"
+  COMMAND "${TINYDDP}" trace-merge -o "${OUT_DIR}/merged.json" "${OUT_DIR}/t.rank0.json" "${OUT_DIR}/t.rank1.json"
   RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err TIMEOUT 60)
 if(NOT rc EQUAL 0)
   message(FATAL_ERROR "tinyddp trace-merge failed (${rc}):\n${out}\n${err}")

@@ -80,9 +80,9 @@ def repro(tinyddp_bin, scenario, env=None):
     """`tinyddp repro SCENARIO --json` (TORCH_DISTRIBUTED_DEBUG as in `env`, unset by default)."""
     if env is None:
         env = {k: v for k, v in os.environ.items() if k != "TORCH_DISTRIBUTED_DEBUG"}
-    out = subprocess.run([tinyddp_bin, "repro", scenario, "--json"], check=True, capture_output=True, text=True,
-                         env=env).stdout
-    return json.loads(out)
+    run = subprocess.run([tinyddp_bin, "repro", scenario, "--json"], capture_output=True, text=True, env=env)
+    assert run.returncode in (0, 1), run.stderr   # 1: the reproduced program raised (README, exit codes)
+    return json.loads(run.stdout)
 
 
 def repro_message(tinyddp_bin, env=None):

@@ -23,8 +23,10 @@ def run_example(name, *args):
 
 
 def run_tinyddp(tinyddp_bin, *args, env=None):
-    return subprocess.run([tinyddp_bin, *args], check=True, capture_output=True, text=True, timeout=120,
-                          env=env).stdout
+    run = subprocess.run([tinyddp_bin, *args], capture_output=True, text=True, timeout=120, env=env)
+    # `repro` exits 1 when the reproduced program raised (README, exit codes).
+    assert run.returncode in ((0, 1) if args[0] == "repro" else (0,)), run.stderr
+    return run.stdout
 
 
 # ---- GradNorm ----

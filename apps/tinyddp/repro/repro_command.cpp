@@ -3,6 +3,8 @@
 #include <iomanip>
 #include <iostream>
 
+#include "apps/tinyddp/cli_errors.h"
+#include "apps/tinyddp/cli_scenarios.h"
 #include "apps/tinyddp/commands.h"
 #include "apps/tinyddp/repro/repro.h"
 #include "apps/tinyddp/repro/scenarios.h"
@@ -58,8 +60,8 @@ std::vector<int> parse_iterations(const std::string& text) {
     } catch (const std::exception&) {
       used = 0;
     }
-    TINYDDP_CHECK(used == item.size() && !item.empty() && n >= 1, "repro: --iterations takes a count of at least 1, or one "
-                  "count per rank separated by commas (uneven inputs: --iterations 3,2), got '", text, "'.");
+    TINYDDP_USAGE_CHECK(used == item.size() && !item.empty() && n >= 1, "repro: --iterations takes a count of at least 1, or one "
+                        "count per rank separated by commas (uneven inputs: --iterations 3,2), got '", text, "'.");
     counts.push_back(n);
     pos = comma + 1;
   }
@@ -68,19 +70,21 @@ std::vector<int> parse_iterations(const std::string& text) {
 
 int run(ReproArgs& a) {
   if (a.list) {
-    list_scenarios(std::cout);
-    return 0;
+    if (a.json) std::cout << scenarios_to_json().dump(1) << "\n";
+    else list_scenarios(std::cout);
+    return kExitOk;
   }
-  TINYDDP_CHECK(a.name.empty() != a.plan.empty(), "repro: give a scenario NAME or --plan \"...\" (not both); "
-                                                   "`tinyddp repro --list` shows the scenarios.");
+  TINYDDP_USAGE_CHECK(a.name.empty() != a.plan.empty(), "repro: give a scenario NAME or --plan \"...\" (not both); "
+                                                         "`tinyddp repro --list` shows the scenarios.");
   ReproOptions o = a.options;
   std::string plan = a.plan, scenario = "custom";
   if (!a.name.empty()) {
     const Scenario* s = find_scenario(a.name);
     if (!s) {
-      std::cerr << "tinyddp: error: unknown scenario '" << a.name << "'.\n";
-      list_scenarios(std::cerr);
-      return 2;
+      std::string names;
+      for (const Scenario& known : scenarios()) names += (names.empty() ? "" : ", ") + known.name;
+      throw UsageError("unknown scenario '" + a.name + "'. The named scenarios: " + names +
+                       "; `tinyddp repro --list` shows each one's plan and outcome.");
     }
     plan = s->plan;
     scenario = s->name;
@@ -126,7 +130,7 @@ int run(ReproArgs& a) {
     if (a.json) std::cout << to_json(result).dump(1) << "\n";
     else print_report(std::cout, result);
   }
-  return 0;
+  return result.outcome == "error" ? kExitRaised : kExitOk;
 }
 
 }  // namespace

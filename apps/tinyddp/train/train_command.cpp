@@ -3,6 +3,7 @@
 #include <iostream>
 #include <sstream>
 
+#include "apps/tinyddp/cli_errors.h"
 #include "apps/tinyddp/commands.h"
 #include "apps/tinyddp/train/train.h"
 #include "dist/mpi_process_group.h"
@@ -36,8 +37,8 @@ std::vector<int64_t> parse_steps(const std::string& text, const std::string& fla
       steps.push_back(std::stoll(item, &used));
       if (used != item.size()) throw std::invalid_argument(item);
     } catch (const std::exception&) {
-      throw Error("train: " + flag + " takes comma-separated step numbers like 0,200,800; '" + item +
-                  "' is not one.");
+      throw UsageError("train: " + flag + " takes comma-separated step numbers like 0,200,800; '" + item +
+                       "' is not one.");
     }
   }
   return steps;
@@ -80,7 +81,7 @@ int run(TrainArgs& a) {
   if (!plot_written.empty() && plot_written != a.plot)
     std::cerr << "tinyddp: note: gnuplot is not on PATH (Debian: gnuplot-nox); wrote an SVG instead: " << plot_written
               << "\n";
-  return r.weights_identical_across_ranks && r.replicas_in_sync ? 0 : 3;
+  return r.weights_identical_across_ranks && r.replicas_in_sync ? kExitOk : kExitReplicasDiverged;
 }
 
 }  // namespace

@@ -1,0 +1,37 @@
+# One command line of `tinyddp` and what must come back: its exit code, and regexes its stdout and stderr
+# must (and must not) match. CTest alone checks only zero vs non-zero, and exit codes are part of the CLI's
+# contract (README, "Exit codes"). Run with cmake -P:
+#   -DCOMMAND=prog|arg|arg...   the command, arguments separated by '|'; @SEMI@ stands for ';' (which would
+#                               split the argument on its way through CTest)
+#   -DRC=N                      the expected exit code
+#   -DSTDOUT=regex -DSTDERR=regex -DNOT_STDOUT=regex -DNOT_STDERR=regex   (each optional)
+cmake_minimum_required(VERSION 3.19)
+
+foreach(var COMMAND RC)
+  if(NOT DEFINED ${var})
+    message(FATAL_ERROR "run_cli.cmake: pass -D${var}=...")
+  endif()
+endforeach()
+string(REPLACE "|" ";" command "${COMMAND}")
+string(REPLACE "@SEMI@" "\\;" command "${command}")
+set(ENV{OMPI_ALLOW_RUN_AS_ROOT} 1)
+set(ENV{OMPI_ALLOW_RUN_AS_ROOT_CONFIRM} 1)
+execute_process(COMMAND ${command} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err TIMEOUT 170)
+set(shown "command: ${command}\nexit code: ${rc}\n--- stdout\n${out}\n--- stderr\n${err}")
+if(NOT rc STREQUAL RC)
+  message(FATAL_ERROR "expected exit code ${RC}, got ${rc}\n${shown}")
+endif()
+foreach(stream STDOUT STDERR)
+  if(stream STREQUAL "STDOUT")
+    set(text "${out}")
+  else()
+    set(text "${err}")
+  endif()
+  if(DEFINED ${stream} AND NOT text MATCHES "${${stream}}")
+    message(FATAL_ERROR "${stream} does not match '${${stream}}'\n${shown}")
+  endif()
+  if(DEFINED NOT_${stream} AND text MATCHES "${NOT_${stream}}")
+    message(FATAL_ERROR "${stream} matches '${NOT_${stream}}', which it must not\n${shown}")
+  endif()
+endforeach()
+message(STATUS "ok: exit code ${rc}")
