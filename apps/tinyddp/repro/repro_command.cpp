@@ -3,6 +3,7 @@
 #include <iomanip>
 #include <iostream>
 
+#include "apps/tinyddp/cli_checks.h"
 #include "apps/tinyddp/cli_errors.h"
 #include "apps/tinyddp/cli_scenarios.h"
 #include "apps/tinyddp/commands.h"
@@ -166,7 +167,9 @@ void add_repro_command(CLI::App& app, int* exit_code) {
   cmd->add_option("name", args->name, "Scenario to run (see --list)");
   cmd->add_flag("--list", args->list, "List the named scenarios");
   cmd->add_option("--plan", args->plan, "Run this plan instead of a named scenario");
-  cmd->add_option("--ranks", args->options.ranks, "Number of ranks (thread backend)")->capture_default_str();
+  cmd->add_option("--ranks", args->options.ranks, "Number of ranks (thread backend)")
+      ->check(CLI::Range(1, 64))
+      ->capture_default_str();
   cmd->add_option("--backend", args->options.backend, "thread or mpi (under mpirun)")
       ->check(CLI::IsMember({"thread", "mpi"}))
       ->capture_default_str();
@@ -193,13 +196,17 @@ void add_repro_command(CLI::App& app, int* exit_code) {
                                 "g_adv)");
   cmd->add_option("--debug", args->debug, "TORCH_DISTRIBUTED_DEBUG level (default: the environment variable)")
       ->check(CLI::IsMember({"OFF", "INFO", "DETAIL"}));
-  cmd->add_option("--bucket-cap-mb", args->options.bucket_cap_mb, "DDP bucket_cap_mb")->capture_default_str();
+  cmd->add_option("--bucket-cap-mb", args->options.bucket_cap_mb, "DDP bucket_cap_mb")
+      ->check(at_least(0))
+      ->capture_default_str();
   cmd->add_flag("--same-data", args->options.same_data, "Every rank draws the same micro-batches");
   cmd->add_option("--unsynced-grads", args->unsynced,
                   "Gradients that arrive after DDP finalized: warn, error or ignore (tinyddp's check)")
       ->check(CLI::IsMember({"warn", "error", "ignore"}))
       ->capture_default_str();
-  cmd->add_option("--timeout-ms", args->options.timeout_ms, "Timeout of every collective")->capture_default_str();
+  cmd->add_option("--timeout-ms", args->options.timeout_ms, "Timeout of every collective")
+      ->check(at_least(1))
+      ->capture_default_str();
   cmd->add_flag("--json", args->json, "Print one JSON object");
   cmd->add_option("--trace", args->trace,
                   "Record a Chrome trace (Perfetto, chrome://tracing) in FILE; under mpirun, FILE.rank<N>.json");

@@ -4,6 +4,7 @@
 #include <fstream>
 #include <iostream>
 
+#include "apps/tinyddp/cli_checks.h"
 #include "apps/tinyddp/cli_errors.h"
 #include "apps/tinyddp/commands.h"
 #include "apps/tinyddp/trace/trace_view.h"
@@ -103,8 +104,12 @@ void add_trace_commands(CLI::App& app, int* exit_code) {
   CLI::App* view = app.add_subcommand("trace-view", "Draw one iteration of a trace as a timeline SVG");
   view->add_option("file", args->view_in, "A trace written by --trace (or trace-merge)")->required();
   view->add_option("--svg", args->view_svg, "The SVG to write")->required();
-  view->add_option("--iteration", args->view.iteration, "Which iteration (from 1)")->capture_default_str();
-  view->add_option("--width", args->view.width_px, "Width in pixels")->capture_default_str();
+  view->add_option("--iteration", args->view.iteration, "Which iteration (from 1)")
+      ->check(at_least(1))
+      ->capture_default_str();
+  view->add_option("--width", args->view.width_px, "Width in pixels")
+      ->check(at_least(1))
+      ->capture_default_str();
   view->footer("Rows: ranks. Lanes: calls, autograd nodes, reducer hooks, reducer (buckets, finalize), comm.\n"
                "Example: tinyddp repro two-backward --trace t.json && tinyddp trace-view t.json --svg t.svg");
   view->callback([args, exit_code] {

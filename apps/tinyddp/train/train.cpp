@@ -21,6 +21,7 @@
 #include <optional>
 #include <sstream>
 
+#include "apps/tinyddp/cli_errors.h"
 #include "dist/allreduce_mean.h"
 #include "dist/comm_trace.h"
 #include "dist/ddp.h"
@@ -265,6 +266,9 @@ TrainResult run_train(const TrainOptions& options) {
   plan.lr = o.lr.value_or(e.defaults.lr);
   plan.alpha = o.alpha.value_or(e.defaults.alpha);
   TINYDDP_CHECK(plan.steps >= 1, "train: --steps must be at least 1, got ", plan.steps, ".");
+  TINYDDP_USAGE_CHECK(o.warmup_steps <= plan.steps, "train: --warmup-steps ", o.warmup_steps, " is more than the run's ",
+                      plan.steps, " steps; the baseline L_i(0) averages the first --warmup-steps steps, so use at most ",
+                      plan.steps, " (or raise --steps).");
   plan.history_every = o.history_every > 0 ? o.history_every : std::max<int64_t>(1, plan.steps / 500);
   if (o.report_steps.empty()) {
     for (int64_t s : e.defaults.report_steps)

@@ -3,6 +3,7 @@
 #include <iostream>
 #include <sstream>
 
+#include "apps/tinyddp/cli_checks.h"
 #include "apps/tinyddp/cli_errors.h"
 #include "apps/tinyddp/commands.h"
 #include "apps/tinyddp/train/train.h"
@@ -107,22 +108,29 @@ void add_train_command(CLI::App& app, int* exit_code) {
   cmd->add_option("--weighting", o.weighting, "fixed, uncertainty, gradnorm or gradnorm-squared")
       ->check(CLI::IsMember(models::weighting_kinds()))
       ->capture_default_str();
-  a->alpha_opt = cmd->add_option("--alpha", a->alpha, "GradNorm's alpha (default: 0.12 toy, 1.5 recsys, the paper's)");
+  // Numbers are checked here, at parse time (exit 2, the flag and its range in the message).
+  a->alpha_opt = cmd->add_option("--alpha", a->alpha, "GradNorm's alpha (default: 0.12 toy, 1.5 recsys, the paper's)")
+                     ->check(at_least(0));
   cmd->add_option("--lr-weights", o.lr_weights, "Learning rate of the task weights (the paper's 0.025)")
+      ->check(positive())
       ->capture_default_str();
   cmd->add_option("--weights-optimizer", o.weights_optimizer,
                   "Optimizer of GradNorm's task weights: adam (the paper's NYUv2 setting, with --lr-weights 0.025) "
                   "or sgd (w -= lr dL_grad/dw)")
       ->check(CLI::IsMember({"adam", "sgd"}))
       ->capture_default_str();
-  cmd->add_option("--update-every", o.update_every, "Update the task weights every K steps")->capture_default_str();
-  a->steps_opt = cmd->add_option("--steps", a->steps, "Training steps (default: the experiment's, 2000)");
-  a->batch_opt = cmd->add_option("--batch", a->batch, "Rows per step over all ranks (default: 100 toy, 256 recsys)");
-  a->lr_opt = cmd->add_option("--lr", a->lr, "The network's learning rate (default 1e-3)");
+  cmd->add_option("--update-every", o.update_every, "Update the task weights every K steps")
+      ->check(at_least(1))
+      ->capture_default_str();
+  a->steps_opt = cmd->add_option("--steps", a->steps, "Training steps (default: the experiment's, 2000)")
+                     ->check(at_least(1));
+  a->batch_opt = cmd->add_option("--batch", a->batch, "Rows per step over all ranks (default: 100 toy, 256 recsys)")
+                     ->check(at_least(1));
+  a->lr_opt = cmd->add_option("--lr", a->lr, "The network's learning rate (default 1e-3)")->check(positive());
   cmd->add_option("--optimizer", o.optimizer, "adam or sgd (network)")
       ->check(CLI::IsMember({"adam", "sgd"}))
       ->capture_default_str();
-  cmd->add_option("--ranks", o.ranks, "DDP ranks (thread backend)")->capture_default_str();
+  cmd->add_option("--ranks", o.ranks, "DDP ranks (thread backend)")->check(CLI::Range(1, 64))->capture_default_str();
   cmd->add_option("--backend", o.backend, "thread, or mpi under mpirun")
       ->check(CLI::IsMember({"thread", "mpi"}))
       ->capture_default_str();
@@ -137,13 +145,18 @@ void add_train_command(CLI::App& app, int* exit_code) {
   cmd->add_option("--trace", a->trace,
                   "Record a Chrome trace (Perfetto, chrome://tracing) in FILE; under mpirun, FILE.rank<N>.json. "
                   "Every step is recorded: use few --steps");
-  cmd->add_option("--history-every", o.history_every, "Record a history row every K steps (0: ~500 rows)");
-  cmd->add_option("--ema", o.ema, "EMA factor of GradNorm's loss ratios (0: none)")->capture_default_str();
+  cmd->add_option("--history-every", o.history_every, "Record a history row every K steps (0: ~500 rows)")
+      ->check(at_least(0));
+  cmd->add_option("--ema", o.ema, "EMA factor of GradNorm's loss ratios (0: none)")
+      ->check(CLI::Range(0.0, 1.0))
+      ->capture_default_str();
   cmd->add_option("--warmup-steps", o.warmup_steps, "Baseline L_i(0) = mean of the first K steps (0: step 0)")
+      ->check(at_least(0))
       ->capture_default_str();
   cmd->add_option("--freeze-after", o.freeze_after,
                   "Update the task weights at steps 0..K only, then train on with the weights learned (-1: never); "
                   "steps after K take no per-task gradients, so they cost what a fixed-weight step costs")
+      ->check(at_least(-1))
       ->capture_default_str();
   cmd->add_option("--save-initial-params", o.save_initial_params,
                   "Write the network's initial parameters to FILE (tinyddp parameter format; rank 0)");
@@ -155,7 +168,9 @@ void add_train_command(CLI::App& app, int* exit_code) {
   cmd->add_option("--plot", a->plot, "Plot weights and loss ratios: FILE.png (gnuplot) or FILE.svg");
   cmd->add_flag("--json", a->json, "Print one JSON object (experiment, weighting, steps, weights, history, metric, ...)");
   cmd->add_flag("--quiet", a->quiet, "No progress lines on stderr");
-  cmd->add_option("--timeout-ms", o.timeout_ms, "Timeout of every collective")->capture_default_str();
+  cmd->add_option("--timeout-ms", o.timeout_ms, "Timeout of every collective")
+      ->check(at_least(1))
+      ->capture_default_str();
   cmd->callback([a, exit_code] { *exit_code = run(*a); });
 }
 
