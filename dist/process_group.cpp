@@ -1,5 +1,6 @@
 #include "dist/process_group.h"
 
+#include <algorithm>
 #include <sstream>
 
 namespace tinyddp::dist {
@@ -59,6 +60,27 @@ std::string collective_timeout_message(int rank, const std::string& kind, uint64
   return "[Rank " + std::to_string(rank) + "] " + kind + " (collective #" + std::to_string(seq) + ") timed out after " +
          std::to_string(timeout.count()) + " ms waiting for rank(s) " + missing + ". A rank may have died, hung, or "
          "skipped this collective; check that every rank runs the same sequence of collectives.";
+}
+
+std::vector<std::string> allgather_strings(ProcessGroup& pg, const std::string& mine) {
+  std::vector<Tensor> lengths;
+  for (int r = 0; r < pg.size(); ++r) lengths.push_back(zeros({1}, DType::i64));
+  pg.allgather(lengths, full({1}, static_cast<double>(mine.size()), DType::i64))->wait();
+  int64_t longest = 0;
+  for (const Tensor& l : lengths) longest = std::max(longest, l.item<int64_t>());
+  std::vector<int64_t> bytes(static_cast<size_t>(longest), 0);
+  for (size_t i = 0; i < mine.size(); ++i) bytes[i] = static_cast<unsigned char>(mine[i]);
+  std::vector<Tensor> all;
+  for (int r = 0; r < pg.size(); ++r) all.push_back(zeros({longest}, DType::i64));
+  pg.allgather(all, from_vector(bytes, {longest}))->wait();
+  std::vector<std::string> out;
+  for (int r = 0; r < pg.size(); ++r) {
+    const auto v = all[r].to_vector<int64_t>();
+    std::string s(static_cast<size_t>(lengths[r].item<int64_t>()), '\0');
+    for (size_t i = 0; i < s.size(); ++i) s[i] = static_cast<char>(v[i]);
+    out.push_back(std::move(s));
+  }
+  return out;
 }
 
 }  // namespace tinyddp::dist

@@ -78,6 +78,9 @@ void check_collective_tensors(const std::vector<Tensor>& tensors, const char* co
 // The host backends (thread, mpi): every tensor on the CPU. Throws naming the backend and the way out.
 void check_host_tensors(const std::vector<Tensor>& tensors, const char* collective, const char* backend);
 
+// Every rank's string, in rank order, on every rank (two allgathers: the lengths, then the padded bytes).
+std::vector<std::string> allgather_strings(ProcessGroup& pg, const std::string& mine);
+
 // What must agree across ranks for one collective, as the mismatch error shows it:
 // "allreduce(f32[3], f32[5], sum)", "allgather(i64[1], i64[1], input i64[1])", "broadcast(f64[4], root 0)".
 std::string collective_signature(const std::string& kind, const std::vector<Tensor>& tensors, const Tensor& input,

@@ -68,20 +68,9 @@ void check_launch(CLI::App& app, const std::vector<std::string>& args) {
 void check_same_command_line(dist::ProcessGroup& pg, const std::vector<std::string>& args) {
   if (pg.size() == 1) return;
   const std::string mine = join(args);
-  std::vector<Tensor> lengths;
-  for (int r = 0; r < pg.size(); ++r) lengths.push_back(zeros({1}, DType::i64));
-  pg.allgather(lengths, full({1}, static_cast<double>(mine.size()), DType::i64))->wait();
-  int64_t longest = 0;
-  for (const Tensor& l : lengths) longest = std::max(longest, l.item<int64_t>());
-  std::vector<int64_t> bytes(static_cast<size_t>(longest), 0);
-  for (size_t i = 0; i < mine.size(); ++i) bytes[i] = static_cast<unsigned char>(mine[i]);
-  std::vector<Tensor> all;
-  for (int r = 0; r < pg.size(); ++r) all.push_back(zeros({longest}, DType::i64));
-  pg.allgather(all, from_vector(bytes, {longest}))->wait();
+  const std::vector<std::string> every = dist::allgather_strings(pg, mine);
   for (int r = 0; r < pg.size(); ++r) {
-    const auto v = all[r].to_vector<int64_t>();
-    std::string theirs(static_cast<size_t>(lengths[r].item<int64_t>()), '\0');
-    for (size_t i = 0; i < theirs.size(); ++i) theirs[i] = static_cast<char>(v[i]);
+    const std::string& theirs = every[static_cast<size_t>(r)];
     if (theirs == mine) continue;
     const std::vector<std::string> a = split(theirs);
     size_t k = 0;

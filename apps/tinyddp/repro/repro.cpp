@@ -325,24 +325,9 @@ RankResult rank_from_json(const nlohmann::json& j) {
 
 // Every rank's result on every rank: each serializes its own and the strings are allgathered.
 std::vector<RankResult> gather_results(dist::ProcessGroup& pg, const RankResult& mine) {
-  const std::string text = rank_to_json(mine).dump();
-  std::vector<Tensor> lengths;
-  for (int r = 0; r < pg.size(); ++r) lengths.push_back(zeros({1}, DType::i64));
-  pg.allgather(lengths, full({1}, static_cast<double>(text.size()), DType::i64))->wait();
-  int64_t longest = 0;
-  for (const Tensor& l : lengths) longest = std::max(longest, l.item<int64_t>());
-  std::vector<int64_t> bytes(static_cast<size_t>(longest), 0);
-  for (size_t i = 0; i < text.size(); ++i) bytes[i] = static_cast<unsigned char>(text[i]);
-  std::vector<Tensor> all;
-  for (int r = 0; r < pg.size(); ++r) all.push_back(zeros({longest}, DType::i64));
-  pg.allgather(all, from_vector(bytes, {longest}))->wait();
   std::vector<RankResult> out;
-  for (int r = 0; r < pg.size(); ++r) {
-    const auto v = all[r].to_vector<int64_t>();
-    std::string s(static_cast<size_t>(lengths[r].item<int64_t>()), '\0');
-    for (size_t i = 0; i < s.size(); ++i) s[i] = static_cast<char>(v[i]);
+  for (const std::string& s : dist::allgather_strings(pg, rank_to_json(mine).dump()))
     out.push_back(rank_from_json(nlohmann::json::parse(s)));
-  }
   return out;
 }
 
