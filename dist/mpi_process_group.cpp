@@ -108,6 +108,39 @@ CollectiveFailedError failed_earlier(int rank, const std::string& what) {
                                "earlier: " + runtime().failure + " (MPI cannot cancel a collective; the job must end)");
 }
 
+// Note [Polling MPI without a busy core]
+// Open MPI progresses a nonblocking collective only inside MPI calls (libnbc has no progress thread by
+// default), so a wait must keep calling MPI_Test. Back-to-back tests with a yield in between kept a core busy
+// for the whole wait, the core the peer rank (and its reduction) needed on a 2-core machine. A wait now backs
+// off: kSpinPolls tests back to back (a small collective completes within microseconds), then a sleep between
+// tests that doubles from kMinPollSleep up to kMaxPollSleep and never reaches past the deadline, so the
+// timeout fires when it did. kMaxPollSleep bounds what a wait adds after the collective finished (and what a
+// libnbc round that needs a test to start may wait): 0.25 ms against the milliseconds of a bucket's allreduce.
+constexpr int kSpinPolls = 32;
+constexpr std::chrono::microseconds kMinPollSleep{10};
+constexpr std::chrono::microseconds kMaxPollSleep{250};
+
+class PollBackoff {
+ public:
+  explicit PollBackoff(std::chrono::steady_clock::time_point deadline) : deadline_(deadline) {}
+  // Between two polls.
+  void pause() {
+    if (polls_++ < kSpinPolls) {
+      std::this_thread::yield();
+      return;
+    }
+    const auto now = std::chrono::steady_clock::now();
+    if (now >= deadline_) return;
+    std::this_thread::sleep_for(std::min<std::chrono::steady_clock::duration>(sleep_, deadline_ - now));
+    sleep_ = std::min(2 * sleep_, kMaxPollSleep);
+  }
+
+ private:
+  std::chrono::steady_clock::time_point deadline_;
+  int polls_ = 0;
+  std::chrono::microseconds sleep_ = kMinPollSleep;
+};
+
 // "1" or "1, 2, 3": every rank but `rank`.
 std::string other_ranks(int rank, int size) {
   std::string out;
@@ -147,6 +180,7 @@ class MpiWork : public Work {
     if (done_ || is_completed()) return;
     if (!runtime().failure.empty()) throw failed_earlier(rank_, what_);
     const auto deadline = std::chrono::steady_clock::now() + timeout_;
+    PollBackoff backoff(deadline);   // Note [Polling MPI without a busy core]
     while (!is_completed()) {
       if (std::chrono::steady_clock::now() > deadline) {
         int size = 1;
@@ -158,7 +192,7 @@ class MpiWork : public Work {
                          "had reached it: " + (size == 2 ? "rank " : "one of ranks ") + others +
                          " stopped or failed inside it. The job cannot continue (MPI cannot cancel a collective).");
       }
-      std::this_thread::yield();
+      backoff.pause();
     }
   }
   bool is_completed() override {
@@ -326,6 +360,7 @@ class MpiProcessGroup : public ProcessGroup {
                         rank_);
     }
     const auto deadline = std::chrono::steady_clock::now() + timeout_;
+    PollBackoff backoff(deadline);   // Note [Polling MPI without a busy core]
     for (;;) {
       std::string missing;
       bool pending = false;
@@ -344,7 +379,7 @@ class MpiProcessGroup : public ProcessGroup {
         if (missing.empty()) missing = other_ranks(rank_, size_);   // only our sends are stuck: no rank received
         throw fail_group(collective_timeout_message(rank_, what, seq, timeout_, missing));
       }
-      std::this_thread::yield();
+      backoff.pause();
     }
     const std::string mine(ex->mine.data());
     for (int r = 0; r < size_; ++r) {

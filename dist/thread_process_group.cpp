@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <memory>
 #include <sstream>
 #include <thread>
 
@@ -17,14 +18,60 @@ std::string describe(const Tensor& t) {
   return os.str();
 }
 
+// Note [The thread backend's allreduce]
+// The ring allreduce as nccl-tests' docs describe it (doc/PERFORMANCE.md, "Bus bandwidth"): n ranks, every
+// buffer of S bytes cut into n chunks.
+//   reduce-scatter, n-1 steps: at step s, rank r sends chunk (r - s) mod n to rank r+1, which adds it to its
+//                  own copy of that chunk; after the last step rank r holds chunk (r+1) mod n summed over all.
+//   allgather,     n-1 steps: rank r sends the last summed chunk it holds to rank r+1, which stores it; after
+//                  the last step every rank holds every summed chunk.
+// Each phase moves (n-1)/n * S bytes in and out of every rank: 2(n-1)/n * S per rank whatever n, all ranks at
+// once. The naive reduction (one rank reads all n buffers and writes all n, the others wait) puts 2n * S on one
+// rank. bench_allreduce's busbw = algbw * 2(n-1)/n is that factor; bench_allreduce keeps the naive version.
+//
+// Threads share memory, so a chunk need not travel the ring hop by hop: its owner reads it from every buffer.
+// Rank k owns chunk k and, piece by piece:
+//   reduce-scatter: sums chunk k of buffers 0, 1, ..., n-1, left to right, into buffer 0's chunk k (in place);
+//   allgather:      copies that sum into chunk k of every other buffer (at once, while the piece is in cache).
+// The bytes per rank are the ring's, 2(n-1)/n * S from peers' buffers, in one pass with no scratch buffer and no
+// handoff between steps.
+// Deterministic: element i is b0[i] + b1[i] + ... + b(n-1)[i] in that order whoever computes it, the expression
+// the naive reduction used, so results are bitwise what they were for every n (a real ring starts chunk k's sum
+// at rank k+1, which changes the rounding for n >= 3). The chunk boundaries (below) decide who works, never the
+// bits.
+// Who works: every rank that waits on or polls its Work reduces pieces, its own chunk first; a waiting rank then
+// takes the pieces nobody claimed, so a rank that is late, never waits, threw or left after arriving holds no one.
+// Whoever reduces the last piece completes the collective for every rank.
+
+// A chunk is ceil(count / n) elements rounded up to a multiple of 16 (64 bytes of f32, one cache line), so two
+// owners never write one line; with count < 16 n the first ranks own everything and the others own nothing.
+constexpr int64_t kChunkAlign = 16;
+// Pieces: the unit a rank claims. 256 KiB: small enough that a late rank's chunk is shared out between waiters,
+// large enough that claiming (one atomic add) costs nothing next to the reduction.
+constexpr int64_t kPieceBytes = 256 << 10;
+// Within a piece, 8 KiB blocks: the block of buffer 0 that accumulates stays in L1 while every peer's block is
+// added into it and then copied out.
+constexpr int64_t kBlockBytes = 8 << 10;
+
+int64_t round_up(int64_t x, int64_t multiple) { return (x + multiple - 1) / multiple * multiple; }
+
 template <typename T>
-void reduce_into(std::vector<T*>& buffers, int64_t n, ReduceOp op) {
-  // Rank order, element by element: the same sum on every run.
-  T* first = buffers[0];
-  std::vector<T> acc(first, first + n);
-  for (size_t r = 1; r < buffers.size(); ++r)
-    for (int64_t i = 0; i < n; ++i) acc[i] = op == ReduceOp::sum ? acc[i] + buffers[r][i] : std::max(acc[i], buffers[r][i]);
-  for (T* b : buffers) std::copy(acc.begin(), acc.end(), b);
+void reduce_piece(const std::vector<void*>& data, int64_t begin, int64_t end, ReduceOp op) {
+  const size_t n = data.size();
+  T* acc = static_cast<T*>(data[0]);
+  constexpr int64_t block = kBlockBytes / sizeof(T);
+  for (int64_t b = begin; b < end; b += block) {
+    const int64_t e = std::min(end, b + block);
+    for (size_t r = 1; r < n; ++r) {   // rank order (Note [The thread backend's allreduce])
+      const T* __restrict src = static_cast<const T*>(data[r]);
+      T* __restrict dst = acc;
+      if (op == ReduceOp::sum)
+        for (int64_t i = b; i < e; ++i) dst[i] = dst[i] + src[i];
+      else
+        for (int64_t i = b; i < e; ++i) dst[i] = std::max(dst[i], src[i]);
+    }
+    for (size_t r = 1; r < n; ++r) std::memcpy(static_cast<T*>(data[r]) + b, acc + b, (e - b) * sizeof(T));
+  }
 }
 
 // Trace: the bytes a rank hands to a collective.
@@ -52,15 +99,16 @@ class ThreadWork : public Work {
     std::unique_lock<std::mutex> lock(w.mu_);
     Slot& slot = *slot_;
     // A rank that left this collective is reported before an abort: it is this rank's own cause, whereas
-    // an abort may be another waiter failing for that same leave, first by thread timing.
+    // an abort may be another waiter failing for that same leave, first by thread timing. An allreduce every
+    // rank reached completes whatever happens to them afterwards (its buffers live in the slot).
     std::string left;
     w.cv_.wait_for(lock, w.timeout_, [&] {
-      if (slot.done || !slot.error.empty()) return true;
+      if (slot.done || slot.ready || !slot.error.empty()) return true;
       left = w.left_error(seq_, rank_, what_);
       return !left.empty() || !w.abort_reason_.empty();
     });
     if (!slot.error.empty()) throw Error(slot.error);
-    if (!slot.done) {
+    if (!slot.done && !slot.ready) {
       if (!left.empty()) throw PeerLeftError(left);
       if (!w.abort_reason_.empty())
         throw Error("[Rank " + std::to_string(rank_) + "] " + what_ + " (collective #" + std::to_string(seq_) +
@@ -70,15 +118,28 @@ class ThreadWork : public Work {
         if (!slot.arrivals[r]) missing << (missing.tellp() ? ", " : "") << r;
       throw CollectiveFailedError(collective_timeout_message(rank_, what_, seq_, w.timeout_, missing.str()));
     }
+    w.finish_through(seq_, rank_, lock);
     completed_ = true;
   }
 
   bool is_completed() override {
     if (completed_) return true;
-    // A poll must not wait: while the last rank to arrive performs the collective it holds the world's
-    // lock, and a poll from the backward (the reducer's per-hook poll) would stall until the sum is done.
-    std::unique_lock<std::mutex> lock(world_->mu_, std::try_to_lock);
-    return lock.owns_lock() && slot_->done;
+    // A poll must not wait: it reduces this rank's own pieces of its allreduces that every rank reached (up to
+    // this one: a rank's collectives complete in order), and answers whether all of them are done.
+    if (!slot_->done && !slot_->ready) return false;
+    std::vector<std::shared_ptr<Slot>> mine;
+    {
+      std::unique_lock<std::mutex> lock(world_->mu_, std::try_to_lock);
+      if (!lock.owns_lock()) return false;
+      for (auto& [seq, slot] : world_->running_) {
+        if (seq > seq_) break;
+        mine.push_back(slot);
+      }
+    }
+    for (auto& slot : mine) world_->reduce_pieces(*slot, rank_, /*own_only=*/true);
+    for (auto& slot : mine)
+      if (!slot->done) return false;
+    return slot_->done;
   }
 
  private:
@@ -195,8 +256,8 @@ std::shared_ptr<Work> ThreadWorld::arrive(int rank, Arrival arrival) {
     if (trace::on()) trace::comm_begin(rank, this, seq, arrival.kind.c_str(), arrival_bytes(arrival));
     auto& entry = slots_[seq];
     if (!entry) {
-      entry = std::make_shared<Slot>();
-      entry->arrivals.resize(size_);
+      entry = std::make_shared<Slot>(size_);
+      entry->seq = seq;
     }
     slot_ptr = entry;
     Slot& slot = *entry;
@@ -208,7 +269,12 @@ std::shared_ptr<Work> ThreadWorld::arrive(int rank, Arrival arrival) {
     }
     slot.arrivals[rank] = std::move(arrival);
     if (++slot.arrived == size_) {
-      if (slot.error.empty()) perform(seq, slot);
+      if (slot.error.empty()) {
+        if (slot.arrivals[0]->kind == "allreduce")
+          prepare_allreduce(slot);
+        else
+          perform(slot);
+      }
       slots_.erase(seq);
     }
   }
@@ -216,17 +282,82 @@ std::shared_ptr<Work> ThreadWorld::arrive(int rank, Arrival arrival) {
   return std::make_shared<ThreadWork>(shared_from_this(), std::move(slot_ptr), seq, rank, what);
 }
 
-void ThreadWorld::perform(uint64_t seq, Slot& slot) {
+void ThreadWorld::prepare_allreduce(Slot& slot) {
   const Arrival& first = *slot.arrivals[0];
-  if (first.kind == "allreduce") {
-    for (size_t i = 0; i < first.tensors.size(); ++i) {
-      dispatch_numeric(first.tensors[i].dtype(), "allreduce", [&]<typename T>() {   // bool was refused at the call
-        std::vector<T*> buffers;
-        for (int r = 0; r < size_; ++r) buffers.push_back(slot.arrivals[r]->tensors[i].template data_ptr<T>());
-        reduce_into(buffers, first.tensors[i].numel(), first.op);
+  slot.op = first.op;
+  slot.pieces.assign(size_, {});
+  size_t total = 0;
+  for (size_t i = 0; i < first.tensors.size(); ++i) {
+    const Tensor& t = first.tensors[i];
+    slot.dtypes.push_back(t.dtype());
+    slot.data.emplace_back();
+    for (int r = 0; r < size_; ++r) slot.data.back().push_back(slot.arrivals[r]->tensors[i].raw_data());
+    if (size_ == 1) continue;   // one rank: its buffer already holds the sum
+    const int64_t count = t.numel();
+    const int64_t chunk = round_up((count + size_ - 1) / size_, kChunkAlign);
+    const int64_t piece = std::max<int64_t>(1, kPieceBytes / static_cast<int64_t>(element_size(t.dtype())));
+    for (int owner = 0; owner < size_; ++owner)
+      for (int64_t b = owner * chunk, e = std::min(count, b + chunk); b < e; b += piece) {
+        slot.pieces[owner].push_back({i, b, std::min(e, b + piece)});
+        ++total;
+      }
+  }
+  slot.claimed = std::make_unique<std::atomic<size_t>[]>(size_);
+  slot.pieces_left = total;
+  slot.ready = true;
+  if (total == 0) {
+    complete(slot);
+    return;
+  }
+  running_[slot.seq] = slots_.at(slot.seq);
+}
+
+void ThreadWorld::reduce_pieces(Slot& slot, int rank, bool own_only) {
+  if (slot.done) return;
+  for (int step = 0; step < (own_only ? 1 : size_); ++step) {
+    const int owner = (rank + step) % size_;
+    const std::vector<Piece>& pieces = slot.pieces[owner];
+    for (size_t k; (k = slot.claimed[owner].fetch_add(1)) < pieces.size();) {
+      const Piece& p = pieces[k];
+      dispatch_numeric(slot.dtypes[p.tensor], "allreduce", [&]<typename T>() {   // bool was refused at the call
+        reduce_piece<T>(slot.data[p.tensor], p.begin, p.end, slot.op);
       });
+      if (slot.pieces_left.fetch_sub(1) == 1) {
+        {
+          std::lock_guard<std::mutex> lock(mu_);
+          complete(slot);
+        }
+        cv_.notify_all();
+        return;
+      }
     }
-  } else if (first.kind == "broadcast") {
+  }
+}
+
+void ThreadWorld::complete(Slot& slot) {
+  slot.done = true;
+  if (trace::on())   // whoever completes it completes it for every rank
+    for (int r = 0; r < size_; ++r) trace::comm_end(r, this, slot.seq);
+  running_.erase(slot.seq);
+  // Drop the tensors now: a finished slot keeps only its status for the waiters.
+  slot.arrivals.assign(size_, std::nullopt);
+  slot.data.clear();
+}
+
+void ThreadWorld::finish_through(uint64_t seq, int rank, std::unique_lock<std::mutex>& lock) {
+  while (!running_.empty() && running_.begin()->first <= seq) {
+    std::shared_ptr<Slot> slot = running_.begin()->second;
+    lock.unlock();
+    reduce_pieces(*slot, rank, /*own_only=*/false);
+    lock.lock();
+    // Every piece is claimed now; the ranks still reducing one finish it in bounded time.
+    cv_.wait(lock, [&] { return slot->done.load(); });
+  }
+}
+
+void ThreadWorld::perform(Slot& slot) {
+  const Arrival& first = *slot.arrivals[0];
+  if (first.kind == "broadcast") {
     const Arrival& root = *slot.arrivals[first.root];
     for (int r = 0; r < size_; ++r)
       for (size_t i = 0; i < root.tensors.size(); ++i)
@@ -240,13 +371,7 @@ void ThreadWorld::perform(uint64_t seq, Slot& slot) {
         std::memcpy(slot.arrivals[r]->tensors[src].raw_data(), in.raw_data(), in.numel() * element_size(in.dtype()));
       }
   }
-  slot.done = true;
-  if (trace::on())   // the last arrival completes it for every rank
-    for (int r = 0; r < size_; ++r) trace::comm_end(r, this, seq);
-  // Drop the tensors now: a finished slot keeps only its status for the waiters.
-  for (auto& a : slot.arrivals) a.reset();
-  slot.arrivals.assign(size_, std::nullopt);
-  (void)seq;
+  complete(slot);
 }
 
 std::vector<std::exception_ptr> ThreadWorld::run(int size, const std::function<void(ProcessGroup&)>& fn,

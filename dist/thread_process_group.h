@@ -3,14 +3,20 @@
 //   ThreadWorld::run(2, [](ProcessGroup& pg) { ... one rank's program ... });
 //
 // A collective is matched across ranks by its per-rank sequence number (the k-th collective a rank
-// calls meets the k-th of every other rank). The last rank to arrive performs it, summing in rank order,
-// so results are bitwise deterministic whatever the thread timing. If a rank throws, run() aborts the
+// calls meets the k-th of every other rank). An allreduce is a reduce-scatter then an allgather over
+// fixed chunks, every rank reducing its own chunk in parallel, in place (Note [The thread backend's
+// allreduce] in thread_process_group.cpp); every element is still summed in rank order, so results are
+// bitwise deterministic whatever the thread timing and equal to a left-to-right sum over ranks 0..n-1.
+// The work is done by the ranks that wait on (or poll) it, so it completes even when a rank never waits;
+// a rank's collectives complete in the order it issued them. Broadcast, allgather and barrier are
+// performed by the last rank to arrive. If a rank throws, run() aborts the
 // world: every rank waiting on a collective gets an Error naming that rank instead of waiting out the
 // timeout. If a rank's program ends (it returned, or caught its error and stopped), run() or the program
 // itself calls leave(): the collectives that rank never reached fail at once on the others, naming it, as
 // a multi-process run fails with a transport error when a peer exits.
 #pragma once
 
+#include <atomic>
 #include <condition_variable>
 #include <exception>
 #include <functional>
@@ -58,14 +64,35 @@ class ThreadWorld : public std::enable_shared_from_this<ThreadWorld> {
   };
 
  private:
+  // One piece of an allreduce: elements [begin, end) of tensor `tensor`, reduced over every rank.
+  struct Piece {
+    size_t tensor;
+    int64_t begin, end;
+  };
   struct Slot {
+    explicit Slot(int size) : arrivals(size) {}
     std::vector<std::optional<Arrival>> arrivals;
     int arrived = 0;
-    bool done = false;
-    std::string error;   // set when the collective failed (mismatch)
+    uint64_t seq = 0;
+    std::atomic<bool> done{false};   // written under mu_; read without it by polls
+    std::string error;               // set when the collective failed (mismatch)
+    // An allreduce once every rank arrived (Note [The thread backend's allreduce]); fixed from then on.
+    std::atomic<bool> ready{false};
+    std::vector<std::vector<Piece>> pieces;          // per owner rank: its chunk, cut into pieces
+    std::vector<std::vector<void*>> data;            // per tensor, per rank: the buffer
+    std::vector<DType> dtypes;                       // per tensor
+    ReduceOp op = ReduceOp::sum;
+    std::unique_ptr<std::atomic<size_t>[]> claimed;  // per owner: pieces handed out so far (may overshoot)
+    std::atomic<size_t> pieces_left{0};              // pieces not yet reduced; the one who reduces the last completes
   };
   friend class ThreadWork;
-  void perform(uint64_t seq, Slot& slot);   // called with mu_ held by the last arrival
+  void perform(Slot& slot);         // broadcast, allgather, barrier: called with mu_ held by the last arrival
+  void prepare_allreduce(Slot& slot);   // with mu_ held, at the last arrival: the pieces, then ready
+  // Reduces unclaimed pieces of `slot`, rank's own chunk first; only its own when `own_only`. Without mu_.
+  void reduce_pieces(Slot& slot, int rank, bool own_only);
+  void complete(Slot& slot);        // with mu_ held: done, for every rank
+  // With `lock` (on mu_) held: reduces and waits until every allreduce up to and including `seq` is done.
+  void finish_through(uint64_t seq, int rank, std::unique_lock<std::mutex>& lock);
   // With mu_ held: the error for `rank` waiting in collective `seq` (a `kind`) when a rank that left will
   // never join it; empty while every missing rank may still come.
   std::string left_error(uint64_t seq, int rank, const std::string& kind) const;
@@ -76,6 +103,7 @@ class ThreadWorld : public std::enable_shared_from_this<ThreadWorld> {
   std::condition_variable cv_;
   std::map<uint64_t, std::shared_ptr<Slot>> slots_;   // collectives some rank has not reached yet
   // (a finished slot leaves the map; the Works of its ranks keep it alive for their wait())
+  std::map<uint64_t, std::shared_ptr<Slot>> running_;   // allreduces every rank reached, not yet done
   std::vector<uint64_t> next_seq_;     // per rank: the sequence number of its next collective
   std::string abort_reason_;           // non-empty once a rank failed
   struct Left {
