@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """PyTorch 1.13 peer for bench_allreduce and bench_ddp: gloo, 2 processes on 127.0.0.1, one thread each.
 
-    /usr/bin/python3 bench/ddp_pytorch.py [--json out.json] [--iterations 30]
+    /usr/bin/python3 bench/ddp_pytorch.py [--json out.json] [--iterations 30] [--only allreduce|ddp]
 
 Optional: runs only where `import torch` works (Debian's python3-torch); nothing in the build or the tests
 imports it. It measures what bench_allreduce and bench_ddp measure, the same way:
@@ -11,9 +11,12 @@ imports it. It measures what bench_allreduce and bench_ddp measure, the same way
              all_reduce; a repetition's time is the slowest rank's; median. busbw = algbw * 2(n-1)/n.
   ddp step   the MLP 784-400x5-10 (ReLU, cross-entropy, 959,610 parameters), batch 64 per rank; variants
              local (no comm), flat (backward + one all_reduce of all gradients packed in one buffer, scaled
-             by 1/n), and DDP with bucket_cap_mb 0.25, 1, 4, 25; check that every DDP variant's .grad equals
-             the flat one's (iterations 1-3, which include the bucket rebuild), then timed round-robin,
-             forward and backward per iteration, slowest rank, medians.
+             by 1/n), DDP with bucket_cap_mb 0.25, 1, 4, 25, and one process (rank 0 alone on the global
+             batch of 2 x 64 rows while rank 1 waits); every step starts with zero_grad(set_to_none=True)
+             (PyTorch 2.x's default; 1.13's is False); check that every DDP variant's .grad equals the flat
+             one's (iterations 1-3, which include the bucket rebuild) and the one-process .grad to rounding,
+             then timed round-robin, forward and backward per iteration, slowest rank, medians (min-max).
+             parallel efficiency = step(one process) / step(ddp cap 25), per round, median (min-max).
 
 The peer at its best: OMP_NUM_THREADS=1 and torch.set_num_threads(1) (2 ranks on 2 cores), OpenBLAS
 as the BLAS when installed (libopenblas0-pthread). Gloo goes over TCP loopback.
@@ -33,6 +36,8 @@ CHECK_ITERATIONS = 3
 REPS = 7
 MIN_BYTES, MAX_BYTES, SIZE_STEP = 4 << 10, 64 << 20, 4
 BYTES_PER_REP = 64 << 20
+ONE_PROCESS = "one process, N x B"
+GLOBAL_TOLERANCE = 1e-4   # relative: the mean over N x B rows vs the mean of N means
 
 
 def iterations_for(nbytes):
@@ -52,7 +57,8 @@ def launch(args):
                MASTER_PORT=str(port), WORLD_SIZE="2")
     procs = []
     for rank in range(2):
-        cmd = [sys.executable, os.path.abspath(__file__), "--worker", "--iterations", str(args.iterations)]
+        cmd = [sys.executable, os.path.abspath(__file__), "--worker", "--iterations", str(args.iterations),
+               "--only", args.only]
         if args.json:
             cmd += ["--json", args.json]
         procs.append(subprocess.Popen(cmd, env=dict(env, RANK=str(rank)),
@@ -77,7 +83,7 @@ def worker(args):
     # ---------------- allreduce ----------------
     rows = []
     nbytes = MIN_BYTES
-    while nbytes <= MAX_BYTES:
+    while nbytes <= MAX_BYTES and args.only != "ddp":
         count = nbytes // 4
         idx = torch.arange(count, dtype=torch.int64) % 13
         buf = (rank + 1) + idx.to(torch.float32)
@@ -101,7 +107,7 @@ def worker(args):
         rows.append({"bytes": nbytes, "count": count, "time_us": s * 1e6, "algbw_gbs": algbw,
                      "busbw_gbs": algbw * 2 * (n - 1) / n, "wrong": int(wrong.item())})
         nbytes *= SIZE_STEP
-    if rank == 0:
+    if rank == 0 and rows:
         print(f"\n# allreduce, PyTorch {torch.__version__} gloo (TCP loopback), {n} ranks, float32, sum; "
               f"time = median of {REPS} repetitions, slowest rank")
         print(f"{'size(B)':>12} {'count':>12} {'type':>6} {'time(us)':>10} {'algbw(GB/s)':>12} "
@@ -113,6 +119,9 @@ def worker(args):
               flush=True)
 
     # ---------------- DDP step ----------------
+    if args.only == "allreduce":
+        return finish(args, rank, torch, n, rows, None)
+
     def make_mlp():
         torch.manual_seed(0)
         layers = []
@@ -123,6 +132,7 @@ def worker(args):
     variants = [{"name": "local (no comm)", "cap_mb": 0, "comm": False}, {"name": "flat allreduce", "cap_mb": 0, "comm": True}]
     for cap in CAPS_MB:
         variants.append({"name": f"ddp cap {cap:g} MB" + (" (default)" if cap == 25 else ""), "cap_mb": cap, "comm": True})
+    variants.append({"name": ONE_PROCESS, "cap_mb": 0, "comm": False, "global": True})
     for v in variants:
         v["model"] = make_mlp()
         v["params"] = list(v["model"].parameters())
@@ -130,15 +140,21 @@ def worker(args):
         total = sum(p.numel() for p in v["params"])
         v["flat"] = torch.zeros(total) if v["comm"] and not v["ddp"] else None
         v["fwd"], v["bwd"] = [], []
-    torch.manual_seed(1000 + rank)
-    x, y = torch.randn(BATCH, IN), torch.randint(0, CLASSES, (BATCH,))
+    batches = []
+    for r in range(n):   # every rank's rows; rank 0 concatenates them for the one-process variant
+        torch.manual_seed(1000 + r)
+        batches.append((torch.randn(BATCH, IN), torch.randint(0, CLASSES, (BATCH,))))
+    x, y = batches[rank]
+    gx, gy = torch.cat([b[0] for b in batches]), torch.cat([b[1] for b in batches])
     loss_fn = torch.nn.CrossEntropyLoss()
 
     def step(v):
-        v["model"].zero_grad(set_to_none=False)   # 1.13's default
+        v["model"].zero_grad(set_to_none=True)   # PyTorch 2.x's default (1.13's: False)
         dist.barrier()
+        if v.get("global") and rank != 0:
+            return 0.0, 0.0   # the others idle (at the next step's barrier)
         t0 = time.perf_counter()
-        loss = loss_fn((v["ddp"] or v["model"])(x), y)
+        loss = loss_fn((v["ddp"] or v["model"])(gx if v.get("global") else x), gy if v.get("global") else y)
         t1 = time.perf_counter()
         loss.backward()
         if v["flat"] is not None:
@@ -155,18 +171,23 @@ def worker(args):
                 off += k
         return t1 - t0, time.perf_counter() - t1
 
-    worst = 0.0
+    worst, global_rel = 0.0, 0.0
     for _ in range(CHECK_ITERATIONS):
         for v in variants:
             step(v)
         ref = variants[1]["params"]
-        for v in variants[2:]:
+        for v in variants[2:-1]:
             for p, q in zip(v["params"], ref):
                 worst = max(worst, float((p.grad - q.grad).abs().max()))
-    worst = max_over_ranks([worst])[0]
-    if worst != 0:
         if rank == 0:
-            print(f"MISMATCH: DDP's averaged gradients differ from the flat all_reduce's by up to {worst}", file=sys.stderr)
+            scale = max(float(q.grad.abs().max()) for q in ref)
+            d = max(float((p.grad - q.grad).abs().max()) for p, q in zip(variants[-1]["params"], ref))
+            global_rel = max(global_rel, d / scale)
+    worst, global_rel = max_over_ranks([worst, global_rel])
+    if worst != 0 or not global_rel < GLOBAL_TOLERANCE:
+        if rank == 0:
+            print(f"MISMATCH: DDP's averaged gradients differ from the flat all_reduce's by up to {worst}, or one "
+                  f"process on the global batch by {global_rel} relative", file=sys.stderr)
         return 1
 
     nv = len(variants)
@@ -177,8 +198,10 @@ def worker(args):
             v["fwd"].append(f)
             v["bwd"].append(b)
     out = []
+    steps = {}
     for v in variants:
         f, b = max_over_ranks(v["fwd"]), max_over_ranks(v["bwd"])
+        steps[v["name"]] = [a + c for a, c in zip(f, b)]
         if v["ddp"]:
             # DDP's logging data: bucket sizes in bytes, launch order, after the rebuild at iteration 2.
             logged = v["ddp"]._get_ddp_logging_data()
@@ -186,36 +209,50 @@ def worker(args):
             bucket_mb = [int(s) / (1 << 20) for s in str(sizes).split(",") if s.strip()]
         else:
             bucket_mb = [sum(p.numel() for p in v["params"]) * 4 / (1 << 20)] if v["comm"] else [0.0]
+        st = steps[v["name"]]
         out.append({"name": v["name"], "cap_mb": v["cap_mb"], "buckets": len(bucket_mb) if v["comm"] else 0,
                     "bucket_mb": bucket_mb, "fwd_ms": statistics.median(f) * 1e3, "bwd_ms": statistics.median(b) * 1e3,
-                    "step_ms": statistics.median([a + c for a, c in zip(f, b)]) * 1e3})
+                    "step_ms": statistics.median(st) * 1e3, "step_min_ms": min(st) * 1e3, "step_max_ms": max(st) * 1e3})
+    ddp_name = next(v["name"] for v in variants if v["cap_mb"] == 25)
+    eff = [a / c for a, c in zip(steps[ONE_PROCESS], steps[ddp_name])]
+    ddp = {"params": sum(p.numel() for p in variants[0]["params"]), "batch_per_rank": BATCH,
+           "timed_iterations": args.iterations, "zero_grad": "set_to_none=True", "check_max_abs_diff": worst,
+           "global_rel_diff": global_rel, "efficiency": statistics.median(eff), "efficiency_min": min(eff),
+           "efficiency_max": max(eff), "rows": out}
     if rank == 0:
-        params = sum(p.numel() for p in variants[0]["params"])
+        params = ddp["params"]
         print(f"\n# DDP step, PyTorch {torch.__version__} gloo, {n} ranks: MLP {IN}-{HIDDEN}x{HIDDEN_LAYERS}-{CLASSES}, ReLU "
-              f"({params} params, "
-              f"{params * 4 / (1 << 20):.2f} MiB f32), batch {BATCH} per rank")
+              f"({params} params, {params * 4 / (1 << 20):.2f} MiB f32), batch {BATCH} per rank; "
+              "zero_grad(set_to_none=True) (PyTorch 2.x's default) before every step")
         print(f"# check: every DDP variant's averaged .grad == flat all_reduce's, iterations 1-{CHECK_ITERATIONS}: "
-              f"max |diff| = {worst:g}. All results match. Starting benchmarks.")
-        print(f"# medians of {args.iterations} iterations (slowest rank each); bwd includes the communication; "
-              "ratio = step / step(flat)")
+              f"max |diff| = {worst:g}; one process on the {n} x {BATCH} batch: max |diff| / max |grad| = "
+              f"{global_rel:.2g} (< {GLOBAL_TOLERANCE:g}). All results match. Starting benchmarks.")
+        print(f"# medians (min-max) of {args.iterations} iterations (slowest rank each); bwd includes the "
+              "communication; ratio = step / step(flat)")
         flat = next(r["step_ms"] for r in out if r["name"].startswith("flat"))
         local = next(r["step_ms"] for r in out if r["name"].startswith("local"))
         ddp25 = next(r["step_ms"] for r in out if r["cap_mb"] == 25)
-        print(f"{'variant':<24} {'fwd(ms)':>8} {'bwd(ms)':>9} {'step(ms)':>9} {'vs flat':>10} {'buckets':>7}  "
-              "bucket sizes (MiB, launch order)")
+        print(f"{'variant':<24} {'fwd(ms)':>8} {'bwd(ms)':>9} {'step(ms)':>9} {'(min-max)':>17} {'vs flat':>8} "
+              f"{'buckets':>7}  bucket sizes (MiB, launch order)")
         for r in out:
-            print(f"{r['name']:<24} {r['fwd_ms']:>8.2f} {r['bwd_ms']:>9.2f} {r['step_ms']:>9.2f} "
-                  f"{r['step_ms'] / flat:>10.3f} {r['buckets']:>7}  " + " ".join(f"{m:.2f}" for m in r["bucket_mb"]))
+            rng = f"({r['step_min_ms']:.2f}-{r['step_max_ms']:.2f})"
+            print(f"{r['name']:<24} {r['fwd_ms']:>8.2f} {r['bwd_ms']:>9.2f} {r['step_ms']:>9.2f} {rng:>17} "
+                  f"{r['step_ms'] / flat:>8.3f} {r['buckets']:>7}  " + " ".join(f"{m:.2f}" for m in r["bucket_mb"]))
         print(f"# reducer overhead = step(ddp cap 25) / step(flat) = {ddp25 / flat:.3f}; communication in the flat "
-              f"step = step(flat) - step(local) = {flat - local:.2f} ms", flush=True)
-        if args.json:
-            with open(args.json, "w") as fh:
-                json.dump({"bench": "pytorch", "torch": torch.__version__, "backend": "gloo", "ranks": n,
-                           "allreduce": {"reps": REPS, "rows": rows},
-                           "ddp": {"params": params, "batch_per_rank": BATCH, "timed_iterations": args.iterations,
-                                   "check_max_abs_diff": worst, "rows": out}}, fh, indent=2)
-    dist.barrier()
-    dist.destroy_process_group()
+              f"step = step(flat) - step(local) = {flat - local:.2f} ms")
+        print(f"# parallel efficiency = throughput of {n} ranks / throughput of one process on {n} x {BATCH} = "
+              f"step(one process) / step(ddp cap 25), per round: {ddp['efficiency']:.3f} "
+              f"({ddp['efficiency_min']:.3f}-{ddp['efficiency_max']:.3f})", flush=True)
+    return finish(args, rank, torch, n, rows, ddp)
+
+
+def finish(args, rank, torch, n, rows, ddp):
+    if rank == 0 and args.json:
+        with open(args.json, "w") as fh:
+            json.dump({"bench": "pytorch", "torch": torch.__version__, "backend": "gloo", "ranks": n,
+                       "allreduce": {"reps": REPS, "rows": rows}, "ddp": ddp}, fh, indent=2)
+    torch.distributed.barrier()
+    torch.distributed.destroy_process_group()
     return 0
 
 
@@ -223,6 +260,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--json", help="also write the results as JSON to this file")
     ap.add_argument("--iterations", type=int, default=30, help="timed iterations per DDP variant")
+    ap.add_argument("--only", choices=["all", "allreduce", "ddp"], default="all", help="run one of the two parts")
     ap.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.worker:

@@ -1,35 +1,43 @@
 #!/usr/bin/env bash
-# Runs bench_autograd (checks first, then 5 repetitions of each benchmark, one thread on each side) and
-# prints the medians and the tinyddp/LibTorch ratios. Usage, from anywhere:
+# Runs bench_autograd (checks first, then the benchmarks, one thread on each side) ROUNDS times, tinyddp and
+# LibTorch interleaved, and prints medians (min-max) over the rounds and the tinyddp/LibTorch ratios. Usage:
 #   bench/run_autograd.sh [build dir, default build-bench] [extra Google Benchmark flags...]
+#   ROUNDS=9 bench/run_autograd.sh build --benchmark_filter=chain
 # The build dir must be a Release build:
 #   cmake -S . -B build-bench -G Ninja -DCMAKE_BUILD_TYPE=Release && ninja -C build-bench bench_autograd
+# Fair on a shared machine: each round is one run of the binary with one repetition of every benchmark, and
+# the binary runs each graph's pair back to back (tinyddp, then LibTorch), so the two sides alternate round by
+# round (ABAB...) instead of all of one side's repetitions before the other's; load that comes and goes hits
+# both. A ratio is taken within each round, then the median (min-max) over rounds.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 build="${1:-$root/build-bench}"
 shift || true
 binary="$build/bench/bench_autograd"
 [[ -x "$binary" ]] || { echo "error: $binary not found; build it first (see the header of $0)" >&2; exit 1; }
-out="$build/bench/bench_autograd.json"
+rounds="${ROUNDS:-5}"
+out="$build/bench/autograd-results"
+mkdir -p "$out"
+rm -f "$out"/round.*.json
 
 # One thread each: OpenBLAS (LibTorch's BLAS) and LibTorch's OpenMP pool read these at load time, before
 # main() can call at::set_num_threads(1). tinyddp's Eigen kernels are built without OpenMP (one thread).
 export OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1
-"$binary" --benchmark_repetitions=5 --benchmark_report_aggregates_only=true \
-  --benchmark_out="$out" --benchmark_out_format=json "$@"
+for ((k = 1; k <= rounds; ++k)); do
+  echo "=== round $k of $rounds ==="
+  "$binary" --benchmark_repetitions=1 --benchmark_out="$out/round.$k.json" --benchmark_out_format=json "$@"
+done
 
 python3 - "$out" <<'PY'
-import json, sys
-runs = json.load(open(sys.argv[1]))["benchmarks"]
-def by(agg):
-    return {r["run_name"].removesuffix("/real_time"): r for r in runs if r.get("aggregate_name") == agg}
-med, cv = by("median"), by("cv")
+import glob, json, os, statistics, sys
+out = sys.argv[1]
+rounds = [json.load(open(p))["benchmarks"] for p in sorted(glob.glob(os.path.join(out, "round.*.json")))]
 to_ms = {"ns": 1e-6, "us": 1e-3, "ms": 1.0, "s": 1e3}
 def ms(r, key):
     return r[key] * to_ms[r["time_unit"]]
 CHAIN_OPS = 10000   # kChainOps in bench/bench_autograd.h
-# Rows per graph: (label, value of a median run, unit). Wall times are what the benchmark measures; CPU
-# times are steadier on a loaded machine (a descheduled thread stops its CPU clock but not the wall clock).
+# Rows per graph: (label, value of one run, unit). Wall times are what the benchmark measures; CPU times are
+# steadier on a loaded machine (a descheduled thread stops its CPU clock but not the wall clock).
 metrics = {
     "chain10k": [("per node, wall", lambda r: r["ns_per_node"], "ns"),
                  ("  forward", lambda r: r["fwd_ns_per_node"], "ns"),
@@ -38,16 +46,24 @@ metrics = {
     "mlp_step": [("per step, wall", lambda r: ms(r, "real_time"), "ms"),
                  ("per step, CPU", lambda r: ms(r, "cpu_time"), "ms")],
 }
-print("\nmedians of the repetitions; ratio = tinyddp / LibTorch (> 1: tinyddp slower); cv = spread of wall time")
-print(f"{'benchmark':<26}{'tinyddp':>13}{'LibTorch':>13}{'ratio':>8}{'cv tinyddp':>12}{'cv LibTorch':>13}")
+def by_name(run):
+    return {r["name"].removesuffix("/real_time"): r for r in run if r.get("run_type", "iteration") == "iteration"}
+runs = [by_name(run) for run in rounds]
+def stat(values):
+    if not values:
+        return "-"
+    return f"{statistics.median(values):.4g} ({min(values):.4g}-{max(values):.4g})"
+print(f"\n{len(runs)} rounds, tinyddp and LibTorch interleaved; median (min-max) over rounds; "
+      "ratio = tinyddp / LibTorch within each round (> 1: tinyddp slower)")
+print(f"{'benchmark':<26}{'tinyddp':>26}{'LibTorch':>26}{'ratio':>24}")
 for graph, rows in metrics.items():
-    ours, theirs = med.get(graph + "/tinyddp"), med.get(graph + "/libtorch")
-    if ours is None:
-        continue
     for label, get, unit in rows:
-        a, b = get(ours), get(theirs) if theirs else None
-        spread = [f"{cv[n]['real_time'] * 100:.1f}%" if n in cv and label.startswith("per") and "wall" in label else ""
-                  for n in (graph + "/tinyddp", graph + "/libtorch")]
-        print(f"{graph + ' ' + label:<26}{f'{a:.4g} {unit}':>13}{(f'{b:.4g} {unit}' if b else '-'):>13}"
-              f"{(f'{a / b:.2f}' if b else '-'):>8}{spread[0]:>12}{spread[1]:>13}")
+        ours = [get(r[graph + "/tinyddp"]) for r in runs if graph + "/tinyddp" in r]
+        theirs = [get(r[graph + "/libtorch"]) for r in runs if graph + "/libtorch" in r]
+        ratios = [get(r[graph + "/tinyddp"]) / get(r[graph + "/libtorch"]) for r in runs
+                  if graph + "/tinyddp" in r and graph + "/libtorch" in r]
+        if not ours:
+            continue
+        print(f"{graph + ' ' + label:<26}{stat(ours) + ' ' + unit:>26}{(stat(theirs) + ' ' + unit) if theirs else '-':>26}"
+              f"{stat(ratios):>24}")
 PY
