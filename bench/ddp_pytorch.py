@@ -74,6 +74,15 @@ def worker(args):
     torch.set_num_threads(1)
     dist.init_process_group("gloo", init_method="env://")
     rank, n = dist.get_rank(), dist.get_world_size()
+    if rank == 0:
+        # The BLAS the peer really runs on (Debian's torch takes whatever libblas.so.3 the alternatives select).
+        torch.ones(2, 2) @ torch.ones(2, 2)
+        with open("/proc/self/maps") as fh:
+            blas = sorted({os.path.realpath(line.split()[-1]) for line in fh if "blas" in line.split()[-1]})
+        print("# PyTorch's BLAS: " + (", ".join(blas) or "none mapped"))
+        if not any("openblas" in b for b in blas):
+            print("# warning: not OpenBLAS, so the peer's compute is not at its best (install libopenblas0-pthread; "
+                  "the reference BLAS is many times slower)", flush=True)
 
     def max_over_ranks(values):
         t = torch.tensor(values, dtype=torch.float64)

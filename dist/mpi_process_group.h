@@ -4,9 +4,9 @@
 // thread backend's check), so that ranks calling different collectives get an error naming both instead
 // of a crash inside Open MPI, and a rank that never arrives is named. Work::wait() polls MPI_Test until
 // done or until the group's timeout, sleeping between polls with a bounded backoff so that a wait does not
-// keep a core busy (Note [Polling MPI without a busy core]). Either failure throws CollectiveFailedError and fails the group for
-// good: MPI cannot cancel a collective, so no later collective may start or wait, and the caller should
-// end the job at once, which `tinyddp` does with MPI_Abort (exit code 3).
+// keep a core busy (Note [Polling MPI without a busy core]). Either failure throws CollectiveFailedError
+// and fails the group for good: MPI cannot cancel a collective, so no later collective may start or wait,
+// and the caller should end the job at once, which `tinyddp` does with MPI_Abort (exit code 3).
 #pragma once
 
 #include <memory>
