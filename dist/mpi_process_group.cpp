@@ -112,32 +112,33 @@ CollectiveFailedError failed_earlier(int rank, const std::string& what) {
 // Open MPI progresses a nonblocking collective only inside MPI calls (libnbc has no progress thread by
 // default), so a wait must keep calling MPI_Test. Back-to-back tests with a yield in between kept a core busy
 // for the whole wait, the core the peer rank (and its reduction) needed on a 2-core machine. A wait now backs
-// off: kSpinPolls tests back to back (a small collective completes within microseconds), then a sleep between
-// tests that doubles from kMinPollSleep up to kMaxPollSleep and never reaches past the deadline, so the
-// timeout fires when it did. kMaxPollSleep bounds what a wait adds after the collective finished (and what a
-// libnbc round that needs a test to start may wait): 0.25 ms against the milliseconds of a bucket's allreduce.
-constexpr int kSpinPolls = 32;
-constexpr std::chrono::microseconds kMinPollSleep{10};
+// off: tests back to back for the first kSpinFor (a small collective, and each round of a libnbc schedule
+// that a test must start, completes within microseconds), then a sleep between tests that doubles from
+// kMinPollSleep up to kMaxPollSleep and never reaches past the deadline, so the timeout fires when it did.
+// kMaxPollSleep bounds what a wait adds after the collective finished: 0.25 ms against the milliseconds of
+// a bucket's allreduce. (Linux rounds a sleep up by the thread's timer slack, 50 us by default.)
+constexpr std::chrono::microseconds kSpinFor{100};
+constexpr std::chrono::microseconds kMinPollSleep{20};
 constexpr std::chrono::microseconds kMaxPollSleep{250};
 
 class PollBackoff {
  public:
-  explicit PollBackoff(std::chrono::steady_clock::time_point deadline) : deadline_(deadline) {}
+  explicit PollBackoff(std::chrono::steady_clock::time_point deadline)
+      : deadline_(deadline), spin_until_(std::chrono::steady_clock::now() + kSpinFor) {}
   // Between two polls.
   void pause() {
-    if (polls_++ < kSpinPolls) {
+    const auto now = std::chrono::steady_clock::now();
+    if (now < spin_until_) {
       std::this_thread::yield();
       return;
     }
-    const auto now = std::chrono::steady_clock::now();
     if (now >= deadline_) return;
     std::this_thread::sleep_for(std::min<std::chrono::steady_clock::duration>(sleep_, deadline_ - now));
     sleep_ = std::min(2 * sleep_, kMaxPollSleep);
   }
 
  private:
-  std::chrono::steady_clock::time_point deadline_;
-  int polls_ = 0;
+  std::chrono::steady_clock::time_point deadline_, spin_until_;
   std::chrono::microseconds sleep_ = kMinPollSleep;
 };
 

@@ -63,8 +63,8 @@ void reduce_piece(const std::vector<void*>& data, int64_t begin, int64_t end, Re
   for (int64_t b = begin; b < end; b += block) {
     const int64_t e = std::min(end, b + block);
     for (size_t r = 1; r < n; ++r) {   // rank order (Note [The thread backend's allreduce])
-      const T* __restrict src = static_cast<const T*>(data[r]);
-      T* __restrict dst = acc;
+      const T* src = static_cast<const T*>(data[r]);
+      T* dst = acc;
       if (op == ReduceOp::sum)
         for (int64_t i = b; i < e; ++i) dst[i] = dst[i] + src[i];
       else
