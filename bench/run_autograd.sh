@@ -49,13 +49,14 @@ metrics = {
 def by_name(run):
     return {r["name"].removesuffix("/real_time"): r for r in run if r.get("run_type", "iteration") == "iteration"}
 runs = [by_name(run) for run in rounds]
-def stat(values):
+def stat(values, spec):
     if not values:
         return "-"
-    return f"{statistics.median(values):.4g} ({min(values):.4g}-{max(values):.4g})"
+    return f"{format(statistics.median(values), spec)} ({format(min(values), spec)}-{format(max(values), spec)})"
+SPEC = {"ns": ".0f", "ms": ".3f"}
 print(f"\n{len(runs)} rounds, tinyddp and LibTorch interleaved; median (min-max) over rounds; "
       "ratio = tinyddp / LibTorch within each round (> 1: tinyddp slower)")
-print(f"{'benchmark':<26}{'tinyddp':>26}{'LibTorch':>26}{'ratio':>24}")
+print(f"{'benchmark':<26}{'tinyddp':>30}{'LibTorch':>30}{'ratio':>24}")
 for graph, rows in metrics.items():
     for label, get, unit in rows:
         ours = [get(r[graph + "/tinyddp"]) for r in runs if graph + "/tinyddp" in r]
@@ -64,6 +65,7 @@ for graph, rows in metrics.items():
                   if graph + "/tinyddp" in r and graph + "/libtorch" in r]
         if not ours:
             continue
-        print(f"{graph + ' ' + label:<26}{stat(ours) + ' ' + unit:>26}{(stat(theirs) + ' ' + unit) if theirs else '-':>26}"
-              f"{stat(ratios):>24}")
+        theirs_text = stat(theirs, SPEC[unit]) + " " + unit if theirs else "-"
+        print(f"{graph + ' ' + label:<26}{stat(ours, SPEC[unit]) + ' ' + unit:>30}{theirs_text:>30}"
+              f"{stat(ratios, '.3f'):>24}")
 PY
