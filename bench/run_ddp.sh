@@ -169,7 +169,7 @@ if scal:
     ranks = sorted({r for r, _ in scal})
     hiddens = sorted({h for _, h in scal})
     print(f"\n# scaling, thread backend: parallel efficiency = throughput of N ranks / throughput of one process on "
-          f"N x 64 = step(one process) / step(ddp cap 25), per round, median (min-max); {os.cpu_count()} cores, so "
+          f"N x 64 = step(one process) / step(ddp cap 25), per round, median (min-max); {os.cpu_count()} cores; "
           "the one process is one thread, so the ideal is min(N, cores), not 1")
     print(f"{'params':>10} {'hidden':>6} " + " ".join(f"{f'{r} ranks':>22}" for r in ranks))
     for h in hiddens:
