@@ -10,8 +10,8 @@ A reference written from the papers, not from any public implementation:
     The step's .grad: g^PC on the trunk, the ordinary grad of sum_i L_i on the head.
   MGDA-UB (Algorithms 1 and 2): v_i = grad of L_i w.r.t. Z = trunk(x) (N, H); M_ij = <v_i, v_j>;
     Frank-Wolfe from alpha = 1/T: t = argmin_r (M alpha)_r, gamma from Algorithm 1 on the segment
-    [theta, v_t], alpha = (1 - gamma) alpha + gamma e_t, until alpha moves by less than 1e-5 (L1) or 250 iterations. The result is
-    checked here against the min-norm optimality condition (M alpha)_r >= alpha^T M alpha for every r (up to
+    [theta, v_t], alpha = (1 - gamma) alpha + gamma e_t, until alpha moves by less than 1e-5 (L1) or after 250
+    iterations. The result is checked here against the min-norm optimality condition (M alpha)_r >= alpha^T M alpha for every r (up to
     the solver's stopping tolerance) and, for a 2-task subproblem, against the closed form.
 
 Model: tinyddp's models::MultiRegressionMLP(5, 6, 2 layers, 3 tasks, 2 outputs per task, f64): trunk
