@@ -13,6 +13,10 @@
 //                            no create_graph, closed-form dL_grad/dw_i
 //   gradnorm-squared         the squared variant (create_graph), every 1 and 100
 //   uncertainty              Kendall et al.'s log-variances (no extra backward)
+//   pcgrad                   PCGrad (models/gradient_surgery): autograd::grad of each L_i w.r.t. every trunk
+//                            parameter, the projections in f64, one backward with the correction term
+//   mgda                     MGDA-UB: autograd::grad of each L_i w.r.t. the trunk's output Z (the heads only),
+//                            Frank-Wolfe on the 2 x 2 Gram matrix, one backward of sum alpha_i L_i
 //   textbook / every 1       what public PyTorch implementations do (docs/gradnorm.md): per task,
 //                            grad(w_i L_i, W, create_graph=True); L_grad = sum |G_i - target|; then a backward of
 //                            L_grad to w through the double-backward graph. Written here with engine ops.
@@ -22,7 +26,8 @@
 // Check, then time: main() first checks that (1) GradNorm's network gradients are exactly those of a plain
 // backward of sum w_i L_i (the balance loss leaks nothing into the network), (2) its G_i equal w_i ||dL_i/dW||
 // computed independently, (3) with update_every = 100 the weights move once per 100 steps, (4) the textbook
-// variant's dL_grad/dw agrees with the closed form sign(G_i - target_i) ||dL_i/dW||; prints "All results match.
+// variant's dL_grad/dw agrees with the closed form sign(G_i - target_i) ||dL_i/dW||, (5) PCGrad's trunk gradient
+// after its one backward is the surgery's g^PC and MGDA's weights sum to 1; prints "All results match.
 // Starting benchmarks." and only then times. After the runs it prints the table of ratios to `fixed`.
 //
 //   ./build/bench/bench_gradnorm                         # checks, all variants, the ratio table
@@ -35,6 +40,8 @@
 #include <string>
 
 #include "engine/tinyddp.h"
+#include "models/gradient_surgery/pcgrad.h"
+#include "models/gradient_surgery/representation_tap.h"
 #include "models/multitask/multitask.h"
 #include "models/optim/sgd.h"
 #include "models/weighting/loss_weighting.h"
@@ -59,6 +66,7 @@ struct Setup {
   std::shared_ptr<models::SharedBottomMLP> net;
   models::MultiTaskBatch batch;
   std::unique_ptr<optim::SGD> sgd;
+  std::shared_ptr<models::RepresentationTap> tap;   // only for MGDA-UB
   explicit Setup(uint64_t seed = 1) {
     manual_seed(seed);
     net = std::make_shared<models::SharedBottomMLP>(kWidth, std::vector<int64_t>{kWidth, kWidth, kWidth, kWidth}, 3);
@@ -74,10 +82,13 @@ struct Setup {
   }
 };
 
-// One step with a LossWeighting.
+// One step with a LossWeighting, as `tinyddp train` drives it (observe_shared).
 models::WeightingStep step(Setup& s, models::LossWeighting& w, int64_t t) {
+  if (w.needs_representation() && !s.tap) s.tap = models::tap_representation(*s.net);
   const auto L = s.losses();
-  models::WeightingStep ws = w.observe(L, s.net->last_shared_weight(), t);
+  models::WeightingStep ws =
+      w.observe_shared(L, {.weight = s.net->last_shared_weight(), .parameters = s.net->trunk()->parameters(),
+                           .representation = s.tap ? s.tap->last() : Tensor()}, t);
   s.sgd->zero_grad();
   w.total_loss(L).backward();
   s.sgd->step();
@@ -223,6 +234,26 @@ void check_textbook_matches_closed_form() {
              std::to_string(-sign0 * norms[1]) + ")");
 }
 
+void check_surgery() {
+  Setup s;
+  auto w = models::make_weighting("pcgrad", 2);
+  step(s, *w, 0);
+  const std::vector<double>& want = dynamic_cast<models::PCGradWeighting&>(*w).combined_gradient();
+  double diff = 0, scale = 0;
+  size_t k = 0;
+  for (const Tensor& p : s.net->trunk()->parameters())
+    for (float g : p.grad().contiguous().to_vector<float>()) {
+      diff = std::max(diff, std::abs(g - want[k]));
+      scale = std::max(scale, std::abs(want[k++]));
+    }
+  expect(k == want.size() && diff <= 1e-5 * scale, "pcgrad: the trunk's .grad differs from g^PC by " +
+                                                        std::to_string(diff) + " (max |g^PC| " + std::to_string(scale) + ")");
+  auto m = models::make_weighting("mgda", 2);
+  step(s, *m, 0);
+  const std::vector<double> a = m->weights();
+  expect(a[0] >= 0 && a[1] >= 0 && std::abs(a[0] + a[1] - 1) < 1e-12, "mgda: the weights are not a convex combination");
+}
+
 // ---- benchmarks ----
 
 void BM_weighting(benchmark::State& state, std::string kind, int every) {
@@ -308,6 +339,7 @@ int main(int argc, char** argv) {
   check_no_leak_and_grad_norms();
   check_update_every_100();
   check_textbook_matches_closed_form();
+  check_surgery();
   if (!g_all_ok) {
     std::fprintf(stderr, "Results do not match; not timing.\n");
     return 1;
@@ -324,6 +356,8 @@ int main(int argc, char** argv) {
   reg("gradnorm-squared/every:1", BM_weighting, std::string("gradnorm-squared"), 1);
   reg("gradnorm-squared/every:100", BM_weighting, std::string("gradnorm-squared"), 100);
   reg("uncertainty", BM_weighting, std::string("uncertainty"), 1);
+  reg("pcgrad", BM_weighting, std::string("pcgrad"), 1);
+  reg("mgda", BM_weighting, std::string("mgda"), 1);
   reg("textbook-create-graph/every:1", BM_textbook);
   reg("part:grad(L_0, W)", BM_task_grad_on_W);
   reg("part:gemm 512x64x512", BM_gemm_of_W_size);

@@ -33,13 +33,16 @@ double Experiment::metric(const std::vector<double>& losses, const std::vector<d
   return m;
 }
 
-std::vector<std::string> experiment_names() { return {"toy2", "toy10", "recsys"}; }
+Experiment make_conflict(const ExperimentOptions& options);   // conflict.cpp: conflicting task gradients
+
+std::vector<std::string> experiment_names() { return {"toy2", "toy10", "recsys", "conflict2"}; }
 
 Experiment make_experiment(const std::string& name, const ExperimentOptions& options) {
   if (name == "toy2") return make_toy(2, options);
   if (name == "toy10") return make_toy(10, options);
   if (name == "recsys") return make_recsys(options);
-  throw Error("unknown experiment '" + name + "'; expected one of: toy2, toy10, recsys.");
+  if (name == "conflict2") return make_conflict(options);
+  throw Error("unknown experiment '" + name + "'; expected one of: toy2, toy10, recsys, conflict2.");
 }
 
 }  // namespace tinyddp::models::experiments

@@ -1,5 +1,7 @@
 #include "models/weighting/loss_weighting.h"
 
+#include "models/gradient_surgery/mgda.h"
+#include "models/gradient_surgery/pcgrad.h"
 #include "models/weighting/fixed.h"
 #include "models/weighting/gradnorm.h"
 #include "models/weighting/uncertainty.h"
@@ -17,13 +19,15 @@ WeightsOptimizer parse_weights_optimizer(const std::string& name) {
               "NYUv2 setting) or sgd (w -= lr dL_grad/dw).");
 }
 
-std::vector<std::string> weighting_kinds() { return {"fixed", "uncertainty", "gradnorm", "gradnorm-squared"}; }
+std::vector<std::string> weighting_kinds() { return {"fixed", "uncertainty", "gradnorm", "gradnorm-squared", "pcgrad", "mgda"}; }
 
 std::unique_ptr<LossWeighting> make_weighting(const std::string& kind, int num_tasks, WeightingOptions options) {
   if (kind == "fixed") return std::make_unique<FixedWeighting>(num_tasks, std::move(options));
   if (kind == "uncertainty") return std::make_unique<UncertaintyWeighting>(num_tasks, std::move(options));
   if (kind == "gradnorm") return std::make_unique<GradNormWeighting>(num_tasks, std::move(options));
   if (kind == "gradnorm-squared") return std::make_unique<GradNormSquaredWeighting>(num_tasks, std::move(options));
+  if (kind == "pcgrad") return std::make_unique<PCGradWeighting>(num_tasks, std::move(options));
+  if (kind == "mgda") return std::make_unique<MGDAWeighting>(num_tasks, std::move(options));
   std::string known;
   for (const std::string& k : weighting_kinds()) known += (known.empty() ? "" : ", ") + k;
   throw Error("make_weighting: unknown weighting '" + kind + "'; expected one of: " + known + ".");

@@ -17,6 +17,13 @@
 //                       SGD) step on w only, clamp, renormalize to sum w = T (see gradnorm.h).
 //   "gradnorm-squared"  a variant, not the paper's: sum_i (w_i G_i - G_W r_i)^2 with G_i = ||grad_W L_i||,
 //                       G_W = ||grad_W sum_i w_i L_i|| (differentiable in w, via create_graph), r_i = L_i/L_i(0).
+// Gradient surgery (models/gradient_surgery, docs/multitask.md), which look at more than W, so the caller
+// passes SharedTensors to observe_shared() instead of W to observe():
+//   "pcgrad"            Yu et al. 2020: per-task gradients g_i of every shared parameter, each projected off
+//                       the other tasks' g_j it conflicts with (<g_i, g_j> < 0), in a seeded random order;
+//                       the shared parameters receive sum_i g_i^PC, the heads their ordinary gradients.
+//   "mgda"              MGDA-UB (Sener & Koltun 2018): weights alpha = the min-norm point of the task
+//                       gradients w.r.t. the shared representation Z (Frank-Wolfe), total = sum_i alpha_i L_i.
 //
 // Invariants:
 //  - total_loss() never lets a gradient reach the task weights through the network's backward, and the
@@ -25,7 +32,10 @@
 //    losses or gradients and too-small baselines throw, or skip the update when skip_nonfinite;
 //  - observe() uses autograd::grad on the shared layer only: it fires no DDP hooks, so under DDP the step
 //    still has exactly one backward; per-task gradients are averaged across ranks through
-//    WeightingOptions::allreduce_mean, so every rank computes the same global G_i and the same weights.
+//    WeightingOptions::allreduce_mean, so every rank computes the same global G_i and the same weights;
+//  - the same holds for observe_shared() (autograd::grad on the shared parameters or on Z), and total_loss()
+//    stays the one loss the step backpropagates: for PCGrad its gradient on the shared parameters is the
+//    surgery's result (Note [PCGrad's one backward] in models/gradient_surgery/pcgrad.h).
 #pragma once
 
 #include <functional>
@@ -65,9 +75,13 @@ struct WeightingOptions {
   std::vector<double> initial_weights;   // default: all 1 (fixed and GradNorm); must be > 0
   std::vector<std::string> task_names;   // for messages (default "task 0", "task 1", ...)
   DType dtype = DType::f32;        // dtype of uncertainty's log-variances s_i (match the task losses)
+  uint64_t seed = 0;               // PCGrad's projection orders: a pure function of (seed, step, task), so the
+                                   // same on every rank without communication
   // Under DDP: averages tensors across ranks in place (e.g. ProcessGroup allreduce / world size).
   // GradNorm calls it with the T loss values (one 1-D tensor) at every step and with the T per-task
-  // gradients on W at update steps, in that order, on every rank alike.
+  // gradients on W at update steps, in that order, on every rank alike. PCGrad calls it once per step with
+  // all T per-task gradients of the shared parameters packed in one flat tensor (T P), MGDA-UB once with
+  // the T x T Gram matrix of the task gradients on Z.
   std::function<void(std::vector<Tensor>&)> allreduce_mean;
 };
 
@@ -87,6 +101,17 @@ struct WeightingStep {
   int clamped = 0;                     // weights the optimizer step left below min_weight, raised to it by the
                                        // clamp (update steps; 0 when the step stayed clear of it)
   std::string skipped;                 // why the update was skipped (skip_nonfinite); empty otherwise
+  std::vector<double> cosines;         // pcgrad, mgda: cos(g_i, g_j) of the global per-task gradients (on the
+                                       // shared parameters; mgda: on Z), pairs i < j in row-major order
+  int projections = 0;                 // pcgrad: projections applied (ordered pairs (i, j) with <g_i^PC, g_j> < 0)
+  int solver_iterations = 0;           // mgda: Frank-Wolfe iterations until it stopped
+};
+
+// Everything shared a strategy may differentiate, all from this step's forward.
+struct SharedTensors {
+  Tensor weight;                       // W: the last shared layer's weight (GradNorm, the grad report)
+  std::vector<Tensor> parameters;      // every shared (trunk) parameter, W among them (PCGrad)
+  Tensor representation;               // Z: the trunk's output in this forward, (N, H) (MGDA-UB)
 };
 
 class LossWeighting {
@@ -95,6 +120,13 @@ class LossWeighting {
   virtual std::string name() const = 0;
   // Sees this step's task losses (and, for GradNorm, the shared layer W) and updates the weights.
   virtual WeightingStep observe(const std::vector<Tensor>& losses, const Tensor& shared_weight, int64_t step) = 0;
+  // The same with everything shared in view: what `tinyddp train` calls. Gradient surgery needs it (its
+  // observe() throws, naming this); the others look at shared.weight only.
+  virtual WeightingStep observe_shared(const std::vector<Tensor>& losses, const SharedTensors& shared, int64_t step) {
+    return observe(losses, shared.weight, step);
+  }
+  // Whether observe_shared() needs shared.representation (MGDA-UB), which the caller must then capture.
+  virtual bool needs_representation() const { return false; }
   // The loss for the network's backward this step: sum_i loss_weights()_i L_i with the weights as constants
   // (uncertainty: 0.5 sum_i (exp(-s_i) L_i + s_i), differentiable in its own parameters() s).
   virtual Tensor total_loss(const std::vector<Tensor>& losses) = 0;
@@ -110,7 +142,7 @@ class LossWeighting {
   virtual std::vector<Tensor> parameters() { return {}; }
 };
 
-// kind: "fixed", "uncertainty", "gradnorm" (the paper's L1 balance loss) or "gradnorm-squared".
+// kind: "fixed", "uncertainty", "gradnorm" (the paper's L1 balance loss), "gradnorm-squared", "pcgrad" or "mgda".
 std::unique_ptr<LossWeighting> make_weighting(const std::string& kind, int num_tasks, WeightingOptions options = {});
 
 // The names make_weighting accepts, in the order above.

@@ -17,11 +17,11 @@ namespace tinyddp::app {
 namespace {
 
 // The golden files' runs, in order: the seed's multi-task patterns, the patterns of issue 11, then create_graph
-// and autograd.grad with static_graph (issue 18).
+// and autograd.grad with static_graph (issue 18), gradient surgery (issue 16).
 const std::vector<nlohmann::json>& golden_runs() {
   static const std::vector<nlohmann::json> runs = [] {
     std::vector<nlohmann::json> all;
-    for (const char* file : {"ddp_scenarios.json", "ddp_patterns.json", "ddp_create_graph.json"}) {
+    for (const char* file : {"ddp_scenarios.json", "ddp_patterns.json", "ddp_create_graph.json", "ddp_surgery.json"}) {
       const nlohmann::json golden = testing::read_golden(file);
       for (const auto& run : golden["runs"]) all.push_back(run);
     }

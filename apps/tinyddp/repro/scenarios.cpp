@@ -349,6 +349,41 @@ const std::vector<Scenario>& scenarios() {
        "through the graph a second time\".",
        "fake.detach() in the D step (`tinyddp repro gan-task-losses` shows the working loop).",
        "RuntimeError at backward #2 of iteration 1"},
+      // ---- issue 16: gradient surgery (PCGrad, MGDA) under DDP; golden: tests/golden/ddp_surgery.json ----
+      {"pcgrad-naive", "forward; backward(a, retain); backward(b, retain); backward(t, retain); step", {},
+       "PCGrad's and MGDA's public loop (WeiChengTseng/Pytorch-PCGrad's pc_backward, LibMTL): one forward, then per "
+       "task zero_grad, backward(retain_graph=True) and a copy of .grad, then the projection of the copies into "
+       ".grad and one step (WeiChengTseng/Pytorch-PCGrad#5, #16; median-research-group/LibMTL#16).",
+       "Each per-task backward reaches the shared trunk, and DDP marks a parameter ready when its hook fires. "
+       "backward(a) marks the trunk and head_a (6 of 10 parameters, one first-iteration bucket that waits for the "
+       "rest); backward(b) reaches the trunk again, and the hook of trunk.2.bias (index 3) fires a second time in "
+       "the iteration: \"marked as ready twice\", at the second backward, before any projection runs. Even where "
+       "it ran (find_unused_parameters: `tinyddp repro pcgrad-naive-find-unused`), DDP would average the first "
+       "task's gradients only, and the surgery needs each task's global gradient, which no single backward gives.",
+       "Take the per-task gradients of the shared parameters with autograd.grad, which fires no DDP hook, average "
+       "them over ranks in one allreduce, run the surgery on every rank alike, and give it to one backward "
+       "(`tinyddp repro pcgrad-per-task-grad`; the full recipe: `tinyddp train --weighting pcgrad --ranks 2`, "
+       "docs/multitask.md).",
+       "RuntimeError at backward #2 of iteration 1"},
+      {"pcgrad-naive-find-unused", "forward; backward(a, retain); backward(b, retain); backward(t, retain); step",
+       {.find_unused_parameters = true},
+       "pcgrad-naive with find_unused_parameters=True, the usual answer to the error.",
+       "No error, and the replicas silently drift apart. The unused-parameter search makes backward(a) fire every "
+       "hook (those it does not reach as unused), the reducer finalizes at its end and averages task a's gradients "
+       "only; backward(b) and backward(t) come after finalize, their hooks are ignored and their gradients stay "
+       "local. A projection of .grad would then mix one averaged task with local ones, differently on each rank. "
+       "tinyddp warns; PyTorch says nothing.",
+       "The per-task gradients by autograd.grad and one backward: `tinyddp repro pcgrad-per-task-grad`.",
+       "ok, replicas drift apart"},
+      {"pcgrad-per-task-grad", "forward; grad(a, retain); grad(b, retain); grad(t, retain); backward(a+b+t); step", {},
+       "Per-task gradients by torch.autograd.grad, then one backward: the structure of tinyddp's PCGrad and MGDA "
+       "recipe as DDP sees it (the plan's grad() also assigns .grad by hand, which the backward then adds to).",
+       "autograd.grad returns gradients without running the parameters' AccumulateGrad nodes, so no DDP hook fires "
+       "and nothing is marked ready. The one backward then fires every hook exactly once, its buckets are reduced "
+       "and the replicas stay in sync. In tinyddp's recipe the per-task gradients are averaged over ranks between "
+       "the grads and the backward (one flat allreduce), the surgery runs on every rank alike, and the backward's "
+       "loss carries the surgery's result into the shared parameters' gradients.",
+       "", "ok, replicas in sync"},
   };
   return all;
 }

@@ -30,6 +30,7 @@
 #include "dist/thread_process_group.h"
 #include "engine/hash.h"
 #include "models/experiments/experiment.h"
+#include "models/gradient_surgery/representation_tap.h"
 #include "models/nn/serialize.h"
 #include "models/optim/adam.h"
 #include "models/optim/sgd.h"
@@ -106,9 +107,13 @@ RankOutput train_rank(const Experiment& e, const TrainOptions& o, const Plan& pl
   wo.skip_nonfinite = o.skip_nonfinite;
   wo.task_names = e.task_names;
   wo.dtype = e.dtype;   // uncertainty's log-variances, like the losses
+  wo.seed = o.model_seed;   // PCGrad's projection orders: the same stream on every rank
   std::function<void(std::vector<Tensor>&)> mean_over_ranks;
   if (world > 1) wo.allreduce_mean = mean_over_ranks = dist::allreduce_mean_over(pg);
   auto weighting = models::make_weighting(o.weighting, tasks, wo);
+  // MGDA-UB differentiates the trunk's output Z of each forward (a parameterless identity in the trunk).
+  const auto tap = weighting->needs_representation() ? models::tap_representation(*net) : nullptr;
+  const std::vector<Tensor> shared_params = net->trunk()->parameters();
 
   // The network's parameters and the weighting's own (uncertainty weighting's log-variances) train together
   // and, under DDP, are averaged together by the one backward.
@@ -168,6 +173,7 @@ RankOutput train_rank(const Experiment& e, const TrainOptions& o, const Plan& pl
       auto s = trace::span([] { return trace::What{"call", "forward", {}}; });
       losses = ddp ? ddp->forward([&] { return net->task_losses(b); }) : net->task_losses(b);
     }
+    const Tensor z = tap ? tap->last() : Tensor();   // before any evaluation forward replaces it
     const std::vector<double> weights_before = weighting->weights();
     const std::vector<double> values = global_values(losses);
     if (contains(plan.report_steps, step)) report(step, weights_before);
@@ -175,7 +181,7 @@ RankOutput train_rank(const Experiment& e, const TrainOptions& o, const Plan& pl
     models::WeightingStep ws;
     {
       auto s = trace::span([&] { return trace::What{"call", "weighting observe (" + o.weighting + ")", {}}; });
-      ws = weighting->observe(losses, w_shared, step);
+      ws = weighting->observe_shared(losses, {.weight = w_shared, .parameters = shared_params, .representation = z}, step);
     }
     if (ws.updated) ++out.weight_updates;
     if (ws.clamped > 0) ++out.clamped_updates;

@@ -36,7 +36,7 @@ namespace tinyddp::app {
 
 struct TrainOptions {
   std::string experiment = "toy2";        // toy2 | toy10 | recsys
-  std::string weighting = "gradnorm";     // fixed | uncertainty | gradnorm | gradnorm-squared
+  std::string weighting = "gradnorm";     // fixed | uncertainty | gradnorm | gradnorm-squared | pcgrad | mgda
   std::optional<double> alpha;            // default: the experiment's (0.12 toy, 1.5 recsys: the paper's)
   double lr_weights = 0.025;              // the task weights' learning rate (the paper's, with Adam)
   std::string weights_optimizer = "adam"; // adam | sgd: the task weights' optimizer (models::WeightsOptimizer)

@@ -9,6 +9,7 @@
 #include "apps/tinyddp/train/train.h"
 #include "dist/mpi_process_group.h"
 #include "dist/trace_file.h"
+#include "models/experiments/experiment.h"
 #include "models/weighting/loss_weighting.h"
 
 namespace tinyddp::app {
@@ -102,10 +103,10 @@ void add_train_command(CLI::App& app, int* exit_code) {
       "  tinyddp train --experiment toy2 --ranks 2 --steps 5 --trace t.json     # a timeline (Perfetto)\n"
       "Step s in the table: the weights after s iterations; the metric is sum_i L_i(t)/L_i(0) on held-out data.");
   TrainOptions& o = a->options;
-  cmd->add_option("--experiment", o.experiment, "toy2, toy10 or recsys")
-      ->check(CLI::IsMember({"toy2", "toy10", "recsys"}))
+  cmd->add_option("--experiment", o.experiment, "toy2, toy10, recsys or conflict2")
+      ->check(CLI::IsMember(models::experiments::experiment_names()))
       ->capture_default_str();
-  cmd->add_option("--weighting", o.weighting, "fixed, uncertainty, gradnorm or gradnorm-squared")
+  cmd->add_option("--weighting", o.weighting, "fixed, uncertainty, gradnorm, gradnorm-squared, pcgrad or mgda")
       ->check(CLI::IsMember(models::weighting_kinds()))
       ->capture_default_str();
   // Numbers are checked here, at parse time (exit 2, the flag and its range in the message).
