@@ -2,20 +2,50 @@
 
 namespace tinyddp::models::experiments {
 
+namespace {
+
+// Rows [first, first + count) of the padded batch (positions, see Experiment::batch) as training-set rows, in
+// runs of consecutive rows: narrow() views, joined by cat() where a run wraps around the set or the batch.
+MultiTaskBatch batch_rows(const MultiTaskBatch& train, int64_t step, int64_t batch_size, int64_t first, int64_t count) {
+  const int64_t n = train.x.size(0);
+  auto row = [&](int64_t position) { return (step * batch_size + position % batch_size) % n; };
+  std::vector<std::pair<int64_t, int64_t>> runs;   // (first row, length)
+  for (int64_t p = first; p < first + count; ++p) {
+    if (!runs.empty() && runs.back().first + runs.back().second == row(p)) ++runs.back().second;
+    else runs.emplace_back(row(p), 1);
+  }
+  auto take = [&](const Tensor& t) {
+    std::vector<Tensor> parts;
+    for (const auto& [start, length] : runs) parts.push_back(t.narrow(0, start, length));
+    return parts.size() == 1 ? parts[0] : cat(parts, 0);
+  };
+  MultiTaskBatch b;
+  b.x = take(train.x);
+  for (const Tensor& y : train.targets) b.targets.push_back(take(y));
+  return b;
+}
+
+}  // namespace
+
+int64_t Experiment::rows_per_rank(int64_t batch_size, int world) {
+  TINYDDP_CHECK(world >= 1 && batch_size >= 1, "Experiment::rows_per_rank: batch ", batch_size, ", world ", world, ".");
+  return (batch_size + world - 1) / world;
+}
+
 MultiTaskBatch Experiment::batch(int64_t step, int64_t batch_size, int rank, int world) const {
   const int64_t n = train.x.size(0);
   TINYDDP_CHECK(world >= 1 && rank >= 0 && rank < world, "Experiment::batch: rank ", rank, " of world ", world, ".");
-  TINYDDP_CHECK(batch_size >= world && batch_size % world == 0, "experiment ", name, ": the batch of ", batch_size,
-                " rows does not split into ", world, " equal shards; use a batch size that is a multiple of the "
-                "number of ranks (equal shards are what makes the mean over ranks the mean over the batch).");
-  TINYDDP_CHECK(batch_size <= n && n % batch_size == 0, "experiment ", name, ": the batch size ", batch_size,
-                " must divide the ", n, " training rows.");
-  const int64_t shard = batch_size / world;
-  const int64_t start = (step * batch_size) % n + rank * shard;
-  MultiTaskBatch b;
-  b.x = train.x.narrow(0, start, shard);
-  for (const Tensor& y : train.targets) b.targets.push_back(y.narrow(0, start, shard));
-  return b;
+  TINYDDP_CHECK(batch_size >= 1 && batch_size <= n, "experiment ", name, ": a batch of ", batch_size,
+                " rows, but the training set has ", n, "; use a batch of 1 to ", n, " rows (--batch).");
+  const int64_t shard = rows_per_rank(batch_size, world);
+  return batch_rows(train, step, batch_size, rank * shard, shard);
+}
+
+MultiTaskBatch Experiment::global_batch(int64_t step, int64_t batch_size, int world) const {
+  TINYDDP_CHECK(batch_size >= 1 && batch_size <= train.x.size(0), "experiment ", name, ": a batch of ", batch_size,
+                " rows, but the training set has ", train.x.size(0), "; use a batch of 1 to ", train.x.size(0),
+                " rows (--batch).");
+  return batch_rows(train, step, batch_size, 0, rows_per_rank(batch_size, world) * world);
 }
 
 std::vector<double> Experiment::test_losses(MultiTaskModel& model) const {

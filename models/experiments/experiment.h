@@ -19,8 +19,12 @@
 // Invariants:
 //  - every tensor here is a pure function of (name, options): the same bits on every run, thread and process
 //    (the data use their own counter-based generator, data_rng.h, never the engine's per-thread RNG);
-//  - batch(step, B, rank, world) for rank = 0..world-1 are consecutive, equal-sized slices of batch(step, B, 0, 1),
-//    so that the mean loss over the whole batch is the mean over ranks of their shard means (DDP == 1 process).
+//  - batch(step, B, rank, world) for rank = 0..world-1 are consecutive, equal-sized slices of
+//    global_batch(step, B, world), so that the mean loss over that batch is the mean over ranks of their shard
+//    means (DDP == 1 process on global_batch). Step s's batch is the B rows from s * B on, wrapping around the
+//    training set; when B does not divide by world, each rank takes ceil(B / world) rows and the last ones
+//    repeat the batch's first rows, as torch.utils.data.DistributedSampler pads (drop_last=False): the global
+//    batch has world * ceil(B / world) rows, B of them distinct.
 #pragma once
 
 #include <cstdint>
@@ -60,9 +64,14 @@ struct Experiment {
   std::function<std::shared_ptr<MultiTaskModel>(uint64_t seed)> make_model;
 
   int num_tasks() const { return static_cast<int>(task_names.size()); }
-  // Rank `rank`'s shard of step `step`'s batch of `batch_size` training rows (views, no copy). Steps walk
-  // the training set in order and wrap around; batch_size must divide by world and divide the training rows.
+  // Rank `rank`'s shard of step `step`'s batch of `batch_size` training rows: rows_per_rank(batch_size, world)
+  // rows (views where they are consecutive). Steps walk the training set in order and wrap around;
+  // 1 <= batch_size <= training rows.
   MultiTaskBatch batch(int64_t step, int64_t batch_size, int rank = 0, int world = 1) const;
+  // Every rank's shard of that step, in rank order: what one process trains on to match `world` DDP ranks.
+  MultiTaskBatch global_batch(int64_t step, int64_t batch_size, int world) const;
+  // ceil(batch_size / world): the shard of every rank (DistributedSampler's num_samples).
+  static int64_t rows_per_rank(int64_t batch_size, int world);
   // The held-out task losses of `model` (no graph).
   std::vector<double> test_losses(MultiTaskModel& model) const;
   // The paper's task-normalized test loss sum_i L_i / L_i(0), given the initial test losses.

@@ -2,6 +2,9 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
 #include <sstream>
 
 #include "base/error.h"
@@ -12,6 +15,11 @@ namespace {
 
 const char* const kStepWords = "forward, backward(...), grad(...), step, no_sync{...}, freeze(...), unfreeze(...), "
                                "rank(R){...}, iter(N){...}, disc(...) or disc_step";
+const std::vector<std::string> kStepNames = {"forward", "backward", "grad",    "step", "no_sync", "freeze",
+                                             "unfreeze", "rank",    "iter",    "disc", "disc_step"};
+const std::vector<std::string> kForwardFlags = {"no_text", "drop_text", "detach", "ckpt", "ckpt_nr", "reuse", "features"};
+const std::vector<std::string> kTermNames = {"a", "b", "t", "t_outside", "dummy", "d_real", "d_fake", "g_adv"};
+const std::vector<std::string> kDiscInputs = {"real", "fake", "fake_detached"};
 
 class Parser {
  public:
@@ -46,9 +54,11 @@ class Parser {
   }
 
   PlanStep parse_step(bool in_no_sync) {
+    skip_space();
     const size_t start = pos_;
     const std::string word = identifier();
     PlanStep step{};
+    step.pos = start;
     if (word == "forward") {
       step.kind = PlanStep::Kind::forward;
       if (accept('(')) {
@@ -73,7 +83,7 @@ class Parser {
           pos_ = at;
           fail(step.retain || step.create_graph ? "'create_graph' once, after 'retain'"
                                                 : "'retain' or 'create_graph' after the loss expression",
-               opt);
+               opt, {"retain", "create_graph"});
         }
       }
       expect(')');
@@ -88,7 +98,7 @@ class Parser {
       step.disc_input = identifier();
       if (step.disc_input != "real" && step.disc_input != "fake" && step.disc_input != "fake_detached") {
         pos_ = at;
-        fail("the discriminator's input: real, fake or fake_detached", step.disc_input);
+        fail("the discriminator's input: real, fake or fake_detached", step.disc_input, kDiscInputs);
       }
       expect(')');
     } else if (word == "no_sync") {
@@ -101,10 +111,14 @@ class Parser {
     } else if (word == "freeze" || word == "unfreeze") {
       step.kind = word == "freeze" ? PlanStep::Kind::freeze : PlanStep::Kind::unfreeze;
       expect('(');
+      skip_space();
+      const size_t at = pos_;
       step.module = dotted_name();
       const auto& names = freezable_modules();
-      if (std::find(names.begin(), names.end(), step.module) == names.end())
-        fail("a module: trunk, trunk.0, trunk.2, head_a, head_b, text_decoder or disc", step.module);
+      if (std::find(names.begin(), names.end(), step.module) == names.end()) {
+        pos_ = at;
+        fail("a module: trunk, trunk.0, trunk.2, head_a, head_b, text_decoder or disc", step.module, names);
+      }
       expect(')');
     } else if (word == "rank") {
       step.kind = PlanStep::Kind::rank;
@@ -122,7 +136,7 @@ class Parser {
       step.body = block(in_no_sync);
     } else {
       pos_ = start;
-      fail(kStepWords, word);
+      fail(kStepWords, word, kStepNames);
     }
     return step;
   }
@@ -146,25 +160,19 @@ class Parser {
     else if (flag == "features") f.features = true;
     else {
       pos_ = start;
-      fail("a forward flag: no_text, drop_text, detach, ckpt, ckpt_nr, reuse or features", flag);
+      fail("a forward flag: no_text, drop_text, detach, ckpt, ckpt_nr, reuse or features", flag, kForwardFlags);
     }
   }
 
   LossTerm term() {
     skip_space();
     LossTerm t;
-    if (pos_ < s_.size() && (std::isdigit(static_cast<unsigned char>(s_[pos_])) || s_[pos_] == '.')) {
-      size_t used = 0;
-      t.scale = std::stod(s_.substr(pos_), &used);
-      pos_ += used;
-      expect('*');
-    }
+    if (pos_ < s_.size() && (std::isdigit(static_cast<unsigned char>(s_[pos_])) || s_[pos_] == '.')) t.scale = scale();
     const size_t start = pos_;
     t.name = identifier();
-    static const std::vector<std::string> kTerms = {"a", "b", "t", "t_outside", "dummy", "d_real", "d_fake", "g_adv"};
-    if (std::find(kTerms.begin(), kTerms.end(), t.name) == kTerms.end()) {
+    if (std::find(kTermNames.begin(), kTermNames.end(), t.name) == kTermNames.end()) {
       pos_ = start;
-      fail("a loss term: a, b, t, t_outside, dummy, d_real, d_fake or g_adv", t.name);
+      fail("a loss term: a, b, t, t_outside, dummy, d_real, d_fake or g_adv", t.name, kTermNames);
     }
     const bool reads_disc = t.name == "d_real" || t.name == "d_fake" || t.name == "g_adv";
     if (!reads_disc && accept('@')) {
@@ -172,6 +180,28 @@ class Parser {
       if (t.forward < 1) fail("a forward number of at least 1 after '@'", std::to_string(t.forward));
     }
     return t;
+  }
+
+  // SCALE in SCALE*NAME: a finite, positive decimal number (std::stod's out_of_range would surface as "stod").
+  double scale() {
+    const size_t start = pos_;
+    size_t end = pos_;
+    while (end < s_.size() && (std::isdigit(static_cast<unsigned char>(s_[end])) || s_[end] == '.' ||
+                               ((s_[end] == 'e' || s_[end] == 'E') && end > start) ||
+                               ((s_[end] == '+' || s_[end] == '-') && (s_[end - 1] == 'e' || s_[end - 1] == 'E'))))
+      ++end;
+    const std::string text = s_.substr(start, end - start);
+    char* parsed_end = nullptr;
+    errno = 0;
+    const double v = std::strtod(text.c_str(), &parsed_end);
+    const bool whole = parsed_end == text.c_str() + text.size();
+    if (!whole || errno == ERANGE || !std::isfinite(v) || !(v > 0))
+      fail("a scale: a finite number above 0 in decimal or e-notation, like 0.5 or 2e-3 (at most about 1.8e308, "
+           "the largest double)",
+           text, {}, text.size());
+    pos_ = end;
+    expect('*');
+    return v;
   }
 
   int64_t integer(const char* what) {
@@ -213,13 +243,17 @@ class Parser {
   void expect(char c) {
     if (!accept(c)) fail(std::string("'") + c + "'");
   }
-  [[noreturn]] void fail(const std::string& expected, const std::string& found = "") {
+  // `found`: the word at pos_ (the caret underlines it); `candidates`: the words allowed there, for "did you
+  // mean"; `width`: the caret's width when it is not the found word's.
+  [[noreturn]] void fail(const std::string& expected, const std::string& found = "",
+                         const std::vector<std::string>& candidates = {}, size_t width = 0) {
     skip_space();
     std::ostringstream os;
-    os << "plan: expected " << expected << " at position " << pos_ << " but found "
-       << (!found.empty() ? "'" + found + "'" : pos_ < s_.size() ? "'" + s_.substr(pos_, 12) + "'" : "the end")
-       << "\n  " << s_ << "\n  " << std::string(pos_, ' ') << "^\nSee `tinyddp repro --help` for the plan language.";
-    throw Error(os.str());
+    os << "expected " << expected << " at position " << pos_ << " but found "
+       << (!found.empty() ? "'" + found + "'" : pos_ < s_.size() ? "'" + s_.substr(pos_, 12) + "'" : "the end");
+    if (const std::string meant = closest_word(found, candidates); !meant.empty())
+      os << "; did you mean '" << meant << "'?";
+    throw PlanError(plan_error_text(os.str(), s_, pos_, width ? width : std::max<size_t>(found.size(), 1)));
   }
 
   const std::string& s_;
@@ -250,6 +284,41 @@ std::string forward_text(const models::ScenarioForward& f) {
 }
 
 }  // namespace
+
+std::string plan_error_text(const std::string& message, const std::string& plan, size_t pos, size_t width) {
+  pos = std::min(pos, plan.size());
+  return "plan: " + message + "\n  " + plan + "\n  " + std::string(pos, ' ') + "^" +
+         std::string(width > 1 ? width - 1 : 0, '~') +
+         "\nSee `tinyddp repro --help` for the plan language (docs/the-runtime-error.md, \"Writing your own plan\").";
+}
+
+std::string closest_word(const std::string& word, const std::vector<std::string>& candidates) {
+  // Levenshtein distance; a typo is at most 2 edits away, and fewer than the word's own length.
+  auto distance = [](const std::string& a, const std::string& b) {
+    std::vector<size_t> row(b.size() + 1);
+    for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
+    for (size_t i = 1; i <= a.size(); ++i) {
+      size_t diagonal = row[0];
+      row[0] = i;
+      for (size_t j = 1; j <= b.size(); ++j) {
+        const size_t up = row[j];
+        row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
+        diagonal = up;
+      }
+    }
+    return row[b.size()];
+  };
+  std::string best;
+  size_t best_distance = 3;
+  for (const std::string& c : candidates) {
+    const size_t d = distance(word, c);
+    if (d < best_distance && d < std::max(word.size(), c.size())) {
+      best = c;
+      best_distance = d;
+    }
+  }
+  return best;
+}
 
 const std::vector<std::string>& freezable_modules() {
   static const std::vector<std::string> names = {"trunk",  "trunk.0",      "trunk.2", "head_a",

@@ -33,6 +33,7 @@
 #include <string>
 #include <vector>
 
+#include "apps/tinyddp/cli_errors.h"
 #include "models/scenario/scenario_model.h"
 
 namespace tinyddp::app {
@@ -55,14 +56,26 @@ struct PlanStep {
   int iteration = 0;                 // iteration: from 1
   bool and_later = false;            // iteration: iter(N+)
   std::vector<PlanStep> body;        // no_sync, rank, iteration
+  size_t pos = 0;                    // where the step starts in the plan as written (for a caret under it)
   std::string text() const;          // as written, normalized ("backward(a, retain)")
   // The call kind counted in "<kind> #n of iteration i" ("forward", "backward", "grad", "step", "freeze",
   // "unfreeze", "disc", "disc_step"); empty for blocks.
   std::string call_kind() const;
 };
 
-// Parses a plan; throws an Error naming the position and what was expected.
+// Parses a plan; throws a PlanError naming the position, what was expected and, for a misspelt word, the
+// word meant ("did you mean 'backward'?"), with the plan and a caret under the position.
 std::vector<PlanStep> parse_plan(const std::string& plan);
+// A mistake in the plan itself (a usage error of `tinyddp repro`, exit code 2), not an error of the program
+// it reproduces.
+class PlanError : public UsageError {
+ public:
+  using UsageError::UsageError;
+};
+// "plan: MESSAGE", the plan, a caret line under [pos, pos + width), and the pointer to the plan language.
+std::string plan_error_text(const std::string& message, const std::string& plan, size_t pos, size_t width = 1);
+// The candidate closest to `word` by edit distance when it is close enough to be a typo; else empty.
+std::string closest_word(const std::string& word, const std::vector<std::string>& candidates);
 std::string plan_text(const std::vector<PlanStep>& steps);
 
 // The modules freeze(...) accepts, in the order --help lists them.

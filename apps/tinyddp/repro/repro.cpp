@@ -1,5 +1,6 @@
 #include "apps/tinyddp/repro/repro.h"
 
+#include <cctype>
 #include <map>
 #include <ostream>
 
@@ -67,6 +68,7 @@ RankResult run_rank(std::shared_ptr<dist::ProcessGroup> pg, const std::vector<Pl
   ddp_options.unsynced_grads = o.unsynced_grads;
   ddp_options.print_warnings = false;
   CallRecord* current = nullptr;
+  const PlanStep* running = nullptr;   // the step of the latest call
   bool in_call = false;   // the last call record is the call an error belongs to (else `where` names it)
   std::optional<dist::DistributedDataParallel> ddp, disc_ddp;
   Tensor disc_real, disc_fake;   // the latest disc(real) and disc(fake...) outputs, (B, 1)
@@ -89,7 +91,8 @@ RankResult run_rank(std::shared_ptr<dist::ProcessGroup> pg, const std::vector<Pl
                                     " reads forward #" + std::to_string(term.forward) + " of iteration " +
                                     std::to_string(it) + ", but this rank has run " + std::to_string(forwards.size()) +
                                     " forward(s) in it so far");
-      if (!term.forward && !latest) throw std::invalid_argument("plan: a loss term before any forward");
+      if (!term.forward && !latest) throw std::invalid_argument(
+            "plan: a loss term before any forward: put a forward before the backward or grad that reads it");
       Tensor v;
       if (term.name == "d_real" || term.name == "d_fake" || term.name == "g_adv") {
         const Tensor& scored = term.name == "d_real" ? disc_real : disc_fake;
@@ -126,6 +129,7 @@ RankResult run_rank(std::shared_ptr<dist::ProcessGroup> pg, const std::vector<Pl
         default: break;
       }
       const std::string kind = step.call_kind();
+      running = &step;
       CallRecord& rec = rr.calls.emplace_back();
       in_call = true;   // an error from here on was raised by this call
       rec.iteration = it;
@@ -259,6 +263,9 @@ RankResult run_rank(std::shared_ptr<dist::ProcessGroup> pg, const std::vector<Pl
     err.raised_at = in_call ? rr.calls.back().at : where;
     err.rank = pg->rank();
     err.peer_left = dynamic_cast<const dist::PeerLeftError*>(&e) != nullptr;
+    // The checks of the plan itself (here and in models::scenario_loss) throw invalid_argument("plan: ...").
+    err.plan_mistake = dynamic_cast<const std::invalid_argument*>(&e) && err.message.rfind("plan: ", 0) == 0;
+    if (err.plan_mistake && in_call && running) err.plan_pos = running->pos;
     if (in_call) rr.calls.back().error = err.message;
     trace::instant(
         [&] { return trace::What{"error", err.type, {{"message", err.message}, {"raised_at", err.raised_at}}}; });
@@ -278,8 +285,9 @@ nlohmann::json rank_to_json(const RankResult& r) {
   j["param_hashes"] = r.param_hashes;
   j["grad_hashes"] = r.grad_hashes_per_iteration;
   if (r.error)
-    j["error"] = {{"type", r.error->type}, {"message", r.error->message}, {"raised_at", r.error->raised_at},
-                  {"peer_left", r.error->peer_left}};
+    j["error"] = {{"type", r.error->type},           {"message", r.error->message},
+                  {"raised_at", r.error->raised_at}, {"peer_left", r.error->peer_left},
+                  {"plan_mistake", r.error->plan_mistake}, {"plan_pos", r.error->plan_pos}};
   nlohmann::json calls = nlohmann::json::array();
   for (const CallRecord& c : r.calls)
     calls.push_back({{"iteration", c.iteration}, {"at", c.at}, {"label", c.label}, {"in_no_sync", c.in_no_sync},
@@ -298,7 +306,8 @@ RankResult rank_from_json(const nlohmann::json& j) {
   r.param_hashes = j["param_hashes"].get<std::vector<uint64_t>>();
   r.grad_hashes_per_iteration = j["grad_hashes"].get<std::vector<std::vector<uint64_t>>>();
   if (j.contains("error"))
-    r.error = ReproError{j["error"]["type"], j["error"]["message"], j["error"]["raised_at"], r.rank, j["error"]["peer_left"]};
+    r.error = ReproError{j["error"]["type"],      j["error"]["message"],      j["error"]["raised_at"], r.rank,
+                         j["error"]["peer_left"], j["error"]["plan_mistake"], j["error"]["plan_pos"]};
   for (const auto& c : j["calls"]) {
     CallRecord rec;
     rec.iteration = c["iteration"];
@@ -328,6 +337,26 @@ std::vector<RankResult> gather_results(dist::ProcessGroup& pg, const RankResult&
   std::vector<RankResult> out;
   for (const std::string& s : dist::allgather_strings(pg, rank_to_json(mine).dump()))
     out.push_back(rank_from_json(nlohmann::json::parse(s)));
+  return out;
+}
+
+// One warning however often it recurs: `w` with "rank R" (R = the rank that gave it) written "rank <r>" and
+// "iteration N" written "iteration <i>".
+std::string warning_key(const std::string& w, int rank) {
+  const std::string own = "rank " + std::to_string(rank), iteration = "iteration ";
+  auto digit = [&](size_t at) { return at < w.size() && std::isdigit(static_cast<unsigned char>(w[at])); };
+  std::string out;
+  for (size_t pos = 0; pos < w.size();) {
+    if (w.compare(pos, own.size(), own) == 0 && !digit(pos + own.size())) {
+      out += "rank <r>";
+      pos += own.size();
+    } else if (w.compare(pos, iteration.size(), iteration) == 0 && digit(pos + iteration.size())) {
+      out += "iteration <i>";
+      for (pos += iteration.size(); digit(pos);) ++pos;
+    } else {
+      out += w[pos++];
+    }
+  }
   return out;
 }
 
@@ -415,15 +444,30 @@ ReproResult run_repro(const std::string& scenario, const std::string& plan_strin
     throw Error("repro: unknown backend '" + o.backend + "'; expected thread or mpi.");
   }
 
+  // A mistake in the plan is the command line's, whatever the ranks did after it.
+  for (const RankResult& r : result.ranks)
+    if (r.error && r.error->plan_mistake)
+      throw PlanError(plan_error_text(r.error->message.substr(6) + " (" + r.error->raised_at + " on rank " +
+                                          std::to_string(r.rank) + ")",
+                                      plan_string, r.error->plan_pos));
   // The outcome as PyTorch reports it: the first rank that raised, a rank released by a peer's exit last.
   for (bool peer_left : {false, true})
     for (const RankResult& r : result.ranks)
       if (r.error && r.error->peer_left == peer_left && !result.error) result.error = r.error;
   result.outcome = result.error ? "error" : "ok";
-  result.warnings = result.ranks[0].warnings;
-  for (size_t r = 1; r < result.ranks.size(); ++r)
-    for (const std::string& w : result.ranks[r].warnings)
-      if (std::find(result.warnings.begin(), result.warnings.end(), w) == result.warnings.end()) result.warnings.push_back(w);
+  // Every rank's warnings counted the same way, rank 0's first, each in the order of first appearance. A
+  // warning that names its rank or iteration is one warning, given on several ranks or iterations.
+  for (const RankResult& r : result.ranks)
+    for (const std::string& w : r.warnings) {
+      if (std::find(result.warnings.begin(), result.warnings.end(), w) == result.warnings.end())
+        result.warnings.push_back(w);
+      const std::string text = warning_key(w, r.rank);
+      auto it = std::find_if(result.warning_counts.begin(), result.warning_counts.end(),
+                             [&](const ReproResult::WarningCount& c) { return c.text == text; });
+      if (it == result.warning_counts.end()) it = result.warning_counts.insert(result.warning_counts.end(), ReproResult::WarningCount{text, 0, {}});
+      ++it->count;
+      if (it->ranks.empty() || it->ranks.back() != r.rank) it->ranks.push_back(r.rank);
+    }
   for (size_t p = 0; p < result.param_names.size(); ++p) {
     bool same = true;
     for (const RankResult& r : result.ranks) same &= r.param_hashes[p] == result.ranks[0].param_hashes[p];
@@ -496,6 +540,9 @@ nlohmann::json to_json(const ReproResult& r) {
   }
   j["rank_outcomes"] = outcomes;
   j["warnings"] = r.warnings;
+  nlohmann::json counts = nlohmann::json::array();
+  for (const auto& c : r.warning_counts) counts.push_back({{"message", c.text}, {"count", c.count}, {"ranks", c.ranks}});
+  j["warning_counts"] = counts;
   j["replicas_in_sync"] = r.replicas_in_sync;
   j["params_out_of_sync"] = r.params_out_of_sync;
   j["grads_in_sync_per_iteration"] = r.grads_in_sync_per_iteration;

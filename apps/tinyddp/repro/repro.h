@@ -57,6 +57,10 @@ struct ReproError {
   // Raised only because a peer's program ended while this rank waited for it in a collective (the thread
   // backend's dist::PeerLeftError; gloo's "Connection closed by peer").
   bool peer_left = false;
+  // A mistake in the plan, not in the program it stands for (a term before any forward, t after
+  // forward(no_text), disc(...) without --gan): run_repro turns it into a PlanError (exit code 2).
+  bool plan_mistake = false;
+  size_t plan_pos = 0;     // where the step that raised it starts in the plan as written
 };
 
 // The iteration count of `rank` (uneven inputs give ranks different counts).
@@ -99,7 +103,15 @@ struct ReproResult {
   // The lowest rank's error that a peer's exit did not cause (else the lowest rank's); each rank's own is
   // in ranks[r].error.
   std::optional<ReproError> error;
-  std::vector<std::string> warnings;   // rank 0's, then any other rank's that differ
+  std::vector<std::string> warnings;   // each distinct text once: rank 0's first, then any other rank's
+  // Each distinct warning with how often it was given, over every rank and iteration, and by which ranks. A
+  // text that names the rank or iteration it was given in counts as one, with "rank <r>", "iteration <i>".
+  struct WarningCount {
+    std::string text;
+    int count = 0;
+    std::vector<int> ranks;
+  };
+  std::vector<WarningCount> warning_counts;
   bool replicas_in_sync = true;
   std::vector<std::string> params_out_of_sync;
   std::vector<bool> grads_in_sync_per_iteration;
@@ -107,7 +119,8 @@ struct ReproResult {
 };
 
 // Runs the plan. With backend "mpi" this process is one rank of the mpirun job; the result (on every
-// rank) describes all ranks.
+// rank) describes all ranks. Throws PlanError for a mistake in the plan, found while parsing or on any rank
+// while running (ReproError::plan_mistake).
 ReproResult run_repro(const std::string& scenario, const std::string& plan, const ReproOptions& options);
 
 // The outcome in a few words, as `--list` shows it: "ok, replicas in sync", "ok, replicas drift apart",

@@ -8,6 +8,7 @@
 #include "apps/tinyddp/cli_scenarios.h"
 #include "apps/tinyddp/commands.h"
 #include "apps/tinyddp/repro/repro.h"
+#include "apps/tinyddp/repro/repro_explain.h"
 #include "apps/tinyddp/repro/scenarios.h"
 #include "dist/mpi_process_group.h"
 #include "dist/trace_file.h"
@@ -128,8 +129,15 @@ int run(ReproArgs& a) {
   // Under mpirun every rank holds the whole result; rank 0 prints it.
   const bool printer = o.backend != "mpi" || dist::mpi_world()->rank() == 0;
   if (printer) {
-    if (a.json) std::cout << to_json(result).dump(1) << "\n";
-    else print_report(std::cout, result);
+    if (a.json) {
+      nlohmann::json j = to_json(result);
+      const Explanation x = explain(result);
+      j["explanation"] = {{"scenario", x.scenario}, {"why", x.why}, {"fix", x.fix}, {"note", x.note},
+                          {"tried", x.alternatives}};
+      std::cout << j.dump(1) << "\n";
+    } else {
+      print_report(std::cout, result);
+    }
   }
   return result.outcome == "error" ? kExitRaised : kExitOk;
 }
@@ -141,29 +149,43 @@ void add_repro_command(CLI::App& app, int* exit_code) {
   CLI::App* cmd = app.add_subcommand(
       "repro", "Reproduce DDP's multi-task errors and silent drift, deterministically, as PyTorch 1.13 behaves");
   cmd->footer(
-      "Plan language (one iteration, run by every rank; every iteration starts with zero_grad; steps separated by ';'):\n"
-      "  forward | forward(FLAG, ...)     a DDP forward on a fresh micro-batch; FLAGs:\n"
-      "        no_text | drop_text | detach   the text decoder not called | its output dropped | reads h.detach()\n"
-      "        ckpt | ckpt_nr                 trunk.2 under checkpoint (use_reentrant=True | False)\n"
-      "        reuse                          trunk.2 applied twice (shared weights)\n"
-      "        features                       also return the trunk features h\n"
-      "  backward(EXPR[, retain][, create_graph])   retain_graph=True, create_graph=True (retain defaults to it)\n"
+      "Plan language (one iteration, run by every rank; every iteration starts with zero_grad; steps separated by ';').\n"
+      "Steps:\n"
+      "  forward | forward(FLAG, ...)     a DDP forward on a fresh micro-batch; it returns a, b, t (the 3 task outputs)\n"
+      "  backward(EXPR[, retain][, create_graph])   loss.backward(retain_graph=True, create_graph=True); retain\n"
+      "                                   defaults to create_graph, as in PyTorch\n"
       "  grad(EXPR[, retain][, create_graph])  autograd.grad over the parameters, then .grad = result by hand\n"
       "  step                             an SGD step\n"
       "  no_sync{ STEPS }                 the steps inside ddp.no_sync()\n"
       "  freeze(M) | unfreeze(M)          M.requires_grad_(False | True); M: trunk, trunk.0, trunk.2, head_a, head_b,\n"
-      "                                   text_decoder\n"
+      "                                   text_decoder (disc with --gan)\n"
       "  rank(R){ STEPS }                 only rank R runs the steps (ranks whose graphs differ)\n"
-      "  iter(N){ STEPS } | iter(N+){ STEPS }   only in iteration N | from iteration N on\n"
-      "  with --gan: disc(real | fake | fake_detached)   the discriminator's DDP forward on yt | t | t.detach();\n"
-      "        disc_step; freeze(disc) | unfreeze(disc); terms d_real, d_fake, g_adv (its MSE to 1, 0, 1)\n"
-      "  EXPR: terms joined by '+', each [SCALE*]NAME[@K]; NAME: a, b, t, dummy (0 * every parameter), t_outside\n"
-      "        (text_decoder applied outside DDP's forward to forward(features)'s h); @K: forward #K of this iteration\n"
+      "  iter(N){ STEPS } | iter(N+){ STEPS }   only in iteration N | from iteration N on (from 1)\n"
+      "  disc(real | fake | fake_detached)   with --gan: the discriminator's DDP forward on yt | t | t.detach()\n"
+      "  disc_step                        with --gan: the discriminator's SGD step\n"
+      "Forward flags (at most one of the first three):\n"
+      "  no_text                          the text decoder is not called; the forward returns only a and b\n"
+      "  drop_text                        the text decoder runs but its output t is not returned\n"
+      "  detach                           head_b and the text decoder read the trunk's output detached\n"
+      "  ckpt                             trunk.2 under checkpoint(use_reentrant=True)\n"
+      "  ckpt_nr                          trunk.2 under checkpoint(use_reentrant=False)\n"
+      "  reuse                            trunk.2 applied twice (shared weights)\n"
+      "  features                         also return the trunk features h (for t_outside)\n"
+      "Loss terms: EXPR is TERM + TERM ..., each [SCALE*]NAME[@K] (SCALE a number > 0, e.g. 0.5*b):\n"
+      "  a                                task a's loss: MSE of head_a's output (regression)\n"
+      "  b                                task b's loss: cross-entropy of head_b's output (3 classes)\n"
+      "  t                                the text decoder's MSE (needs a forward that returns t)\n"
+      "  dummy                            0 * the sum of every parameter: reaches every parameter, adds nothing\n"
+      "  t_outside                        the text decoder applied outside DDP's forward to forward(features)'s h\n"
+      "  d_real, d_fake, g_adv            with --gan: the discriminator's MSE to 1, 0, 1 on disc(real), disc(fake)\n"
+      "  @K                               read forward #K of this iteration (default: the latest forward)\n"
       "Examples:\n"
       "  tinyddp repro --plan \"forward; backward(a, retain); backward(b+t); step\"\n"
       "  tinyddp repro --plan \"forward(ckpt); backward(a+b+t); step\" --find-unused-parameters\n"
       "  tinyddp repro --plan \"forward; backward(a+b+t); step\" --iterations 3,2 --join\n"
-      "docs/the-runtime-error.md explains every named scenario.");
+      "A mistake in the plan (a misspelt word, backward before any forward, t after forward(no_text)) is a usage\n"
+      "error (exit code 2). The plan language in full: docs/the-runtime-error.md, \"Writing your own plan\";\n"
+      "every named scenario explained: the same file.");
   cmd->add_option("name", args->name, "Scenario to run (see --list)");
   cmd->add_flag("--list", args->list, "List the named scenarios");
   cmd->add_option("--plan", args->plan, "Run this plan instead of a named scenario");
@@ -209,7 +231,8 @@ void add_repro_command(CLI::App& app, int* exit_code) {
       ->capture_default_str();
   cmd->add_flag("--json", args->json, "Print one JSON object");
   cmd->add_option("--trace", args->trace,
-                  "Record a Chrome trace (Perfetto, chrome://tracing) in FILE; under mpirun, FILE.rank<N>.json");
+                  "Record a Chrome trace (Perfetto, chrome://tracing) in FILE; under mpirun one file per rank, "
+                  "FILE less .json + .rank<N>.json (t.json: t.rank0.json, t.rank1.json; join them with trace-merge)");
   cmd->callback([args, exit_code] { *exit_code = run(*args); });
 }
 

@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "apps/tinyddp/repro/repro.h"
+#include "apps/tinyddp/repro/repro_explain.h"
 #include "apps/tinyddp/repro/scenarios.h"
 
 namespace tinyddp::app {
@@ -148,7 +149,14 @@ void print_report(std::ostream& out, const ReproResult& r) {
   } else {
     out << "\n";
   }
-  for (const std::string& w : r.warnings) out << "warning: " << w << "\n";
+  // One line per distinct warning (its first line, shortened); --json has every text in full.
+  bool shortened = false;
+  for (const auto& w : r.warning_counts) {
+    const std::string line = first_line(w.text, 160);
+    shortened |= line != w.text;
+    out << "warning (" << w.count << "x, " << ranks_label(w.ranks, o.ranks) << "): " << line << "\n";
+  }
+  if (shortened) out << "  (warnings shortened to one line; --json has each in full)\n";
   out << "replicas_in_sync: " << (r.replicas_in_sync ? "true" : "false");
   if (!r.replicas_in_sync) {
     out << " (differ: ";
@@ -156,10 +164,12 @@ void print_report(std::ostream& out, const ReproResult& r) {
     out << ")";
   }
   out << "\n";
-  if (scenario) {
-    out << "\nwhy: " << scenario->why << "\n";
-    if (!scenario->fix.empty()) out << "fix: " << scenario->fix << "\n";
-  }
+  // The scenario's written why only where it holds; otherwise one derived from this run (repro_explain.h).
+  const Explanation x = explain(r);
+  if (!x.note.empty()) out << "\nnote: " << x.note << "\n";
+  out << "\nwhy: " << x.why << "\n";
+  if (!x.fix.empty()) out << "fix: " << x.fix << "\n";
+  for (const std::string& alt : x.alternatives) out << "tried: " << alt << "\n";
 }
 
 }  // namespace tinyddp::app

@@ -43,7 +43,7 @@ void check_merge_args(const TraceArgs& a) {
   TINYDDP_USAGE_CHECK(!a.merge_out.empty(), "trace-merge: name the merged file with -o OUT (", example,
                       "); the inputs are the per-rank traces and are never written.");
   TINYDDP_USAGE_CHECK(a.merge_in.size() >= 2, "trace-merge: got one input ('", a.merge_in.empty() ? "" : a.merge_in[0],
-                      "'); merging needs the trace of every rank of an mpirun job, two or more FILE.rank<N>.json (",
+                      "'); merging needs the trace of every rank of an mpirun job, two or more t.rank<N>.json files (",
                       example, "). A single trace opens as it is in Perfetto or `tinyddp trace-view`.");
   for (const std::string& in : a.merge_in)
     TINYDDP_USAGE_CHECK(!same_file(a.merge_out, in), "trace-merge: the output -o '", a.merge_out,
@@ -93,7 +93,7 @@ void add_trace_commands(CLI::App& app, int* exit_code) {
   CLI::App* merge = app.add_subcommand(
       "trace-merge", "Join the per-rank trace files of an mpirun job into one, on one clock");
   merge->add_option("-o,--out", args->merge_out, "The merged trace to write (never one of the inputs)");
-  merge->add_option("inputs", args->merge_in, "FILE.rank<N>.json of every rank (two or more)");
+  merge->add_option("inputs", args->merge_in, "The per-rank traces of one mpirun job, t.rank<N>.json for t.json (two or more)");
   merge->footer("Each file's timestamps are shifted so that the barrier every rank passed when it started tracing "
                 "lands at the same instant.\nExample: tinyddp trace-merge -o t.json t.rank0.json t.rank1.json");
   merge->callback([args, exit_code] {

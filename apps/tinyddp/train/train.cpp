@@ -56,11 +56,13 @@ struct RankOutput {
   std::vector<ReportRow> report;
   std::vector<double> final_weights, initial_test_losses, final_test_losses;
   int64_t weight_updates = 0, clamped_updates = 0;
+  std::vector<int64_t> clamped_per_task, last_clamped_step;
   uint64_t weights_hash = kFnv1aBasis;   // over the weights after every iteration
   uint64_t params_hash = 0;              // network parameters at the end
   std::vector<std::string> warnings;
   std::vector<models::GradReport> grad_reports;
   double seconds = 0;
+  int64_t skipped_steps = 0, first_skipped = -1;   // --skip-nonfinite: steps without a network update
 };
 
 struct Plan {
@@ -71,6 +73,29 @@ struct Plan {
 };
 
 bool contains(const std::vector<int64_t>& v, int64_t x) { return std::find(v.begin(), v.end(), x) != v.end(); }
+
+bool finite_parameters(const std::vector<Tensor>& params) {
+  NoGradGuard no_grad;
+  for (const Tensor& p : params)
+    if (!std::isfinite(p.sum().item())) return false;
+  return true;
+}
+
+// What is not finite among a step's global losses and the parameters' gradients ("" when all are).
+std::string nonfinite(const std::vector<double>& losses, const std::vector<Tensor>& params) {
+  for (double v : losses)
+    if (!std::isfinite(v)) {
+      std::ostringstream os;
+      os << "the task losses are not finite (";
+      for (size_t i = 0; i < losses.size(); ++i) os << (i ? ", " : "") << losses[i];
+      os << ")";
+      return os.str();
+    }
+  NoGradGuard no_grad;
+  for (const Tensor& p : params)
+    if (p.grad().defined() && !std::isfinite(p.grad().sum().item())) return "a gradient is not finite";
+  return "";
+}
 
 RankOutput train_rank(const Experiment& e, const TrainOptions& o, const Plan& plan,
                       std::shared_ptr<dist::ProcessGroup> pg) {
@@ -133,7 +158,8 @@ RankOutput train_rank(const Experiment& e, const TrainOptions& o, const Plan& pl
   const auto start = std::chrono::steady_clock::now();
   const int64_t progress_every = std::max<int64_t>(1, (plan.steps + 9) / 10);
 
-  // Whole-batch means of this rank's shard losses: with equal shards, the mean over ranks.
+  // Whole-batch means of this rank's shard losses: with equal shards (padded: Experiment::batch), the mean over
+  // ranks.
   auto global_values = [&](const std::vector<Tensor>& losses) {
     std::vector<double> v;
     for (const Tensor& l : losses) v.push_back(l.item());
@@ -151,16 +177,19 @@ RankOutput train_rank(const Experiment& e, const TrainOptions& o, const Plan& pl
     for (int i = 0; i < tasks; ++i) row.ratios.push_back(losses[i] / loss0[i]);
     out.history.push_back(std::move(row));
   };
+  std::vector<bool> at_floor(tasks, false);   // per task: clamped at the latest weight update
   auto report = [&](int64_t step, const std::vector<double>& weights) {
     if (rank != 0) return;   // every replica is the same network: rank 0 evaluates
     ReportRow row{.step = step, .weights = weights, .normalized = normalized(weights),
-                  .test_losses = e.test_losses(*net)};
+                  .test_losses = e.test_losses(*net), .at_floor = at_floor};
     if (out.initial_test_losses.empty()) out.initial_test_losses = row.test_losses;
     row.metric = Experiment::metric(row.test_losses, out.initial_test_losses);
     out.report.push_back(std::move(row));
   };
 
   if (rank == 0) out.initial_test_losses = e.test_losses(*net);
+  out.clamped_per_task.assign(tasks, 0);
+  out.last_clamped_step.assign(tasks, -1);
   for (int64_t step = 0; step < plan.steps; ++step) {
     // Traces number iterations from 1 like repro's (trace-view --iteration K): step s is iteration s + 1.
     auto iteration_span = trace::span([&] {
@@ -183,7 +212,22 @@ RankOutput train_rank(const Experiment& e, const TrainOptions& o, const Plan& pl
       auto s = trace::span([&] { return trace::What{"call", "weighting observe (" + o.weighting + ")", {}}; });
       ws = weighting->observe_shared(losses, {.weight = w_shared, .parameters = shared_params, .representation = z}, step);
     }
-    if (ws.updated) ++out.weight_updates;
+    if (ws.updated) {
+      ++out.weight_updates;
+      at_floor.assign(tasks, false);
+    }
+    if (ws.updated && ws.clamped > 0 && static_cast<int>(ws.weights.size()) == tasks) {
+      // The clamp raises a weight to min_weight and the renormalization scales every weight alike, so the
+      // clamped ones are the ws.clamped smallest after the update.
+      std::vector<int> order(tasks);
+      for (int i = 0; i < tasks; ++i) order[i] = i;
+      std::stable_sort(order.begin(), order.end(), [&](int x, int y) { return ws.weights[x] < ws.weights[y]; });
+      for (int k = 0; k < std::min(ws.clamped, tasks); ++k) {
+        at_floor[order[k]] = true;
+        ++out.clamped_per_task[order[k]];
+        out.last_clamped_step[order[k]] = step;
+      }
+    }
     if (ws.clamped > 0) ++out.clamped_updates;
     if (step % plan.history_every == 0 || contains(plan.report_steps, step))
       record(step, weights_before, values, ws.grad_norms);
@@ -202,10 +246,23 @@ RankOutput train_rank(const Experiment& e, const TrainOptions& o, const Plan& pl
       weighting->total_loss(losses).backward();   // the one backward (DDP averages the gradients)
     }
     if (ddp) ddp->check_before_step();
-    {
+    // A step whose losses or (averaged) gradients are not finite would make the network NaN: an error, or
+    // with --skip-nonfinite no network step. Both are the same on every rank (global losses, averaged grads).
+    if (const std::string bad = nonfinite(values, params); !bad.empty()) {
+      TINYDDP_CHECK(o.skip_nonfinite, "train: the run diverged at step ", step, ": ", bad,
+                    ", and a step would make the network's parameters NaN. Lower --lr (", plan.lr,
+                    ") or --lr-weights (", o.lr_weights, "), or pass --skip-nonfinite to skip such steps (the "
+                    "network and the task weights are then not updated there; the run counts them).");
+      if (out.skipped_steps++ == 0) out.first_skipped = step;
+      optimizer->zero_grad();
+    } else {
       auto s = trace::span([] { return trace::What{"call", "optimizer step", {}}; });
       optimizer->step();
     }
+    // Finite losses and gradients can still step the parameters to inf: the model is then lost, skip or not.
+    TINYDDP_CHECK(finite_parameters(params), "train: the run diverged at step ", step, ": its update left the "
+                  "network's parameters not finite (the losses and gradients were finite; the step overshot). "
+                  "Lower --lr (", plan.lr, ")", o.optimizer == "sgd" ? " or use --optimizer adam" : "", ".");
     const std::vector<double> weights_after = weighting->weights();
     out.weights_hash = fnv1a(weights_after.data(), weights_after.size() * sizeof(double), out.weights_hash);
 
@@ -238,6 +295,11 @@ RankOutput train_rank(const Experiment& e, const TrainOptions& o, const Plan& pl
   if (rank == 0) out.final_test_losses = e.test_losses(*net);
   out.params_hash = dist::replica_hash(params);
   if (ddp) out.warnings = ddp->warnings();
+  if (out.skipped_steps > 0)
+    out.warnings.push_back("--skip-nonfinite skipped " + std::to_string(out.skipped_steps) + " of " +
+                           std::to_string(plan.steps) + " steps whose losses or gradients were not finite (the "
+                           "first at step " + std::to_string(out.first_skipped) + "): the network was not updated "
+                           "there. Lower --lr if they are many.");
   return out;
 }
 
@@ -272,6 +334,8 @@ TrainResult run_train(const TrainOptions& options) {
   plan.lr = o.lr.value_or(e.defaults.lr);
   plan.alpha = o.alpha.value_or(e.defaults.alpha);
   TINYDDP_CHECK(plan.steps >= 1, "train: --steps must be at least 1, got ", plan.steps, ".");
+  TINYDDP_USAGE_CHECK(plan.batch_size <= e.train.x.size(0), "train: --batch ", plan.batch_size, " is more than the ",
+                      e.train.x.size(0), " training rows of ", e.name, "; use at most ", e.train.x.size(0), ".");
   TINYDDP_USAGE_CHECK(o.warmup_steps <= plan.steps, "train: --warmup-steps ", o.warmup_steps, " is more than the run's ",
                       plan.steps, " steps; the baseline L_i(0) averages the first --warmup-steps steps, so use at most ",
                       plan.steps, " (or raise --steps).");
@@ -354,9 +418,25 @@ TrainResult run_train(const TrainOptions& options) {
   r.final_weights = mine.final_weights;
   r.initial_test_losses = mine.initial_test_losses;
   r.final_test_losses = mine.final_test_losses;
+  // A network whose held-out losses end non-finite is lost, whatever steps --skip-nonfinite skipped on the way.
+  bool finite_end = true;
+  for (double v : r.final_test_losses) finite_end &= std::isfinite(v);
+  TINYDDP_CHECK(finite_end, "train: the run diverged: the held-out task losses at step ", plan.steps, " are not finite (",
+                [&] {
+                  std::ostringstream os;
+                  for (size_t i = 0; i < r.final_test_losses.size(); ++i) os << (i ? ", " : "") << r.final_test_losses[i];
+                  return os.str();
+                }(), ")",
+                mine.skipped_steps > 0 ? "; --skip-nonfinite skipped " + std::to_string(mine.skipped_steps) + " of " +
+                                             std::to_string(plan.steps) + " steps (the first at step " +
+                                             std::to_string(mine.first_skipped) + ")"
+                                       : std::string(),
+                ". Lower --lr (", plan.lr, ").");
   r.metric = r.final_test_losses.empty() ? 0 : Experiment::metric(r.final_test_losses, r.initial_test_losses);
   r.weight_updates = mine.weight_updates;
   r.clamped_updates = mine.clamped_updates;
+  r.clamped_per_task = mine.clamped_per_task;
+  r.last_clamped_step = mine.last_clamped_step;
   r.warnings = mine.warnings;
   r.grad_reports = std::move(mine.grad_reports);
   r.seconds = mine.seconds;

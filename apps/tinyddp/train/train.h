@@ -81,6 +81,8 @@ struct ReportRow {
   std::vector<double> normalized;      // weights / sum(weights)
   std::vector<double> test_losses;     // held-out
   double metric = 0;                   // sum_i test L_i / test L_i(0)
+  std::vector<bool> at_floor;          // per task: GradNorm's clamp raised this weight to min_weight at the
+                                       // latest update before `step` (then renormalized with the others)
 };
 
 struct TrainResult {
@@ -98,6 +100,8 @@ struct TrainResult {
   double metric = 0;                    // at the last step
   int64_t weight_updates = 0;           // iterations whose observe() updated the weights
   int64_t clamped_updates = 0;          // of those, the updates where the clamp raised a weight to min_weight
+  std::vector<int64_t> clamped_per_task;   // per task: the updates that clamped its weight (GradNorm variants)
+  std::vector<int64_t> last_clamped_step;  // per task: the latest such update's step; -1: never
   bool weights_identical_across_ranks = true;   // bitwise, after every iteration
   bool replicas_in_sync = true;         // network parameters bitwise equal on every rank at the end
   std::vector<std::string> warnings;    // DDP's (rank 0), e.g. gradients that were never averaged

@@ -46,6 +46,24 @@ std::vector<int64_t> parse_steps(const std::string& text, const std::string& fla
   return steps;
 }
 
+// The model layer's messages name its C++ options (WeightingOptions::skip_nonfinite); a CLI user sets them with
+// flags. Each pair: the C++ wording, the command line's.
+std::string with_cli_flags(std::string message) {
+  static const std::pair<const char*, const char*> kNames[] = {
+      {"set WeightingOptions::skip_nonfinite = true and skip the optimizer step when WeightingStep::skipped is set",
+       "pass --skip-nonfinite (train then skips those steps)"},
+      {"set WeightingOptions::skip_nonfinite = true", "pass --skip-nonfinite"},
+      {"WeightingOptions::freeze_after", "--freeze-after"},
+      {"WeightingOptions::epsilon", "GradNorm's epsilon (not a flag)"},
+      {"With skip_nonfinite", "With --skip-nonfinite"},
+      {"warmup_steps = k", "--warmup-steps k"},
+  };
+  for (const auto& [cpp, flag] : kNames)
+    for (size_t at = message.find(cpp); at != std::string::npos; at = message.find(cpp, at))
+      message.replace(at, std::string(cpp).size(), flag);
+  return message;
+}
+
 int run(TrainArgs& a) {
   TrainOptions o = a.options;
   if (a.alpha_opt->count()) o.alpha = a.alpha;
@@ -65,7 +83,19 @@ int run(TrainArgs& a) {
                       nlohmann::json{{"command", "tinyddp train"}, {"experiment", o.experiment},
                                      {"weighting", o.weighting},
                                      {"options", "ranks " + std::to_string(o.ranks) + ", backend " + o.backend}});
-  const TrainResult r = run_train(o);
+  const TrainResult r = [&] {
+    try {
+      return run_train(o);
+    } catch (const UsageError&) {
+      throw;
+    } catch (const dist::CollectiveFailedError&) {
+      throw;
+    } catch (const dist::PeerLeftError&) {
+      throw;
+    } catch (const Error& e) {   // the run raised (exit code 1): its text with the flags that change it
+      throw Error(with_cli_flags(e.what()));
+    }
+  }();
   if (recording) recording->finish();
   // Under mpirun every rank trained; rank 0 reports and writes the files.
   if (o.backend == "mpi" && dist::mpi_world()->rank() != 0) return 0;
@@ -144,7 +174,8 @@ void add_train_command(CLI::App& app, int* exit_code) {
                   "flags (GradNorm itself refuses such a task: use --weighting fixed or uncertainty)")
       ->delimiter(',');
   cmd->add_option("--trace", a->trace,
-                  "Record a Chrome trace (Perfetto, chrome://tracing) in FILE; under mpirun, FILE.rank<N>.json. "
+                  "Record a Chrome trace (Perfetto, chrome://tracing) in FILE; under mpirun one file per rank, FILE less "
+                  ".json + .rank<N>.json (t.json: t.rank0.json, t.rank1.json; join them with trace-merge). "
                   "Every step is recorded: use few --steps");
   cmd->add_option("--history-every", o.history_every, "Record a history row every K steps (0: ~500 rows)")
       ->check(at_least(0));

@@ -12,6 +12,7 @@
 
 #include "apps/tinyddp/train/train.h"
 #include "apps/tinyddp/svg.h"
+#include "models/experiments/experiment.h"
 #include "base/error.h"
 
 namespace tinyddp::app {
@@ -41,6 +42,20 @@ std::string weighting_summary(const TrainResult& r) {
   return s.str();
 }
 
+// The run's warnings: DDP's, the train loop's (--skip-nonfinite), then one per task whose weight GradNorm's clamp
+// held at the floor.
+std::vector<std::string> all_warnings(const TrainResult& r) {
+  std::vector<std::string> all = r.warnings;
+  for (size_t i = 0; i < r.clamped_per_task.size() && i < r.task_names.size(); ++i)
+    if (r.clamped_per_task[i] > 0)
+      all.push_back("GradNorm's clamp raised the weight of task " + r.task_names[i] + " to the floor min_weight = 1e-6 in " +
+                    std::to_string(r.clamped_per_task[i]) + " of " + std::to_string(r.weight_updates) +
+                    " weight updates (the latest at step " + std::to_string(r.last_clamped_step[i]) +
+                    "): the update pushed it to 0 or below, so that task trains little at those steps; a smaller "
+                    "--lr-weights or --weights-optimizer adam clamps less (docs/gradnorm.md)");
+  return all;
+}
+
 }  // namespace
 
 void print_train_report(std::ostream& out, const TrainResult& r) {
@@ -64,22 +79,35 @@ void print_train_report(std::ostream& out, const TrainResult& r) {
   out << std::right << std::setw(7) << "step";
   for (const std::string& name : r.task_names) out << std::setw(kCol) << name;
   out << std::setw(10) << "metric" << "\n";
+  bool floor_marked = false;
   for (const ReportRow& row : r.report) {
     out << std::setw(7) << row.step;
-    for (size_t i = 0; i < tasks; ++i)
-      out << std::setw(kCol) << (fmt(row.normalized[i]) + " (" + gfmt(row.weights[i], 3) + ")");
+    for (size_t i = 0; i < tasks; ++i) {
+      const bool floor = i < row.at_floor.size() && row.at_floor[i];
+      floor_marked |= floor;
+      out << std::setw(kCol) << (fmt(row.normalized[i]) + " (" + gfmt(row.weights[i], 3) + ")" + (floor ? "*" : ""));
+    }
     out << std::setw(10) << fmt(row.metric, 4) << "\n";
   }
+  if (floor_marked)
+    out << "  * at the floor: the latest update left this weight below min_weight = 1e-6 and the clamp raised it "
+           "there (then all were renormalized to sum T)\n";
   out << "\nHeld-out task losses, step 0 -> step " << r.steps << ":";
   for (size_t i = 0; i < tasks; ++i)
     out << "  " << r.task_names[i] << " " << gfmt(r.initial_test_losses[i]) << " -> " << gfmt(r.final_test_losses[i]);
   out << "\nFinal metric sum_i L_i/L_i(0) = " << fmt(r.metric, 4) << "   (weight updates: " << r.weight_updates
       << ", of which clamped at min_weight: " << r.clamped_updates << ")\n";
+  if (r.world > 1 && r.batch_size % r.world != 0) {
+    const int64_t shard = models::experiments::Experiment::rows_per_rank(r.batch_size, r.world);
+    out << "DDP: " << r.world << " ranks x " << shard << " rows: the batch of " << r.batch_size << " is padded to "
+        << shard * r.world << " by repeating its first " << shard * r.world - r.batch_size
+        << " row(s), as DistributedSampler pads (--batch a multiple of " << r.world << " avoids it)\n";
+  }
   if (r.world > 1)
     out << "DDP: task weights bit-identical on every rank after every iteration: "
         << (r.weights_identical_across_ranks ? "yes" : "NO") << "; replicas in sync: "
         << (r.replicas_in_sync ? "yes" : "NO") << "; warnings: " << r.warnings.size() << "\n";
-  for (const std::string& w : r.warnings) out << "  warning: " << w << "\n";
+  for (const std::string& w : all_warnings(r)) out << "  warning: " << w << "\n";
 }
 
 nlohmann::json train_to_json(const TrainResult& r) {
@@ -107,6 +135,7 @@ nlohmann::json train_to_json(const TrainResult& r) {
                   {"model_seed", o.model_seed}};
   if (!o.detach_tasks.empty()) j["options"]["detach_tasks"] = o.detach_tasks;
   j["ranks"] = r.world;
+  j["rows_per_rank"] = models::experiments::Experiment::rows_per_rank(r.batch_size, r.world);   // padded shards
   j["backend"] = o.backend;
   j["description"] = r.description;
   j["initial_test_losses"] = r.initial_test_losses;
@@ -115,7 +144,7 @@ nlohmann::json train_to_json(const TrainResult& r) {
   j["clamped_updates"] = r.clamped_updates;
   j["weights_identical_across_ranks"] = r.weights_identical_across_ranks;
   j["replicas_in_sync"] = r.replicas_in_sync;
-  j["warnings"] = r.warnings;
+  j["warnings"] = all_warnings(r);
   nlohmann::json report = nlohmann::json::array();
   for (const ReportRow& row : r.report)
     report.push_back({{"step", row.step},
