@@ -439,10 +439,14 @@ void Reducer::mark_bucket_ready(size_t bucket_index) {
 
 void Reducer::all_reduce_bucket(size_t bucket_index) {
   Bucket& bucket = buckets_[bucket_index];
-  std::ostringstream detail;
-  detail << bucket.gradients.numel() * element_size(bucket.gradients.dtype()) << " bytes, params";
-  for (size_t v : bucket.variable_indices) detail << " " << v;
-  record(ReducerEvent::Kind::bucket_launched, bucket_index, detail.str());
+  std::string detail;   // for the observer only: built per bucket per step otherwise for no one
+  if (observe_) {
+    std::ostringstream text;
+    text << bucket.gradients.numel() * element_size(bucket.gradients.dtype()) << " bytes, params";
+    for (size_t v : bucket.variable_indices) text << " " << v;
+    detail = text.str();
+  }
+  record(ReducerEvent::Kind::bucket_launched, bucket_index, std::move(detail));
   // Names the allreduce on the comm track.
   trace::CommLabel comm_label([&] {
     return bucket_event("bucket " + std::to_string(bucket_index), bucket_index, bucket.gradients,
