@@ -27,7 +27,7 @@ std::string join(const std::vector<std::string>& items, const char* sep) {
 bool is_alias(const Tensor& a, const Tensor& b) { return a.defined() && b.defined() && a.storage() == b.storage(); }
 
 // dst = src * factor, both contiguous with the same number of elements (the fused "divide while copying
-// into the bucket" of PyTorch's reducer: one pass over the gradient).
+// into the bucket" of PyTorch's reducer: one pass over the gradient, and no buffer). dst may be src.
 void copy_scaled(const Tensor& dst, const Tensor& src, double factor) {
   const Tensor s = src.detach().contiguous();
   TINYDDP_CHECK(s.device() == dst.device(), "DDP: a gradient on ", s.device().str(), " was produced for a parameter on ",
@@ -399,8 +399,7 @@ void Reducer::mark_variable_ready_dense(size_t index) {
     } else if (!comm_hook_) {
       check_bucket_inplace_write(bucket, loc.intra);   // PyTorch: view.div_(div_factor_)
       NoGradGuard no_grad;
-      Tensor v = view;
-      v.mul_(factor);
+      copy_scaled(view, view, factor);   // in place, one pass (Tensor::mul_ would go through a temporary)
     }
   } else {
     if (dynamic_graph_find_unused() || static_graph_first_iteration())
@@ -439,10 +438,14 @@ void Reducer::mark_bucket_ready(size_t bucket_index) {
 
 void Reducer::all_reduce_bucket(size_t bucket_index) {
   Bucket& bucket = buckets_[bucket_index];
-  std::ostringstream detail;
-  detail << bucket.gradients.numel() * element_size(bucket.gradients.dtype()) << " bytes, params";
-  for (size_t v : bucket.variable_indices) detail << " " << v;
-  record(ReducerEvent::Kind::bucket_launched, bucket_index, detail.str());
+  std::string detail;   // for the observer only: built per bucket per step otherwise for no one
+  if (observe_) {
+    std::ostringstream text;
+    text << bucket.gradients.numel() * element_size(bucket.gradients.dtype()) << " bytes, params";
+    for (size_t v : bucket.variable_indices) text << " " << v;
+    detail = text.str();
+  }
+  record(ReducerEvent::Kind::bucket_launched, bucket_index, std::move(detail));
   // Names the allreduce on the comm track.
   trace::CommLabel comm_label([&] {
     return bucket_event("bucket " + std::to_string(bucket_index), bucket_index, bucket.gradients,

@@ -32,8 +32,11 @@
 //   parameter must be marked ready too; AccumulateGrad then returns before its post-accumulate-grad hooks.
 //   Of the gradient it is handed, the hook keeps only whether it is defined, and reads .grad: that is what
 //   is averaged, since it also holds what earlier backwards accumulated (no_sync) and what the parameter's
-//   own hooks changed. It is a contiguous tensor of its own (AccumulateGrad copies), while the handed
-//   gradient may be a stride-0 expand, so reading the handed one would save no copy.
+//   own hooks changed. It is a contiguous tensor of its own (AccumulateGrad takes the incoming buffer when it is
+//   one and no one else holds it, else copies it), while the handed gradient may be a stride-0 expand, so
+//   reading the handed one would save no copy. The hook reads it once: one pass, grad / world size into the
+//   bucket (or, when .grad already is the bucket view, an in-place division), and no buffer is allocated per
+//   step (tests/dist/ddp_step_alloc_test.cpp counts them).
 //
 // Note [Static graph]
 //   static_graph=True promises that every iteration uses the same parameters and fires each one's hook

@@ -12,12 +12,31 @@ AccumulateGrad::AccumulateGrad(const Tensor& leaf)
 
 Tensor AccumulateGrad::leaf() const { return Tensor(leaf_.lock()); }
 
+namespace {
+
+// Note [Stealing the incoming gradient] (PyTorch's accumulateGrad in torch/csrc/autograd/functions/
+// accumulate_grad.h): a .grad that does not exist yet can simply be the incoming gradient, saving a copy and a
+// buffer, when no one else can see that buffer and it has the layout a .grad must have. "No one else": the
+// tensor's handle is held only by `expected_refs` (this node, plus the engine's copy of the inputs when the
+// node has post hooks, as the engine keeps one then), and its storage only by this handle; a user's hook that
+// kept the gradient, a gradient handed to two leaves (AddBackward0) or a view of a shared buffer all fail it.
+// The layout: contiguous, the whole buffer, so that optimizers and DDP's bucket copies see a plain
+// tensor of its own (the reducer's Note [The reducer's hook]). Under grad mode (create_graph) never: the
+// .grad must be a differentiable copy.
+bool stealable(const Tensor& g, long expected_refs) {
+  return !GradMode::is_enabled() && g.impl_ptr().use_count() <= expected_refs && g.storage().use_count() == 1 &&
+         g.offset() == 0 && g.strides() == contiguous_strides(g.shape()) &&
+         g.storage()->nbytes == static_cast<size_t>(g.numel()) * element_size(g.dtype());
+}
+
+}  // namespace
+
 TensorList AccumulateGrad::apply(TensorList&& grads) {
   Tensor leaf_tensor = leaf();
   if (!leaf_tensor.defined() || !grads[0].defined()) return {};
   TensorImpl& impl = *leaf_tensor.impl();
   TINYDDP_INTERNAL_ASSERT(impl.grad_fn == nullptr, "leaf variable has been moved into the graph interior");
-  Tensor new_grad = grads[0];
+  Tensor new_grad = std::move(grads[0]);
   std::vector<GradHook> hooks;
   std::vector<PostAccumulateGradHook> post_hooks;
   {
@@ -34,9 +53,13 @@ TensorList AccumulateGrad::apply(TensorList&& grads) {
   {
     std::lock_guard<std::mutex> lock(impl.autograd_mutex);
     if (!impl.grad.defined()) {
-      // Under create_graph keep the gradient's history (it is differentiable); either way own a fresh copy:
-      // the incoming gradient may be a stride-0 expand, or shared with another leaf (PyTorch clones too).
-      impl.grad = GradMode::is_enabled() ? clone(new_grad) : new_grad.detach().clone();
+      if (stealable(new_grad, 1 + (has_post_hooks() ? 1 : 0))) {
+        // Note [Stealing the incoming gradient]. A replacement from a hook may carry history: drop it.
+        impl.grad = new_grad.requires_grad() ? new_grad.detach() : std::move(new_grad);
+      } else {
+        // Under create_graph keep the gradient's history (it is differentiable); either way own a fresh copy.
+        impl.grad = GradMode::is_enabled() ? clone(new_grad) : new_grad.detach().clone();
+      }
     } else if (!GradMode::is_enabled()) {
       NoGradGuard no_grad;
       impl.grad.add_(new_grad);   // in place: DDP's gradient_as_bucket_view relies on .grad keeping its storage

@@ -4,8 +4,9 @@
 // either way: DDP's reducer learns that a parameter is ready from one of those, since a parameter whose
 // gradient is undefined must be marked ready too (Note [The reducer's hook] in dist/reducer.h).
 //
-// Accumulation rules (PyTorch's): a fresh .grad is a copy of the incoming gradient with the leaf's layout;
-// an existing .grad is updated in place (+=) when grad mode is off, and replaced by grad + new when it is on
+// Accumulation rules (PyTorch's): a fresh .grad is the incoming gradient itself when nothing else holds it
+// and it is a contiguous buffer of its own (Note [Stealing the incoming gradient] in accumulate_grad.cpp),
+// else a contiguous copy of it; an existing .grad is updated in place (+=) when grad mode is off, and replaced by grad + new when it is on
 // (create_graph), so that the accumulated gradient stays differentiable.
 #pragma once
 

@@ -4,7 +4,7 @@
 #include <queue>
 #include <string>
 #include <unordered_map>
-#include <unordered_set>
+#include <vector>
 
 #include "base/trace.h"
 #include "engine/autograd/anomaly_mode.h"
@@ -29,15 +29,22 @@ class GraphRoot : public Node {
   TensorList grads_;
 };
 
-// The state of one backward call. Lives on the calling thread's stack.
+// The state of one backward call. Lives on the calling thread's stack. Every node reachable from the root
+// gets a dense index at the start (the one hash map of the task); per-node state lives in vectors by that
+// index, so running a node costs one lookup per next edge and no allocation of the engine's own.
 struct GraphTask {
   bool keep_graph = false;
-  std::unordered_map<Node*, int> dependencies;        // edges still to deliver a gradient to each node
-  std::unordered_map<Node*, TensorList> input_buffers;   // gradients received so far, per node input
-  // Non-empty when execution is restricted (autograd::grad or backward(inputs=...)).
-  std::unordered_set<Node*> needed;
-  std::unordered_map<Node*, std::vector<std::pair<uint32_t, size_t>>> captures;   // (input_nr, output slot)
+  std::unordered_map<Node*, uint32_t> index;   // node -> its index below
+  std::vector<Node*> nodes;                    // index -> node (the graph keeps them alive: GraphRoot owns it)
+  std::vector<int> dependencies;               // edges still to deliver a gradient to each node
+  std::vector<uint32_t> first_slot;            // where each node's inputs start in `slots`
+  TensorList slots;                            // gradients received so far, per node input (summed)
+  // Restricted execution (autograd::grad or backward(inputs=...)), PyTorch's exec_info: which nodes run
+  // (on a path to an input) and which are captured; the edge loop skips every node that is neither.
   bool restricted = false;
+  std::vector<uint8_t> needed;
+  std::vector<std::vector<std::pair<uint32_t, size_t>>> captures;   // per node: (input_nr, output slot)
+  std::vector<uint8_t> executes;               // needed or captured
   TensorList captured;
   std::vector<std::function<void()>> final_callbacks;
 };
@@ -48,10 +55,11 @@ thread_local GraphTask* current_task = nullptr;
 // the same comparator and push order as PyTorch's ReadyQueue, so that ties (several AccumulateGrad nodes
 // ready at once) break the same way.
 struct ReadyItem {
-  std::shared_ptr<Node> node;
+  uint64_t sequence_nr;
+  uint32_t index;
 };
 struct LowerSequenceNr {
-  bool operator()(const ReadyItem& a, const ReadyItem& b) const { return a.node->sequence_nr() < b.node->sequence_nr(); }
+  bool operator()(const ReadyItem& a, const ReadyItem& b) const { return a.sequence_nr < b.sequence_nr; }
 };
 
 // Anomaly mode (anomaly_mode.h): PyTorch's text, raised at the node whose output holds the first NaN.
@@ -64,56 +72,90 @@ void check_no_nan(const Node& fn, const TensorList& outputs) {
   }
 }
 
+// Indexes every node reachable from the root (root = 0) and counts the edges pointing at each.
 void count_dependencies(Node* root, GraphTask& task) {
-  std::unordered_set<Node*> seen{root};
-  std::vector<Node*> stack{root};
-  while (!stack.empty()) {
-    Node* fn = stack.back();
-    stack.pop_back();
-    for (const Edge& e : fn->next_edges()) {
+  task.index.emplace(root, 0);
+  task.nodes.push_back(root);
+  task.dependencies.push_back(0);
+  for (size_t next = 0; next < task.nodes.size(); ++next) {   // nodes grows while we walk it
+    for (const Edge& e : task.nodes[next]->next_edges()) {
       if (!e.valid()) continue;
-      task.dependencies[e.node.get()] += 1;
-      if (seen.insert(e.node.get()).second) stack.push_back(e.node.get());
+      auto [it, inserted] = task.index.emplace(e.node.get(), static_cast<uint32_t>(task.nodes.size()));
+      if (inserted) {
+        task.nodes.push_back(e.node.get());
+        task.dependencies.push_back(0);
+      }
+      task.dependencies[it->second] += 1;
     }
   }
+  task.first_slot.resize(task.nodes.size() + 1);
+  uint32_t slots = 0;
+  for (size_t i = 0; i < task.nodes.size(); ++i) {
+    task.first_slot[i] = slots;
+    slots += task.nodes[i]->num_inputs();
+  }
+  task.first_slot.back() = slots;
+  task.slots.resize(slots);
 }
 
 // Marks the nodes that lie on a path from the root to one of `inputs` (PyTorch's exec_info).
-void mark_needed(Node* root, const std::vector<Edge>& inputs, bool accumulate_grad, GraphTask& task) {
+void mark_needed(const std::vector<Edge>& inputs, bool accumulate_grad, GraphTask& task) {
+  const size_t n = task.nodes.size();
   task.restricted = true;
-  std::unordered_set<Node*> targets;
+  task.needed.assign(n, 0);
+  task.captures.resize(n);
+  std::vector<uint8_t> target(n, 0);
   for (size_t i = 0; i < inputs.size(); ++i) {
     const Edge& e = inputs[i];
     if (!e.valid()) continue;
-    targets.insert(e.node.get());
+    const auto it = task.index.find(e.node.get());
+    if (it == task.index.end()) continue;   // not reached from the roots: nothing arrives there
+    target[it->second] = 1;
     if (accumulate_grad) {
-      task.needed.insert(e.node.get());   // backward(inputs=...): run those AccumulateGrad nodes
+      task.needed[it->second] = 1;   // backward(inputs=...): run those AccumulateGrad nodes
     } else {
-      task.captures[e.node.get()].push_back({e.input_nr, i});
+      task.captures[it->second].push_back({e.input_nr, i});
     }
   }
   // Post-order DFS: a node is needed if any child is needed or is a capture target.
-  std::unordered_map<Node*, int> state;   // 0 unvisited, 1 on stack, 2 done
-  std::vector<std::pair<Node*, size_t>> stack{{root, 0}};
-  state[root] = 1;
+  std::vector<uint8_t> state(n, 0);   // 0 unvisited, 1 on stack, 2 done
+  std::vector<std::pair<uint32_t, size_t>> stack{{0, 0}};
+  state[0] = 1;
   while (!stack.empty()) {
     auto& [fn, child] = stack.back();
-    const auto& edges = fn->next_edges();
+    const auto& edges = task.nodes[fn]->next_edges();
     if (child < edges.size()) {
       Node* next = edges[child++].node.get();
-      if (next && state[next] == 0) {
-        state[next] = 1;
-        stack.push_back({next, 0});
+      if (!next) continue;
+      const uint32_t k = task.index.at(next);
+      if (state[k] == 0) {
+        state[k] = 1;
+        stack.push_back({k, 0});
       }
       continue;
     }
-    bool needed = task.needed.count(fn) > 0;
-    for (const Edge& e : edges)
-      if (e.valid() && (task.needed.count(e.node.get()) || targets.count(e.node.get()))) needed = true;
-    if (needed) task.needed.insert(fn);
+    bool needed = task.needed[fn] != 0;
+    for (const Edge& e : edges) {
+      if (!e.valid()) continue;
+      const uint32_t k = task.index.at(e.node.get());
+      if (task.needed[k] || target[k]) needed = true;
+    }
+    if (needed) task.needed[fn] = 1;
     state[fn] = 2;
     stack.pop_back();
   }
+  task.executes.resize(n);
+  for (size_t i = 0; i < n; ++i) task.executes[i] = task.needed[i] || !task.captures[i].empty();
+}
+
+// Note [Gradients a restricted task does not need]: while the engine runs a node of a restricted task, the
+// node's needs_input_grad(i) is false for an edge to a node the task will not execute, so the rule skips
+// that gradient (PyTorch's task_should_compute_output). Only for the running node: ops its rule records
+// under create_graph get nodes of their own, which save what their backward needs.
+bool task_executes(const void* task, const Node* next) {
+  const auto& t = *static_cast<const GraphTask*>(task);
+  const auto it = t.index.find(const_cast<Node*>(next));
+  return it != t.index.end() && t.executes[it->second];
 }
 
 void run_final_callbacks(GraphTask& task) {
@@ -123,6 +165,13 @@ void run_final_callbacks(GraphTask& task) {
     cb();
   }
 }
+
+// Restores the thread's filter of an outer task's node (a backward nested in a rule, e.g. checkpointing).
+struct ExecFilterGuard {
+  ExecFilterGuard() : prev(detail::exec_filter) { detail::exec_filter = {}; }
+  ~ExecFilterGuard() { detail::exec_filter = prev; }
+  detail::ExecFilter prev;
+};
 
 // Restores the thread's previous graph task (nested backwards, e.g. a backward inside a hook).
 struct CurrentTaskGuard {
@@ -140,33 +189,31 @@ TensorList Engine::execute(const std::vector<Edge>& roots, const TensorList& roo
   auto graph_root = std::make_shared<GraphRoot>(roots, root_grads);
   count_dependencies(graph_root.get(), task);
   if (!options.inputs.empty()) {
-    mark_needed(graph_root.get(), options.inputs, options.accumulate_grad, task);
+    mark_needed(options.inputs, options.accumulate_grad, task);
     task.captured.resize(options.inputs.size());
   }
 
   CurrentTaskGuard task_guard(&task);
+  ExecFilterGuard filter_guard;
   AutoGradMode grad_mode(options.create_graph);   // backward rules record a graph only with create_graph
 
   std::priority_queue<ReadyItem, std::vector<ReadyItem>, LowerSequenceNr> ready;
-  ready.push({graph_root});
+  ready.push({graph_root->sequence_nr(), 0});
   while (!ready.empty()) {
-    std::shared_ptr<Node> fn = ready.top().node;
+    const uint32_t index = ready.top().index;
     ready.pop();
-    TensorList inputs;
-    if (auto it = task.input_buffers.find(fn.get()); it != task.input_buffers.end()) {
-      inputs = std::move(it->second);
-      task.input_buffers.erase(it);
-    }
-    inputs.resize(fn->num_inputs());
+    Node* fn = task.nodes[index];
+    TensorList inputs(std::make_move_iterator(task.slots.begin() + task.first_slot[index]),
+                      std::make_move_iterator(task.slots.begin() + task.first_slot[index + 1]));
 
     bool pre_hooks_ran = false;   // a node both captured and needed runs its hooks once, not twice
     if (task.restricted) {
-      if (auto it = task.captures.find(fn.get()); it != task.captures.end()) {
+      if (!task.captures[index].empty()) {
         fn->run_pre_hooks(inputs);
         pre_hooks_ran = true;
-        for (auto [input_nr, slot] : it->second) task.captured[slot] = inputs[input_nr];
+        for (auto [input_nr, slot] : task.captures[index]) task.captured[slot] = inputs[input_nr];
       }
-      if (fn != graph_root && !task.needed.count(fn.get())) continue;
+      if (index != 0 && !task.needed[index]) continue;
     }
 
     if (!pre_hooks_ran) fn->run_pre_hooks(inputs);
@@ -176,7 +223,11 @@ TensorList Engine::execute(const std::vector<Edge>& roots, const TensorList& roo
       return trace::What{name == "AccumulateGrad" ? "accumulate_grad" : "autograd", name,
                          {{"seq", static_cast<int64_t>(fn->sequence_nr())}}};
     });
-    TensorList outputs = fn->apply(std::move(TensorList(inputs)));
+    detail::exec_filter = task.restricted ? detail::ExecFilter{fn, &task, task_executes} : detail::ExecFilter{};
+    // Post hooks see the inputs, so only then does the engine keep a copy; otherwise the gradients move into
+    // apply (AccumulateGrad steals a gradient nobody else holds: accumulate_grad.h).
+    TensorList outputs = fn->has_post_hooks() ? fn->apply(TensorList(inputs)) : fn->apply(std::move(inputs));
+    detail::exec_filter = {};
     if (!task.keep_graph) fn->release_saved();
     if (is_anomaly_enabled()) check_no_nan(*fn, outputs);
     fn->run_post_hooks(outputs, inputs);
@@ -187,15 +238,14 @@ TensorList Engine::execute(const std::vector<Edge>& roots, const TensorList& roo
     for (size_t i = 0; i < edges.size(); ++i) {
       const Edge& e = edges[i];
       if (!e.valid()) continue;
-      Node* next = e.node.get();
+      const uint32_t next = task.index.find(e.node.get())->second;
+      if (task.restricted && !task.executes[next]) continue;   // PyTorch skips what exec_info does not run
       if (outputs[i].defined()) {
-        TensorList& buffer = task.input_buffers[next];
-        if (buffer.size() < next->num_inputs()) buffer.resize(next->num_inputs());
-        Tensor& slot = buffer[e.input_nr];
+        Tensor& slot = task.slots[task.first_slot[next] + e.input_nr];
         // Gradients reaching the same input are summed with an engine op (differentiable under create_graph).
-        slot = slot.defined() ? slot + outputs[i] : outputs[i];
+        slot = slot.defined() ? slot + outputs[i] : std::move(outputs[i]);
       }
-      if (--task.dependencies[next] == 0) ready.push({e.node});
+      if (--task.dependencies[next] == 0) ready.push({task.nodes[next]->sequence_nr(), next});
     }
   }
   run_final_callbacks(task);

@@ -14,6 +14,8 @@ thread_local uint64_t sequence_counter = 0;
 
 uint64_t next_sequence_nr() { return sequence_counter++; }
 
+thread_local detail::ExecFilter detail::exec_filter;
+
 namespace {
 thread_local std::vector<std::shared_ptr<Node>> nodes_to_release;
 thread_local bool releasing = false;

@@ -45,6 +45,17 @@ using NodePreHook = std::function<Tensor(const Tensor& grad)>;
 // Post-hook: sees the node's outputs (gradients for its next edges) and inputs after it ran.
 using NodePostHook = std::function<void(const TensorList& outputs, const TensorList& inputs)>;
 
+namespace detail {
+// Set by the engine around the apply of a node in a restricted task (Note [Gradients a restricted task does
+// not need] in engine.cpp): the running node, and whether the task executes a given next node.
+struct ExecFilter {
+  const Node* running = nullptr;
+  const void* task = nullptr;
+  bool (*executes)(const void* task, const Node* next) = nullptr;
+};
+extern thread_local ExecFilter exec_filter;
+}  // namespace detail
+
 class Node : public std::enable_shared_from_this<Node> {
  public:
   explicit Node(uint64_t sequence_nr = next_sequence_nr()) : sequence_nr_(sequence_nr) {}
@@ -65,11 +76,17 @@ class Node : public std::enable_shared_from_this<Node> {
   void set_num_inputs(uint32_t n) { num_inputs_ = n; }
   const std::vector<Edge>& next_edges() const { return next_edges_; }
   std::vector<Edge>& mutable_next_edges() { return next_edges_; }
-  // Whether the gradient for forward input i is wanted (its edge is valid): lets rules skip work.
-  bool needs_input_grad(size_t i) const { return i < next_edges_.size() && next_edges_[i].valid(); }
+  // Whether the gradient for forward input i is wanted: its edge is valid and, while the engine runs this
+  // node for autograd::grad or backward(inputs=...), leads to a node that runs. Lets rules skip work.
+  bool needs_input_grad(size_t i) const {
+    if (i >= next_edges_.size() || !next_edges_[i].valid()) return false;
+    const detail::ExecFilter& f = detail::exec_filter;
+    return f.running != this || f.executes(f.task, next_edges_[i].node.get());
+  }
 
   void add_pre_hook(uint32_t input_nr, NodePreHook hook) { pre_hooks_.push_back({input_nr, std::move(hook)}); }
   void add_post_hook(NodePostHook hook) { post_hooks_.push_back(std::move(hook)); }
+  bool has_post_hooks() const { return !post_hooks_.empty(); }
   // Applies pre-hooks to the gradients arriving at this node.
   void run_pre_hooks(TensorList& grads) const;
   void run_post_hooks(const TensorList& outputs, const TensorList& inputs) const;

@@ -1,5 +1,6 @@
 #include "engine/core/backend.h"
 
+#include <atomic>
 #include <cstdlib>
 #include <cstring>
 
@@ -13,6 +14,12 @@ namespace tinyddp {
 namespace {
 // 64-byte alignment: a cache line, and enough for any SIMD width Eigen picks.
 constexpr size_t kHostAlignment = 64;
+
+// HostAllocatorStats, live. Relaxed: they are counters, no one orders other memory by them.
+struct HostCounters {
+  std::atomic<uint64_t> allocations{0}, frees{0}, bytes_allocated{0}, bytes_freed{0};
+};
+HostCounters host_counters;
 }  // namespace
 
 int cuda_device_count() {
@@ -68,6 +75,8 @@ void* allocate(size_t nbytes, Device device) {
     const size_t rounded = (nbytes + kHostAlignment - 1) / kHostAlignment * kHostAlignment;
     void* p = std::aligned_alloc(kHostAlignment, rounded == 0 ? kHostAlignment : rounded);
     TINYDDP_CHECK(p != nullptr, "out of memory allocating ", nbytes, " bytes on the CPU.");
+    host_counters.allocations.fetch_add(1, std::memory_order_relaxed);
+    host_counters.bytes_allocated.fetch_add(nbytes, std::memory_order_relaxed);
     return p;
   }
 #ifdef TINYDDP_WITH_CUDA
@@ -78,14 +87,22 @@ void* allocate(size_t nbytes, Device device) {
 #endif
 }
 
-void deallocate(void* ptr, Device device) {
+void deallocate(void* ptr, size_t nbytes, Device device) {
   if (device.is_cpu()) {
     std::free(ptr);
+    host_counters.frees.fetch_add(1, std::memory_order_relaxed);
+    host_counters.bytes_freed.fetch_add(nbytes, std::memory_order_relaxed);
     return;
   }
 #ifdef TINYDDP_WITH_CUDA
   kernels::cuda::deallocate(ptr);
 #endif
+}
+
+HostAllocatorStats host_allocator_stats() {
+  constexpr auto relaxed = std::memory_order_relaxed;
+  return {host_counters.allocations.load(relaxed), host_counters.frees.load(relaxed),
+          host_counters.bytes_allocated.load(relaxed), host_counters.bytes_freed.load(relaxed)};
 }
 
 void copy_bytes(void* dst, Device dst_device, const void* src, Device src_device, size_t nbytes) {

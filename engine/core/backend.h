@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 
 #include "engine/core/dtype.h"
 #include "kernels/cpu/elementwise.h"
@@ -29,7 +30,18 @@ void use_cuda_device(Device device);
 
 // ---- memory (bytes) ----
 void* allocate(size_t nbytes, Device device);   // CPU: aligned malloc; CUDA: the caching allocator
-void deallocate(void* ptr, Device device);
+void deallocate(void* ptr, size_t nbytes, Device device);   // nbytes: as allocated
+
+// What the CPU allocator handed out since the process started, over all threads: lets a test promise "no new
+// buffers" (a steady-state DDP step). Counted with relaxed atomics, a few ns next to a malloc.
+struct HostAllocatorStats {
+  uint64_t allocations = 0;       // calls of allocate(..., cpu)
+  uint64_t frees = 0;             // calls of deallocate(..., cpu)
+  uint64_t bytes_allocated = 0;   // the bytes those allocations asked for
+  uint64_t bytes_freed = 0;
+  int64_t bytes_in_use() const { return static_cast<int64_t>(bytes_allocated - bytes_freed); }
+};
+HostAllocatorStats host_allocator_stats();
 // Any direction between host and device; device-to-device copies are queued on the compute stream,
 // copies that touch the host return when the host side is ready.
 void copy_bytes(void* dst, Device dst_device, const void* src, Device src_device, size_t nbytes);

@@ -12,7 +12,7 @@ namespace tinyddp {
 Storage::Storage(size_t nbytes_, Device device_)
     : data(backend::allocate(nbytes_, device_)), nbytes(nbytes_), device(device_) {}
 
-Storage::~Storage() { backend::deallocate(data, device); }
+Storage::~Storage() { backend::deallocate(data, nbytes, device); }
 
 // ---- metadata ----
 const Shape& Tensor::shape() const { return impl_->shape; }
@@ -89,6 +89,7 @@ Tensor empty(const Shape& shape, DType dtype, Device device) {
   impl->shape = shape;
   impl->strides = contiguous_strides(shape);
   impl->dtype = dtype;
+  impl->version = std::make_shared<std::atomic<uint64_t>>(0);
   return Tensor(std::move(impl));
 }
 

@@ -155,7 +155,8 @@ struct TensorImpl {
   Shape strides;
   int64_t offset = 0;
   DType dtype = DType::f32;
-  std::shared_ptr<std::atomic<uint64_t>> version = std::make_shared<std::atomic<uint64_t>>(0);
+  // Shared by a tensor and all its views: empty() makes one, make_view shares its base's (never null after).
+  std::shared_ptr<std::atomic<uint64_t>> version;
 
   // Autograd. A tensor requires grad iff it is a leaf with requires_grad set, or has a grad_fn.
   bool requires_grad = false;

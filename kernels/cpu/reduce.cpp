@@ -30,23 +30,51 @@ void sum_dims(const std::vector<int64_t>& shape, const std::vector<bool>& reduce
     std::copy(x, x + n, out);
     return;
   }
-  // General case: output strides with 0 on reduced dims; walk the input in order.
-  std::vector<int64_t> out_strides(nd);
-  int64_t acc = 1;
-  for (size_t d = nd; d-- > 0;) {
-    out_strides[d] = reduce[d] ? 0 : acc;
-    if (!reduce[d]) acc *= shape[d];
+  // General case. Adjacent dims of one kind merge (size-1 dims drop out), so the innermost run is a whole
+  // contiguous row: a kept row is added into its output row (vectorized: the bias gradient, (B, N) -> N), a
+  // reduced row is summed into its one output. Each output still adds its inputs one by one in the input's
+  // order, starting from 0, so the result is bit for bit that of an element-by-element walk.
+  std::vector<int64_t> runs;         // merged sizes
+  std::vector<bool> run_reduced;
+  for (size_t d = 0; d < nd; ++d) {
+    if (shape[d] == 1) continue;
+    if (!runs.empty() && run_reduced.back() == reduce[d]) {
+      runs.back() *= shape[d];
+    } else {
+      runs.push_back(shape[d]);
+      run_reduced.push_back(reduce[d]);
+    }
   }
   std::fill(out, out + out_n, T(0));
-  std::vector<int64_t> idx(nd, 0);
+  if (runs.empty()) {   // every dim has size 1
+    out[0] += x[0];
+    return;
+  }
+  const size_t m = runs.size();
+  std::vector<int64_t> out_strides(m);   // 0 on reduced runs
+  int64_t acc = 1;
+  for (size_t d = m; d-- > 0;) {
+    out_strides[d] = run_reduced[d] ? 0 : acc;
+    if (!run_reduced[d]) acc *= runs[d];
+  }
+  using Row = Eigen::Array<T, Eigen::Dynamic, 1>;
+  const int64_t row = runs[m - 1];
+  const bool row_kept = !run_reduced[m - 1];
+  std::vector<int64_t> idx(m, 0);
   int64_t o = 0;
-  for (int64_t i = 0; i < n; ++i) {
-    out[o] += x[i];
-    for (size_t d = nd; d-- > 0;) {
+  for (int64_t i = 0; i < n; i += row) {
+    if (row_kept) {
+      Eigen::Map<Row>(out + o, row) += Eigen::Map<const Row>(x + i, row);
+    } else {
+      T s = out[o];
+      for (int64_t k = 0; k < row; ++k) s += x[i + k];
+      out[o] = s;
+    }
+    for (size_t d = m - 1; d-- > 0;) {   // the next row: an odometer over the outer runs
       ++idx[d];
       o += out_strides[d];
-      if (idx[d] < shape[d]) break;
-      o -= out_strides[d] * shape[d];
+      if (idx[d] < runs[d]) break;
+      o -= out_strides[d] * runs[d];
       idx[d] = 0;
     }
   }
