@@ -117,11 +117,12 @@ TINYDDP_HOST_DEVICE bool apply_compare(CompareOp op, T a, T b) {
     (outer, size, inner, indices, out))
 
 #define TINYDDP_MATMUL_KERNELS(X)                                                                              \
-  /* C (m, n) = op(A) (m, k) @ op(B) (k, n), op(X) = X^T if trans_x; row-major, lda/ldb/ldc the row strides */ \
+  /* C (m, n) = op(A) (m, k) @ op(B) (k, n), or C += that when accumulate (C is then read: addmm's bias);  */ \
+  /* op(X) = X^T if trans_x; row-major, lda/ldb/ldc the row strides. Without accumulate C is only written */  \
   X(gemm, floating,                                                                                            \
     (bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, const T* a, int64_t lda, const T* b,         \
-     int64_t ldb, T* c, int64_t ldc),                                                                          \
-    (trans_a, trans_b, m, n, k, a, lda, b, ldb, c, ldc))
+     int64_t ldb, bool accumulate, T* c, int64_t ldc),                                                         \
+    (trans_a, trans_b, m, n, k, a, lda, b, ldb, accumulate, c, ldc))
 
 // One pass over a whole list of tensors (tensor i has numels[i] elements). Results are deterministic: fixed
 // chunks, per-chunk partial sums added in a fixed order, so the same inputs give the same bits on every run.

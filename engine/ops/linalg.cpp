@@ -24,14 +24,18 @@ GemmOperand as_gemm_operand(const Tensor& x) {
   return {c, false, std::max<int64_t>(cols, 1)};
 }
 
-// out (m, n) = a (m, k) @ b (k, n); no autograd.
-Tensor mm_kernel(const Tensor& a, const Tensor& b) {
+// out (m, n) = a (m, k) @ b (k, n), or, given `init` (m, n) contiguous and owned by the caller, out = init
+// += a @ b in init's storage (addmm: one pass fills the bias, the product adds to it). No autograd.
+Tensor mm_kernel(const Tensor& a, const Tensor& b, Tensor init = Tensor()) {
   const int64_t m = a.shape()[0], k = a.shape()[1], n = b.shape()[1];
-  Tensor out = empty({m, n}, a.dtype(), a.device());
+  const bool accumulate = init.defined();
+  Tensor out = accumulate ? std::move(init) : empty({m, n}, a.dtype(), a.device());
+  TINYDDP_INTERNAL_ASSERT(out.shape() == Shape({m, n}) && out.is_contiguous(),
+                          "mm_kernel: init must be a contiguous (m, n) tensor");
   const GemmOperand ga = as_gemm_operand(a), gb = as_gemm_operand(b);
   dispatch_floating(a.dtype(), "mm", [&]<typename T>() {
     backend::gemm<T>(a.device(), ga.trans, gb.trans, m, n, k, ga.t.data_ptr<T>(), ga.ld, gb.t.data_ptr<T>(), gb.ld,
-                     out.data_ptr<T>(), std::max<int64_t>(n, 1));
+                     accumulate, out.data_ptr<T>(), std::max<int64_t>(n, 1));
   });
   return out;
 }
@@ -73,7 +77,7 @@ Tensor batched_matmul(const Tensor& a, const Tensor& b) {
   dispatch_floating(a.dtype(), "matmul", [&]<typename T>() {
     for (int64_t i = 0; i < count; ++i)
       backend::gemm<T>(a.device(), false, false, m, n, k, ac.data_ptr<T>() + i * m * k, std::max<int64_t>(k, 1),
-                       bc.data_ptr<T>() + i * k * n, std::max<int64_t>(n, 1), out.data_ptr<T>() + i * m * n,
+                       bc.data_ptr<T>() + i * k * n, std::max<int64_t>(n, 1), false, out.data_ptr<T>() + i * m * n,
                        std::max<int64_t>(n, 1));
   });
   // dA = g @ B^T, dB = A^T @ g, each summed back over broadcast batch dims.
@@ -129,7 +133,9 @@ Tensor addmm(const Tensor& bias, const Tensor& a, const Tensor& b) {
   Tensor out;
   {
     NoGradGuard no_grad;
-    out = add(mm_kernel(a, b), bias.detach());
+    // The bias broadcast into a fresh (m, n) buffer, then the product added in place (BLAS's beta = 1): one
+    // pass over the output fewer than a zero-filled product plus a separate add, and no second buffer.
+    out = mm_kernel(a, b, clone(expand(bias.detach(), out_shape)));
   }
   auto node = autograd::make_node("AddmmBackward0", {bias, a, b}, [sbias = bias.shape()](const TensorList& g, OpNode& n) {
     return TensorList{n.needs_input_grad(0) ? sum_to(g[0], sbias) : Tensor(),

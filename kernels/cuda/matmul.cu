@@ -72,10 +72,11 @@ int64_t checked_ld(const char* name, int64_t rows, int64_t cols, int64_t ld) {
 
 template <typename T>
 void gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, const T* a, int64_t lda, const T* b,
-          int64_t ldb, T* c, int64_t ldc) {
+          int64_t ldb, bool accumulate, T* c, int64_t ldc) {
   if (m == 0 || n == 0) return;   // C is empty
   ldc = checked_ld("C", m, n, ldc);
-  if (k == 0) {   // an empty sum: C = 0 (m rows of n elements, row stride ldc)
+  if (k == 0) {   // an empty sum: C = 0 (m rows of n elements, row stride ldc), or C unchanged
+    if (accumulate) return;
     TINYDDP_CUDA_CHECK(cudaMemset2DAsync(c, static_cast<size_t>(ldc) * sizeof(T), 0, static_cast<size_t>(n) * sizeof(T),
                                          static_cast<size_t>(m), detail::kComputeStream));
     return;
@@ -87,7 +88,8 @@ void gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, const T* 
     TINYDDP_CHECK(v <= INT_MAX, "cuda::gemm: a dimension or row stride (", v,
                   ") exceeds cuBLAS's 32-bit limit; (m, n, k) = (", m, ", ", n, ", ", k,
                   "). Split the matmul into smaller pieces.");
-  const T alpha = T(1), beta = T(0);   // beta = 0: C is written, never read (it may hold garbage or NaN)
+  // beta = 0: C is written, never read (it may hold garbage or NaN); beta = 1: C += op(A) op(B).
+  const T alpha = T(1), beta = accumulate ? T(1) : T(0);
   // See Note [Row-major gemm on column-major cuBLAS]: C^T (n, m) = op(B)^T (n, k) @ op(A)^T (k, m).
   TINYDDP_CUBLAS_CHECK(gemm_call(handle_for_current_device(), trans_b ? CUBLAS_OP_T : CUBLAS_OP_N,
                                  trans_a ? CUBLAS_OP_T : CUBLAS_OP_N, static_cast<int>(n), static_cast<int>(m),
