@@ -39,8 +39,8 @@ nlohmann::json read_trace(const std::string& path);
 nlohmann::json merge_traces(const std::vector<nlohmann::json>& traces, const std::vector<std::string>& names);
 
 // `--trace FILE` for a command: records from construction to finish(), then writes FILE (thread backend,
-// or no backend) or, under mpirun (backend "mpi"), FILE.rank<N>.json per rank, after a barrier-synchronized
-// clock mark. Commands use it as
+// or no backend) or, under mpirun (backend "mpi"), one file per rank named by rank_trace_path (t.json:
+// t.rank0.json, t.rank1.json, ...), after a barrier-synchronized clock mark. Commands use it as
 //   std::optional<TraceRecording> rec;  if (!path.empty()) rec.emplace(path, backend, info);
 //   ... run ...
 //   if (rec) rec->finish();
