@@ -47,7 +47,10 @@ for t in test_engine test_kernels test_models test_dist test_apps; do
   "$asan_dir/tests/$t" --gtest_brief=1
 done
 if [ -n "$mpi" ]; then
-  mpirun --oversubscribe -np 2 "$asan_dir/tests/test_mpi" --gtest_brief=1
+  # LeakSanitizer off here only: Open MPI's plugins (loaded and unloaded by Open MPI and PMIx themselves) leave
+  # allocations whose stacks end in "<unknown module>", which no suppression can name. ASan and UBSan still
+  # check every access; tinyddp's own leaks are checked by the five suites above, in one process each.
+  ASAN_OPTIONS=detect_leaks=0 mpirun --oversubscribe -np 2 -x ASAN_OPTIONS "$asan_dir/tests/test_mpi" --gtest_brief=1
 fi
 
 step "TSan: configure and build the thread-backend and determinism tests"
