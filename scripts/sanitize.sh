@@ -2,8 +2,8 @@
 # The tests under sanitizers, as CI runs them after scripts/test.sh (.ci/run):
 #   build-asan/  AddressSanitizer + UndefinedBehaviorSanitizer: the CPU GoogleTest suites (engine, kernels,
 #                models, dist, apps) and the mpi backend's tests under mpirun
-#   build-tsan/  ThreadSanitizer: the thread backend's tests (ranks as threads: faults, DDP equivalence,
-#                the reducer's waits) and the engine's determinism tests (concurrent graphs)
+#   build-tsan/  ThreadSanitizer: test_threads, the thread backend's tests (ranks as threads: the allreduce,
+#                faults, DDP equivalence, the reducer's waits) and the engine's determinism tests (concurrent graphs)
 # CUDA and the benchmarks are off and only these test binaries are built, at -O1 -g1 (enough for a
 # sanitizer's report, cheaper to compile: CI has 2 cores and a clean clone). Open MPI's own leaks and races
 # are suppressed (scripts/sanitizers/); tinyddp's never are. Any report fails the script.
