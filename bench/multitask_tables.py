@@ -3,8 +3,8 @@
 range over the seeds; wall seconds per run; on conflict2 also the cosine between the two tasks' gradients on W
 at step 0 and at the last step, from --grad-report).
 
-    python3 bench/multitask_tables.py --out /tmp/mt                    # conflict2 (1000 steps) and toy2 (500)
-    python3 bench/multitask_tables.py --out /tmp/mt --only conflict2 --steps 300
+    python3 bench/multitask_tables.py --out build/multitask                    # conflict2 (1000 steps) and toy2 (500)
+    python3 bench/multitask_tables.py --out build/multitask --only conflict2 --steps 300
 
 Each run's `--json` output is kept in --out (a run already there is not repeated). Plain Python: no torch.
 """
