@@ -59,14 +59,7 @@ Experiment make_conflict(const ExperimentOptions& options) {
   const Tensor ya = tanh(matmul(x, t(a)));   // (N, 8)
   const Tensor yc = tanh(matmul(x, t(c)));
   const Tensor y = cat({ya, (yc - ya) * kScale1}, 1);   // (N, 16): task i in columns [8 i, 8 (i + 1))
-  auto split = [&](int64_t start, int64_t n) {
-    MultiTaskBatch out;
-    out.x = x.narrow(0, start, n).to(dtype).contiguous();
-    out.targets = {y.narrow(0, start, n).to(dtype).contiguous()};
-    return out;
-  };
-  e.train = split(0, train_rows);
-  e.test = split(train_rows, test_rows);
+  e.split_train_test({.x = x.to(dtype), .targets = {y.to(dtype)}}, train_rows);
   e.defaults = {.steps = 1000, .batch_size = 120, .lr = 1e-3, .alpha = 1.5, .report_steps = {0, 100, 400, 1000}};
   e.make_model = [dtype](uint64_t seed) -> std::shared_ptr<MultiTaskModel> {
     manual_seed(seed);

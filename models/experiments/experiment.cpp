@@ -27,6 +27,20 @@ MultiTaskBatch batch_rows(const MultiTaskBatch& train, int64_t step, int64_t bat
 
 }  // namespace
 
+void Experiment::split_train_test(const MultiTaskBatch& all, int64_t train_rows) {
+  const int64_t rows = all.x.size(0);
+  TINYDDP_INTERNAL_ASSERT(0 < train_rows && train_rows < rows, "experiment ", name, ": ", train_rows,
+                          " training rows of ", rows);
+  auto part = [&](int64_t start, int64_t n) {
+    MultiTaskBatch out;
+    out.x = all.x.narrow(0, start, n).contiguous();
+    for (const Tensor& y : all.targets) out.targets.push_back(y.narrow(0, start, n).contiguous());
+    return out;
+  };
+  train = part(0, train_rows);
+  test = part(train_rows, rows - train_rows);
+}
+
 int64_t Experiment::rows_per_rank(int64_t batch_size, int world) {
   TINYDDP_CHECK(world >= 1 && batch_size >= 1, "Experiment::rows_per_rank: batch ", batch_size, ", world ", world, ".");
   return (batch_size + world - 1) / world;

@@ -64,6 +64,8 @@ struct Experiment {
   std::function<std::shared_ptr<MultiTaskModel>(uint64_t seed)> make_model;
 
   int num_tasks() const { return static_cast<int>(task_names.size()); }
+  // train = rows [0, train_rows) of the whole generated set `all`, test = the rest; contiguous copies.
+  void split_train_test(const MultiTaskBatch& all, int64_t train_rows);
   // Rank `rank`'s shard of step `step`'s batch of `batch_size` training rows: rows_per_rank(batch_size, world)
   // rows (views where they are consecutive). Steps walk the training set in order and wrap around;
   // 1 <= batch_size <= training rows.

@@ -97,14 +97,7 @@ Experiment make_recsys(const ExperimentOptions& options) {
   const Tensor xt = from_vector(x, {rows, kFeatures}, dtype);
   const Tensor yt = from_vector(rating, {rows, 1}, dtype);
   const Tensor lt = from_vector(label, {rows}, DType::i64);
-  auto split = [&](int64_t start, int64_t n) {
-    MultiTaskBatch out;
-    out.x = xt.narrow(0, start, n).contiguous();
-    out.targets = {yt.narrow(0, start, n).contiguous(), lt.narrow(0, start, n).contiguous()};
-    return out;
-  };
-  e.train = split(0, train_rows);
-  e.test = split(train_rows, test_rows);
+  e.split_train_test({.x = xt, .targets = {yt, lt}}, train_rows);
 
   // alpha = 1.5 and a weight learning rate of 0.025 are the paper's NYUv2 values; using them here is our choice.
   e.defaults = {.steps = 2000, .batch_size = 256, .lr = 1e-3, .alpha = 1.5, .report_steps = {0, 200, 800, 2000}};

@@ -92,14 +92,7 @@ Experiment make_toy(int num_tasks, const ExperimentOptions& options) {
   // moves the sigma = 100 task). The targets above are the paper's functions of the unit-norm x.
   const Tensor x_in = x * std::sqrt(static_cast<double>(kInputDim));
   const Tensor y = cat(ys, 1);   // (N, 100 T): task i in columns [100 i, 100 (i + 1))
-  auto split = [&](int64_t start, int64_t n) {
-    MultiTaskBatch out;
-    out.x = x_in.narrow(0, start, n).to(dtype).contiguous();
-    out.targets = {y.narrow(0, start, n).to(dtype).contiguous()};
-    return out;
-  };
-  e.train = split(0, train_rows);
-  e.test = split(train_rows, test_rows);
+  e.split_train_test({.x = x_in.to(dtype), .targets = {y.to(dtype)}}, train_rows);
 
   // Paper: alpha = 0.12 on the toy problem. Steps, batch and Adam's lr are ours: enough for the losses to
   // separate by task scale on a 2-core machine in about a minute.
