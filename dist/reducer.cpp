@@ -27,7 +27,7 @@ std::string join(const std::vector<std::string>& items, const char* sep) {
 bool is_alias(const Tensor& a, const Tensor& b) { return a.defined() && b.defined() && a.storage() == b.storage(); }
 
 // dst = src * factor, both contiguous with the same number of elements (the fused "divide while copying
-// into the bucket" of PyTorch's reducer: one pass over the gradient, and no buffer). dst may be src.
+// into the bucket" of PyTorch's reducer: one pass over the gradient, and no buffer).
 void copy_scaled(const Tensor& dst, const Tensor& src, double factor) {
   const Tensor s = src.detach().contiguous();
   TINYDDP_CHECK(s.device() == dst.device(), "DDP: a gradient on ", s.device().str(), " was produced for a parameter on ",
@@ -399,7 +399,8 @@ void Reducer::mark_variable_ready_dense(size_t index) {
     } else if (!comm_hook_) {
       check_bucket_inplace_write(bucket, loc.intra);   // PyTorch: view.div_(div_factor_)
       NoGradGuard no_grad;
-      copy_scaled(view, view, factor);   // in place, one pass (Tensor::mul_ would go through a temporary)
+      Tensor v = view;
+      v.mul_(factor);   // in place, one pass
     }
   } else {
     if (dynamic_graph_find_unused() || static_graph_first_iteration())

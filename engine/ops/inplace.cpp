@@ -70,6 +70,14 @@ Tensor& add_(Tensor& self, const Tensor& other, double alpha) {
 Tensor& mul_(Tensor& self, double factor) {
   check_inplace(self, nullptr, "mul_");
   check_floating(self, "mul_");
+  if (self.is_contiguous()) {   // the reducer's divide of a bucket view: one pass, in place, no buffer
+    dispatch_floating(self.dtype(), "mul_", [&]<typename T>() {
+      backend::unary<T>(self.device(), kernels::UnaryOp::mul_scalar, self.data_ptr<T>(), self.data_ptr<T>(),
+                        self.numel(), factor);
+    });
+    self.bump_version();
+    return self;
+  }
   NoGradGuard no_grad;
   write_into(self, mul(self.detach(), factor));
   return self;
