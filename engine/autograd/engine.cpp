@@ -1,9 +1,11 @@
 #include "engine/autograd/engine.h"
 
 #include <cmath>
-#include <queue>
+#include <algorithm>
+#include <bit>
+#include <limits>
+#include <memory>
 #include <string>
-#include <unordered_map>
 #include <vector>
 
 #include "base/trace.h"
@@ -29,12 +31,84 @@ class GraphRoot : public Node {
   TensorList grads_;
 };
 
-// The state of one backward call. Lives on the calling thread's stack. Every node reachable from the root
-// gets a dense index at the start (the one hash map of the task); per-node state lives in vectors by that
-// index, so running a node costs one lookup per next edge and no allocation of the engine's own.
+// Ready nodes: highest sequence number first (AccumulateGrad has the maximum). A heap (std::push_heap and
+// pop_heap, what std::priority_queue is made of) over the same comparator and push order as PyTorch's
+// ReadyQueue, so that ties (several AccumulateGrad nodes ready at once) break the same way.
+struct ReadyItem {
+  uint64_t sequence_nr;
+  uint32_t index;
+};
+struct LowerSequenceNr {
+  bool operator()(const ReadyItem& a, const ReadyItem& b) const { return a.sequence_nr < b.sequence_nr; }
+};
+
+// Node* -> the node's dense index in its task: open addressing with linear probing, at most half full. The
+// task's one map, built once per backward and read once per edge; it allocates nothing per node (an
+// unordered_map allocates one entry each, and freeing ten thousand of them after each backward was a tenth of
+// the engine's time). Entries carry the generation of the task that wrote them, so reusing the map for the
+// next backward (GraphTaskPool) is a counter bump, not a clear of the whole table.
+class NodeIndex {
+ public:
+  static constexpr uint32_t kAbsent = std::numeric_limits<uint32_t>::max();
+
+  void start_over() {
+    size_ = 0;
+    if (++generation_ == 0) {   // wrapped: stale stamps could read as current, so clear them for real
+      std::fill(entries_.begin(), entries_.end(), Entry{});
+      generation_ = 1;
+    }
+  }
+  // The index of `node`, inserting `index` for it if absent; .second says whether it was inserted.
+  std::pair<uint32_t, bool> emplace(const Node* node, uint32_t index) {
+    if (2 * (size_ + 1) > entries_.size()) grow();
+    Entry& e = probe(node);
+    if (e.generation == generation_) return {e.index, false};
+    e = Entry{node, index, generation_};
+    ++size_;
+    return {index, true};
+  }
+  uint32_t find(const Node* node) const {
+    if (entries_.empty()) return kAbsent;
+    const Entry& e = const_cast<NodeIndex*>(this)->probe(node);
+    return e.generation == generation_ ? e.index : kAbsent;
+  }
+
+ private:
+  struct Entry {
+    const Node* node = nullptr;
+    uint32_t index = 0;
+    uint32_t generation = 0;   // current iff == generation_; 0 is never current
+  };
+  // The entry holding `node`, or the free one where it belongs.
+  Entry& probe(const Node* node) {
+    const size_t mask = entries_.size() - 1;
+    // Fibonacci hashing: nodes are heap objects, so the low bits of their addresses are mostly equal.
+    size_t i = (reinterpret_cast<uintptr_t>(node) * 0x9E3779B97F4A7C15ull) >> shift_;
+    while (entries_[i].generation == generation_ && entries_[i].node != node) i = (i + 1) & mask;
+    return entries_[i];
+  }
+  void grow() {
+    std::vector<Entry> old = std::move(entries_);
+    const size_t capacity = std::max<size_t>(64, 2 * old.size());
+    entries_.assign(capacity, Entry{});
+    shift_ = 64 - std::countr_zero(capacity);
+    for (const Entry& e : old) {
+      if (e.generation == generation_) probe(e.node) = e;
+    }
+  }
+
+  std::vector<Entry> entries_;   // size a power of two
+  int shift_ = 64;
+  size_t size_ = 0;
+  uint32_t generation_ = 1;
+};
+
+// The state of one backward call. Every node reachable from the root gets a dense index at the start (one
+// NodeIndex lookup per edge afterwards); per-node state lives in vectors by that index, so running a node
+// costs no allocation of the engine's own.
 struct GraphTask {
   bool keep_graph = false;
-  std::unordered_map<Node*, uint32_t> index;   // node -> its index below
+  NodeIndex index;                             // node -> its index below
   std::vector<Node*> nodes;                    // index -> node (the graph keeps them alive: GraphRoot owns it)
   std::vector<int> dependencies;               // edges still to deliver a gradient to each node
   std::vector<uint32_t> first_slot;            // where each node's inputs start in `slots`
@@ -47,20 +121,49 @@ struct GraphTask {
   std::vector<uint8_t> executes;               // needed or captured
   TensorList captured;
   std::vector<std::function<void()>> final_callbacks;
+  std::vector<ReadyItem> ready;                // a heap: see LowerSequenceNr
+
+  // Empties the task for the next backward, keeping the buffers' capacity.
+  void clear() {
+    keep_graph = restricted = false;
+    index.start_over();
+    for (auto* v : {&slots, &captured}) v->clear();
+    nodes.clear();
+    dependencies.clear();
+    first_slot.clear();
+    needed.clear();
+    captures.clear();
+    executes.clear();
+    final_callbacks.clear();
+    ready.clear();
+  }
 };
+
+// Graph tasks whose buffers are kept for the thread's next backward: a training loop runs the same graph
+// every step, so after the first step the engine allocates nothing of its own, and no large buffer is freed
+// and faulted in again per step. A nested backward (inside a hook or a checkpoint) takes a task of its own.
+// Tasks of graphs above kKeepNodes nodes are not kept, so one huge backward does not pin its memory.
+class GraphTaskPool {
+ public:
+  static constexpr size_t kKeepNodes = size_t{1} << 20;
+  std::unique_ptr<GraphTask> acquire() {
+    if (free_.empty()) return std::make_unique<GraphTask>();
+    std::unique_ptr<GraphTask> task = std::move(free_.back());
+    free_.pop_back();
+    return task;
+  }
+  void release(std::unique_ptr<GraphTask> task) {
+    if (task->nodes.size() > kKeepNodes) return;
+    task->clear();
+    free_.push_back(std::move(task));
+  }
+
+ private:
+  std::vector<std::unique_ptr<GraphTask>> free_;
+};
+thread_local GraphTaskPool task_pool;
 
 thread_local GraphTask* current_task = nullptr;
-
-// Ready nodes: highest sequence number first (AccumulateGrad has the maximum). std::priority_queue over
-// the same comparator and push order as PyTorch's ReadyQueue, so that ties (several AccumulateGrad nodes
-// ready at once) break the same way.
-struct ReadyItem {
-  uint64_t sequence_nr;
-  uint32_t index;
-};
-struct LowerSequenceNr {
-  bool operator()(const ReadyItem& a, const ReadyItem& b) const { return a.sequence_nr < b.sequence_nr; }
-};
 
 // Anomaly mode (anomaly_mode.h): PyTorch's text, raised at the node whose output holds the first NaN.
 void check_no_nan(const Node& fn, const TensorList& outputs) {
@@ -80,12 +183,12 @@ void count_dependencies(Node* root, GraphTask& task) {
   for (size_t next = 0; next < task.nodes.size(); ++next) {   // nodes grows while we walk it
     for (const Edge& e : task.nodes[next]->next_edges()) {
       if (!e.valid()) continue;
-      auto [it, inserted] = task.index.emplace(e.node.get(), static_cast<uint32_t>(task.nodes.size()));
+      const auto [k, inserted] = task.index.emplace(e.node.get(), static_cast<uint32_t>(task.nodes.size()));
       if (inserted) {
         task.nodes.push_back(e.node.get());
         task.dependencies.push_back(0);
       }
-      task.dependencies[it->second] += 1;
+      task.dependencies[k] += 1;
     }
   }
   task.first_slot.resize(task.nodes.size() + 1);
@@ -108,13 +211,13 @@ void mark_needed(const std::vector<Edge>& inputs, bool accumulate_grad, GraphTas
   for (size_t i = 0; i < inputs.size(); ++i) {
     const Edge& e = inputs[i];
     if (!e.valid()) continue;
-    const auto it = task.index.find(e.node.get());
-    if (it == task.index.end()) continue;   // not reached from the roots: nothing arrives there
-    target[it->second] = 1;
+    const uint32_t k = task.index.find(e.node.get());
+    if (k == NodeIndex::kAbsent) continue;   // not reached from the roots: nothing arrives there
+    target[k] = 1;
     if (accumulate_grad) {
-      task.needed[it->second] = 1;   // backward(inputs=...): run those AccumulateGrad nodes
+      task.needed[k] = 1;   // backward(inputs=...): run those AccumulateGrad nodes
     } else {
-      task.captures[it->second].push_back({e.input_nr, i});
+      task.captures[k].push_back({e.input_nr, i});
     }
   }
   // Post-order DFS: a node is needed if any child is needed or is a capture target.
@@ -127,7 +230,7 @@ void mark_needed(const std::vector<Edge>& inputs, bool accumulate_grad, GraphTas
     if (child < edges.size()) {
       Node* next = edges[child++].node.get();
       if (!next) continue;
-      const uint32_t k = task.index.at(next);
+      const uint32_t k = task.index.find(next);
       if (state[k] == 0) {
         state[k] = 1;
         stack.push_back({k, 0});
@@ -137,7 +240,7 @@ void mark_needed(const std::vector<Edge>& inputs, bool accumulate_grad, GraphTas
     bool needed = task.needed[fn] != 0;
     for (const Edge& e : edges) {
       if (!e.valid()) continue;
-      const uint32_t k = task.index.at(e.node.get());
+      const uint32_t k = task.index.find(e.node.get());
       if (task.needed[k] || target[k]) needed = true;
     }
     if (needed) task.needed[fn] = 1;
@@ -154,8 +257,8 @@ void mark_needed(const std::vector<Edge>& inputs, bool accumulate_grad, GraphTas
 // under create_graph get nodes of their own, which save what their backward needs.
 bool task_executes(const void* task, const Node* next) {
   const auto& t = *static_cast<const GraphTask*>(task);
-  const auto it = t.index.find(const_cast<Node*>(next));
-  return it != t.index.end() && t.executes[it->second];
+  const uint32_t k = t.index.find(next);
+  return k != NodeIndex::kAbsent && t.executes[k];
 }
 
 void run_final_callbacks(GraphTask& task) {
@@ -184,7 +287,12 @@ struct CurrentTaskGuard {
 
 TensorList Engine::execute(const std::vector<Edge>& roots, const TensorList& root_grads,
                            const ExecuteOptions& options) {
-  GraphTask task;
+  // The task's buffers come from, and go back to, this thread's pool, also when a rule or hook throws.
+  struct PooledTask {
+    std::unique_ptr<GraphTask> task = task_pool.acquire();
+    ~PooledTask() { task_pool.release(std::move(task)); }
+  } pooled;
+  GraphTask& task = *pooled.task;
   task.keep_graph = options.keep_graph;
   auto graph_root = std::make_shared<GraphRoot>(roots, root_grads);
   count_dependencies(graph_root.get(), task);
@@ -197,11 +305,17 @@ TensorList Engine::execute(const std::vector<Edge>& roots, const TensorList& roo
   ExecFilterGuard filter_guard;
   AutoGradMode grad_mode(options.create_graph);   // backward rules record a graph only with create_graph
 
-  std::priority_queue<ReadyItem, std::vector<ReadyItem>, LowerSequenceNr> ready;
-  ready.push({graph_root->sequence_nr(), 0});
+  // A heap ordered as std::priority_queue orders it (same comparator, same push and pop), in a kept buffer.
+  std::vector<ReadyItem>& ready = task.ready;
+  const auto push_ready = [&ready](ReadyItem item) {
+    ready.push_back(item);
+    std::push_heap(ready.begin(), ready.end(), LowerSequenceNr{});
+  };
+  push_ready({graph_root->sequence_nr(), 0});
   while (!ready.empty()) {
-    const uint32_t index = ready.top().index;
-    ready.pop();
+    std::pop_heap(ready.begin(), ready.end(), LowerSequenceNr{});
+    const uint32_t index = ready.back().index;
+    ready.pop_back();
     Node* fn = task.nodes[index];
     TensorList inputs(std::make_move_iterator(task.slots.begin() + task.first_slot[index]),
                       std::make_move_iterator(task.slots.begin() + task.first_slot[index + 1]));
@@ -238,14 +352,14 @@ TensorList Engine::execute(const std::vector<Edge>& roots, const TensorList& roo
     for (size_t i = 0; i < edges.size(); ++i) {
       const Edge& e = edges[i];
       if (!e.valid()) continue;
-      const uint32_t next = task.index.find(e.node.get())->second;
+      const uint32_t next = task.index.find(e.node.get());
       if (task.restricted && !task.executes[next]) continue;   // PyTorch skips what exec_info does not run
       if (outputs[i].defined()) {
         Tensor& slot = task.slots[task.first_slot[next] + e.input_nr];
         // Gradients reaching the same input are summed with an engine op (differentiable under create_graph).
         slot = slot.defined() ? slot + outputs[i] : std::move(outputs[i]);
       }
-      if (--task.dependencies[next] == 0) ready.push({task.nodes[next]->sequence_nr(), next});
+      if (--task.dependencies[next] == 0) push_ready({task.nodes[next]->sequence_nr(), next});
     }
   }
   run_final_callbacks(task);
