@@ -3,7 +3,11 @@
 // Each rank runs every test; rank 0 prints; the exit code says whether any rank failed.
 #include <gtest/gtest.h>
 
+#include <mpi.h>
+
+#include <cstdlib>
 #include <fstream>
+#include <string>
 #include <nlohmann/json.hpp>
 
 #include "apps/tinyddp/repro/repro.h"
@@ -39,6 +43,29 @@ TEST(Mpi, AllreduceBroadcastAllgatherBarrier) {
   EXPECT_EQ(out[0].to_vector<int64_t>(), std::vector<int64_t>(2, 100));
   EXPECT_EQ(out[1].to_vector<int64_t>(), std::vector<int64_t>(2, 101));
   pg->barrier()->wait();
+}
+
+// Note [Open MPI's nonblocking allreduce] (mpi_process_group.cpp): the algorithm libnbc runs for
+// MPI_Iallreduce is Rabenseifner's (3) unless the user chose one, read back from Open MPI itself through the
+// MPI tool interface. CTest runs this once as is (expects 3) and once with the user's choice set to 1
+// (mpi.user_iallreduce_algorithm, which sets TINYDDP_TEST_EXPECT_IALLREDUCE to 1).
+TEST(Mpi, IallreduceUsesReduceScatterAllgatherUnlessTheUserChose) {
+  world();   // MPI is initialized by the group
+  const char* expected_text = std::getenv("TINYDDP_TEST_EXPECT_IALLREDUCE");
+  const int expected = expected_text ? std::atoi(expected_text) : 3;
+  int provided = 0;
+  ASSERT_EQ(MPI_T_init_thread(MPI_THREAD_SINGLE, &provided), MPI_SUCCESS);
+  int index = -1;
+  ASSERT_EQ(MPI_T_cvar_get_index("coll_libnbc_iallreduce_algorithm", &index), MPI_SUCCESS)
+      << "this Open MPI has no libnbc iallreduce algorithm variable";
+  MPI_T_cvar_handle handle;
+  int count = 0;
+  ASSERT_EQ(MPI_T_cvar_handle_alloc(index, nullptr, &handle, &count), MPI_SUCCESS);
+  int value = -1;
+  ASSERT_EQ(MPI_T_cvar_read(handle, &value), MPI_SUCCESS);
+  MPI_T_cvar_handle_free(&handle);
+  MPI_T_finalize();
+  EXPECT_EQ(value, expected);
 }
 
 // A rank that arrives late or calls a different collective fails the group for good: tests/mpi/mpi_fault_test.cpp,
