@@ -10,10 +10,12 @@
 //   ./build-bench/bench/bench_autograd --benchmark_filter=chain          # just the per-node overhead
 #include "bench/bench_autograd.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <random>
+#include <string>
 
 #include "engine/tinyddp.h"
 
@@ -191,6 +193,33 @@ void BM_mlp_step_tinyddp(benchmark::State& state, const MlpData& data) {
   for (auto _ : state) benchmark::DoNotOptimize(mlp.step());
 }
 
+// ================================ (c) GEMM ================================
+
+// G ~ N(0, 1), seeded; x and W1 are the MLP's.
+GemmOperands make_gemm_operands(const MlpData& data) {
+  GemmOperands ops{data.x, data.w1, std::vector<float>(MlpData::kBatch * MlpData::kHidden)};
+  std::mt19937 rng(4321);
+  std::normal_distribution<float> normal;
+  for (float& e : ops.g) e = normal(rng);
+  return ops;
+}
+
+// The products as the MLP's forward and backward compute them: mm on transposed views.
+struct Gemm {
+  Tensor x, w1, g;
+  explicit Gemm(const GemmOperands& ops)
+      : x(from_vector(ops.x, {MlpData::kBatch, MlpData::kIn})),
+        w1(from_vector(ops.w1, {MlpData::kHidden, MlpData::kIn})),
+        g(from_vector(ops.g, {MlpData::kBatch, MlpData::kHidden})) {}
+  Tensor run(GemmCase c) const { return c == GemmCase::fwd ? mm(x, t(w1)) : mm(t(g), x); }
+};
+
+void BM_gemm_tinyddp(benchmark::State& state, const GemmOperands& ops, GemmCase c) {
+  const Gemm gemm(ops);
+  for (auto _ : state) benchmark::DoNotOptimize(gemm.run(c));
+  set_gemm_counters(state, c);
+}
+
 // ================================ checks ================================
 
 void check_chain() {
@@ -300,6 +329,33 @@ void check_mlp(const MlpData& data) {
 #endif
 }
 
+// Each product against a double-precision reference, and (with LibTorch) against LibTorch's.
+void check_gemm(const GemmOperands& ops) {
+  const Gemm gemm(ops);
+  for (GemmCase c : {GemmCase::fwd, GemmCase::wgrad}) {
+    const char* name = c == GemmCase::fwd ? "gemm_fwd" : "gemm_wgrad";
+    const Tensor ours = gemm.run(c);
+    const Tensor reference = c == GemmCase::fwd ? mm(gemm.x.to(DType::f64), t(gemm.w1.to(DType::f64)))
+                                                : mm(t(gemm.g.to(DType::f64)), gemm.x.to(DType::f64));
+    const std::vector<float> got = ours.to_vector<float>();
+    const std::vector<double> expected = reference.to_vector<double>();
+    double max_abs = 0, max_err = 0;
+    for (size_t i = 0; i < got.size(); ++i) {
+      max_abs = std::max(max_abs, std::abs(expected[i]));
+      max_err = std::max(max_err, std::abs(got[i] - expected[i]));
+    }
+    std::printf("%s: max |tinyddp - f64| / max |f64| = %.2e\n", name, max_err / max_abs);
+    expect(max_err / max_abs < 1e-5, "tinyddp GEMM vs f64 reference");
+#ifdef TINYDDP_HAVE_LIBTORCH
+    const std::vector<float> theirs = torch_gemm(ops, c);
+    double torch_err = 0;
+    for (size_t i = 0; i < got.size(); ++i) torch_err = std::max(torch_err, std::abs(theirs[i] - expected[i]));
+    std::printf("%s: max |LibTorch - f64| / max |f64| = %.2e\n", name, torch_err / max_abs);
+    expect(torch_err / max_abs < 1e-5, "LibTorch GEMM vs f64 reference");
+#endif
+  }
+}
+
 }  // namespace
 }  // namespace tinyddp::bench
 
@@ -323,6 +379,8 @@ int main(int argc, char** argv) {
   const MlpData data = make_mlp_data();
   check_chain();
   check_mlp(data);
+  const GemmOperands gemm_operands = make_gemm_operands(data);
+  check_gemm(gemm_operands);
   if (!g_all_ok) {
     std::fprintf(stderr, "Results do not match; not timing.\n");
     return 1;
@@ -339,6 +397,15 @@ int main(int argc, char** argv) {
 #ifdef TINYDDP_HAVE_LIBTORCH
   benchmark::RegisterBenchmark("mlp_step/libtorch", torch_mlp_benchmark, data)->Unit(benchmark::kMillisecond)->UseRealTime();
 #endif
+  for (GemmCase c : {GemmCase::fwd, GemmCase::wgrad}) {
+    const std::string name = c == GemmCase::fwd ? "gemm_fwd" : "gemm_wgrad";
+    benchmark::RegisterBenchmark((name + "/tinyddp").c_str(), BM_gemm_tinyddp, gemm_operands, c)
+        ->Unit(benchmark::kMicrosecond)->UseRealTime();
+#ifdef TINYDDP_HAVE_LIBTORCH
+    benchmark::RegisterBenchmark((name + "/libtorch").c_str(), torch_gemm_benchmark, gemm_operands, c)
+        ->Unit(benchmark::kMicrosecond)->UseRealTime();
+#endif
+  }
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();
   return 0;

@@ -12,6 +12,11 @@
 //       logits = addmm(b2, h, t(W2))       W2 (C, H), b2 (C)
 //       loss = cross_entropy(logits, y)    y (B) int64, mean over the batch
 //       loss.backward(); under no_grad: p -= lr * p.grad, p.grad = None  (plain SGD, set_to_none)
+// (c) The MLP step's two large matrix products alone, on the same operands (transposed views, no copies):
+//       gemm_fwd:   x @ W1^T   (B, D) x (D, H)     the first layer's forward
+//       gemm_wgrad: G^T @ x    (H, B) x (B, D)     W1's gradient, G = d loss / d(x W1^T + b1), (B, H)
+//     They are most of the step (perf: Eigen's GEMM is ~70% of it), so they say how much of the step's ratio
+//     is the GEMM library's: Eigen on tinyddp's side, OpenBLAS under LibTorch.
 #pragma once
 
 #include <benchmark/benchmark.h>
@@ -70,6 +75,22 @@ struct MlpGrads {
   std::vector<float> w1, b1, w2, b2;   // shapes as in MlpData
 };
 
+// ---- (c) GEMM ----
+enum class GemmCase { fwd, wgrad };
+struct GemmOperands {
+  std::vector<float> x, w1, g;   // x (B, D), W1 (H, D), G (B, H), row-major; x and W1 as in MlpData
+};
+inline double gemm_flops(GemmCase c) {
+  const double b = MlpData::kBatch, d = MlpData::kIn, h = MlpData::kHidden;
+  (void)c;
+  return 2 * b * d * h;   // either product is B*D*H multiply-adds
+}
+// Both sides report the product's time (the benchmark's own) and its rate.
+inline void set_gemm_counters(benchmark::State& state, GemmCase c) {
+  state.counters["GFLOPs"] = benchmark::Counter(gemm_flops(c) * 1e-9 * static_cast<double>(state.iterations()),
+                                                benchmark::Counter::kIsRate);
+}
+
 #ifdef TINYDDP_HAVE_LIBTORCH
 // ---- the LibTorch peer (bench_autograd_torch.cpp) ----
 std::string torch_version();
@@ -80,6 +101,8 @@ MlpGrads torch_mlp_grads(const MlpData& data);           // one forward + backwa
 std::vector<double> torch_mlp_losses(const MlpData& data, int steps);   // loss before each SGD step
 void torch_chain_benchmark(benchmark::State& state);
 void torch_mlp_benchmark(benchmark::State& state, const MlpData& data);
+std::vector<float> torch_gemm(const GemmOperands& ops, GemmCase c);   // the product, row-major
+void torch_gemm_benchmark(benchmark::State& state, const GemmOperands& ops, GemmCase c);
 #endif
 
 }  // namespace tinyddp::bench

@@ -8,6 +8,7 @@
 #include <ATen/ops/addmm.h>
 #include <ATen/ops/cross_entropy_loss.h>
 #include <ATen/ops/from_blob.h>
+#include <ATen/ops/mm.h>
 #include <ATen/ops/ones.h>
 #include <ATen/ops/relu.h>
 #include <ATen/ops/tanh.h>
@@ -129,6 +130,32 @@ void torch_chain_benchmark(benchmark::State& state) {
 void torch_mlp_benchmark(benchmark::State& state, const MlpData& data) {
   TorchMlp mlp(data);
   for (auto _ : state) benchmark::DoNotOptimize(mlp.step());
+}
+
+namespace {
+at::Tensor torch_gemm_tensor(const at::Tensor& x, const at::Tensor& w1, const at::Tensor& g, GemmCase c) {
+  return c == GemmCase::fwd ? at::mm(x, w1.t()) : at::mm(g.t(), x);
+}
+struct TorchGemm {
+  at::Tensor x, w1, g;
+  explicit TorchGemm(const GemmOperands& ops)
+      : x(from_vector(ops.x, {MlpData::kBatch, MlpData::kIn})),
+        w1(from_vector(ops.w1, {MlpData::kHidden, MlpData::kIn})),
+        g(from_vector(ops.g, {MlpData::kBatch, MlpData::kHidden})) {}
+};
+}  // namespace
+
+std::vector<float> torch_gemm(const GemmOperands& ops, GemmCase c) {
+  at::NoGradGuard no_grad;
+  const TorchGemm t(ops);
+  return to_vector(torch_gemm_tensor(t.x, t.w1, t.g, c));
+}
+
+void torch_gemm_benchmark(benchmark::State& state, const GemmOperands& ops, GemmCase c) {
+  at::NoGradGuard no_grad;
+  const TorchGemm t(ops);
+  for (auto _ : state) benchmark::DoNotOptimize(torch_gemm_tensor(t.x, t.w1, t.g, c));
+  set_gemm_counters(state, c);
 }
 
 }  // namespace tinyddp::bench

@@ -45,6 +45,11 @@ metrics = {
                  ("per node, CPU", lambda r: ms(r, "cpu_time") * 1e6 / CHAIN_OPS, "ns")],
     "mlp_step": [("per step, wall", lambda r: ms(r, "real_time"), "ms"),
                  ("per step, CPU", lambda r: ms(r, "cpu_time"), "ms")],
+    # The step's two large GEMMs alone (Eigen vs LibTorch's OpenBLAS): time per product, and its rate.
+    "gemm_fwd": [("per product", lambda r: ms(r, "real_time") * 1e3, "us"),
+                 ("  GFLOP/s", lambda r: r["GFLOPs"], "GF")],
+    "gemm_wgrad": [("per product", lambda r: ms(r, "real_time") * 1e3, "us"),
+                   ("  GFLOP/s", lambda r: r["GFLOPs"], "GF")],
 }
 def by_name(run):
     return {r["name"].removesuffix("/real_time"): r for r in run if r.get("run_type", "iteration") == "iteration"}
@@ -53,7 +58,7 @@ def stat(values, spec):
     if not values:
         return "-"
     return f"{format(statistics.median(values), spec)} ({format(min(values), spec)}-{format(max(values), spec)})"
-SPEC = {"ns": ".0f", "ms": ".3f"}
+SPEC = {"ns": ".0f", "ms": ".3f", "us": ".1f", "GF": ".1f"}
 print(f"\n{len(runs)} rounds, tinyddp and LibTorch interleaved; median (min-max) over rounds; "
       "ratio = tinyddp / LibTorch within each round (> 1: tinyddp slower)")
 print(f"{'benchmark':<26}{'tinyddp':>30}{'LibTorch':>30}{'ratio':>24}")
@@ -62,7 +67,7 @@ for graph, rows in metrics.items():
         ours = [get(r[graph + "/tinyddp"]) for r in runs if graph + "/tinyddp" in r]
         theirs = [get(r[graph + "/libtorch"]) for r in runs if graph + "/libtorch" in r]
         ratios = [get(r[graph + "/tinyddp"]) / get(r[graph + "/libtorch"]) for r in runs
-                  if graph + "/tinyddp" in r and graph + "/libtorch" in r]
+                  if graph + "/tinyddp" in r and graph + "/libtorch" in r and unit != "GF"]   # rates: no ratio
         if not ours:
             continue
         theirs_text = stat(theirs, SPEC[unit]) + " " + unit if theirs else "-"
