@@ -52,14 +52,17 @@ one() {
       || echo "mpi allreduce failed or not built; skipped"; } ;;
     ddp/mpi) ((have_mpi)) && { "${mpi[@]}" "$bin/bench_ddp" --iterations "$iters" --json "$out/ddp_mpi.$k.json" \
       || echo "mpi bench_ddp failed or not built; skipped"; } ;;
-    allreduce/gloo) ((have_torch)) && /usr/bin/python3 "$root/bench/ddp_pytorch.py" --only allreduce \
-      --json "$out/allreduce_gloo.$k.json" ;;
-    ddp/gloo) ((have_torch)) && /usr/bin/python3 "$root/bench/ddp_pytorch.py" --only ddp --iterations "$iters" \
-      --json "$out/ddp_gloo.$k.json" ;;
+    allreduce/gloo) ((have_torch)) && { timeout "$peer_timeout" /usr/bin/python3 "$root/bench/ddp_pytorch.py" \
+      --only allreduce --json "$out/allreduce_gloo.$k.json" || echo "gloo allreduce failed or hung; skipped"; } ;;
+    ddp/gloo) ((have_torch)) && { timeout "$peer_timeout" /usr/bin/python3 "$root/bench/ddp_pytorch.py" --only ddp \
+      --iterations "$iters" --json "$out/ddp_gloo.$k.json" || echo "gloo DDP failed or hung; skipped"; } ;;
   esac
   return 0
 }
 
+# A gloo worker whose peer died spins until gloo's own 30-minute timeout: the peer gets PEER_TIMEOUT seconds
+# (default 300), and a round without it is left out of its ratios.
+peer_timeout="${PEER_TIMEOUT:-300}"
 backends=(thread mpi gloo)
 for ((k = 1; k <= runs; ++k)); do
   echo "=== round $k of $runs ==="
