@@ -35,7 +35,15 @@ enum class UnaryOp {
   fill,        // a
 };
 
-enum class BinaryOp { add, sub, mul, div, eq };
+enum class BinaryOp {
+  add, sub, mul, div, eq,
+  // Backward rules as one pass, a = the output's gradient, b = the forward's output y (PyTorch's
+  // tanh_backward, sigmoid_backward, threshold_backward): the same float operations, in the same order and
+  // each rounded on its own, as the rules written with separate ops, which is what create_graph still uses.
+  tanh_backward,     // a (1 - b^2)
+  sigmoid_backward,  // a (b (1 - b))
+  relu_backward,     // a where b > 0, else 0
+};
 
 // Elementwise comparisons; their results are bool.
 enum class CompareOp { eq, ne, lt, le, gt, ge };
@@ -47,6 +55,29 @@ enum class CompareOp { eq, ne, lt, le, gt, ge };
 #define TINYDDP_HOST_DEVICE inline
 #endif
 
+// a * b and a - b, each rounded on its own as a separate op rounds it. The fused backward rules must give
+// the bits of the rules written with separate ops, and compilers fuse a multiply and an add into one FMA
+// (one rounding) where allowed: g++ under -ffp-contract=fast (the GNU default), nvcc by default (--fmad=true).
+// A value that goes through memory (host) or the _rn intrinsics (device) is never fused.
+template <typename T>
+TINYDDP_HOST_DEVICE T mul_rounded(T a, T b) {
+#if defined(__CUDA_ARCH__)
+  if constexpr (sizeof(T) == 4) return __fmul_rn(a, b); else return __dmul_rn(a, b);
+#else
+  volatile T p = a * b;
+  return p;
+#endif
+}
+template <typename T>
+TINYDDP_HOST_DEVICE T sub_rounded(T a, T b) {
+#if defined(__CUDA_ARCH__)
+  if constexpr (sizeof(T) == 4) return __fsub_rn(a, b); else return __dsub_rn(a, b);
+#else
+  volatile T d = a - b;
+  return d;
+#endif
+}
+
 // What a BinaryOp computes on one pair of elements: the one definition both backends use.
 template <typename T>
 TINYDDP_HOST_DEVICE T apply_binary(BinaryOp op, T a, T b) {
@@ -56,6 +87,9 @@ TINYDDP_HOST_DEVICE T apply_binary(BinaryOp op, T a, T b) {
     case BinaryOp::mul: return a * b;
     case BinaryOp::div: return a / b;
     case BinaryOp::eq: return a == b ? T(1) : T(0);
+    case BinaryOp::tanh_backward: return mul_rounded(a, sub_rounded(T(1), mul_rounded(b, b)));
+    case BinaryOp::sigmoid_backward: return mul_rounded(a, mul_rounded(b, sub_rounded(T(1), b)));
+    case BinaryOp::relu_backward: return b > T(0) ? a : T(0);
   }
   return T(0);
 }

@@ -9,6 +9,13 @@ using kernels::UnaryOp;
 
 using namespace detail;
 
+namespace {
+// Whether a backward rule running now must record a graph of its own (create_graph): then it is written with
+// differentiable ops; otherwise tanh, sigmoid and relu take one fused pass (kernels/contract.h, BinaryOp),
+// one output tensor instead of three or four.
+bool backward_is_recorded() { return GradMode::is_enabled(); }
+}  // namespace
+
 // y = a + b.  dy/da = 1, dy/db = 1 (summed back over broadcast dims).
 Tensor add(const Tensor& a, const Tensor& b) {
   Tensor out = binary_kernel(BinaryOp::add, a, b, "add");
@@ -159,7 +166,8 @@ Tensor relu(const Tensor& x) {
   check_floating(x, "relu");
   Tensor out = unary_kernel(UnaryOp::relu, x);
   auto node = autograd::make_node("ReluBackward0", {x}, [](const TensorList& g, OpNode& n) {
-    return TensorList{g[0] * gt_mask(n.saved(0), 0.0)};
+    if (backward_is_recorded()) return TensorList{g[0] * gt_mask(n.saved(0), 0.0)};
+    return TensorList{binary_kernel(BinaryOp::relu_backward, g[0], n.saved(0), "relu_backward")};
   });
   autograd::set_history(out, node);
   if (node) node->save(out, true);
@@ -172,7 +180,8 @@ Tensor tanh(const Tensor& x) {
   Tensor out = unary_kernel(UnaryOp::tanh, x);
   auto node = autograd::make_node("TanhBackward0", {x}, [](const TensorList& g, OpNode& n) {
     const Tensor y = n.saved(0);
-    return TensorList{g[0] * (1.0 - y * y)};
+    if (backward_is_recorded()) return TensorList{g[0] * (1.0 - y * y)};
+    return TensorList{binary_kernel(BinaryOp::tanh_backward, g[0], y, "tanh_backward")};
   });
   autograd::set_history(out, node);
   if (node) node->save(out, true);
@@ -185,7 +194,8 @@ Tensor sigmoid(const Tensor& x) {
   Tensor out = unary_kernel(UnaryOp::sigmoid, x);
   auto node = autograd::make_node("SigmoidBackward0", {x}, [](const TensorList& g, OpNode& n) {
     const Tensor y = n.saved(0);
-    return TensorList{g[0] * (y * (1.0 - y))};
+    if (backward_is_recorded()) return TensorList{g[0] * (y * (1.0 - y))};
+    return TensorList{binary_kernel(BinaryOp::sigmoid_backward, g[0], y, "sigmoid_backward")};
   });
   autograd::set_history(out, node);
   if (node) node->save(out, true);

@@ -110,6 +110,10 @@ void binary(BinaryOp op, const Dims& shape, const T* a, const Dims& a_strides, c
       case BinaryOp::mul: O = A * B; return;
       case BinaryOp::div: O = A / B; return;
       case BinaryOp::eq: O = (A == B).template cast<T>(); return;
+      // One pass per operation through `out`, so that no multiply and subtract fuse (mul_rounded).
+      case BinaryOp::tanh_backward: O = B * B; O = T(1) - O; O = A * O; return;
+      case BinaryOp::sigmoid_backward: O = T(1) - B; O = B * O; O = A * O; return;
+      case BinaryOp::relu_backward: O = (B > T(0)).select(A, T(0)); return;
     }
   }
   const Dims out_strides = [&] {

@@ -63,6 +63,23 @@ TEST(EngineReuse, ABackwardNestedInAHookGetsATaskOfItsOwn) {
   EXPECT_EQ(w.grad().item(), 4.0);
 }
 
+// tanh, sigmoid and relu take one fused pass in a plain backward and the differentiable ops under
+// create_graph (elementwise.cpp): both must give the same bits, -0 and +0 aside for relu's masked entries.
+TEST(FusedBackwardRules, EqualTheDifferentiableRulesBitForBit) {
+  for (DType dtype : {DType::f32, DType::f64}) {
+    for (auto* op : {+[](const Tensor& x) { return tanh(x); }, +[](const Tensor& x) { return sigmoid(x); },
+                     +[](const Tensor& x) { return relu(x); }}) {
+      Tensor x = (randn({7, 33}, dtype) * 3.0).detach().requires_grad_();
+      Tensor seed = randn({7, 33}, dtype).requires_grad_();   // so the recorded rule's result has history
+      const Tensor fused = autograd::grad({op(x)}, {x}, {seed})[0];
+      const Tensor recorded = autograd::grad({op(x)}, {x}, {seed}, {.create_graph = true})[0];
+      ASSERT_TRUE(recorded.requires_grad()) << "the create_graph path must be the differentiable one";
+      const std::vector<double> a = fused.to_vector<double>(), b = recorded.detach().to_vector<double>();
+      for (size_t i = 0; i < a.size(); ++i) EXPECT_EQ(a[i], b[i]) << "element " << i << " of " << dtype_name(dtype);
+    }
+  }
+}
+
 TEST(HostBuffers, StartOn64ByteBoundariesAtEverySize) {
   std::vector<Tensor> alive;   // kept, so that the allocator cannot hand one address out again and again
   for (int round = 0; round < 8; ++round) {
