@@ -217,7 +217,7 @@ struct Gemm {
 void BM_gemm_tinyddp(benchmark::State& state, const GemmOperands& ops, GemmCase c) {
   const Gemm gemm(ops);
   for (auto _ : state) benchmark::DoNotOptimize(gemm.run(c));
-  set_gemm_counters(state, c);
+  set_gemm_counters(state);
 }
 
 // ================================ checks ================================

@@ -127,7 +127,8 @@ struct GraphTask {
   void clear() {
     keep_graph = restricted = false;
     index.start_over();
-    for (auto* v : {&slots, &captured}) v->clear();
+    slots.clear();
+    captured.clear();
     nodes.clear();
     dependencies.clear();
     first_slot.clear();
