@@ -91,6 +91,7 @@ class ThreadWorld : public std::enable_shared_from_this<ThreadWorld> {
   // Reduces unclaimed pieces of `slot`, rank's own chunk first; only its own when `own_only`. Without mu_.
   void reduce_pieces(Slot& slot, int rank, bool own_only);
   void complete(Slot& slot);        // with mu_ held: done, for every rank
+  std::unique_lock<std::mutex> lock_world();   // mu_, polled before sleeping (Note [Spinning before sleeping])
   // With `lock` (on mu_) held: reduces and waits until every allreduce up to and including `seq` is done.
   void finish_through(uint64_t seq, int rank, std::unique_lock<std::mutex>& lock);
   // With mu_ held: the error for `rank` waiting in collective `seq` (a `kind`) when a rank that left will
@@ -99,6 +100,7 @@ class ThreadWorld : public std::enable_shared_from_this<ThreadWorld> {
 
   const int size_;
   const std::chrono::milliseconds timeout_;
+  const bool spin_;   // waiters poll before they block: every rank has a hardware thread (Note [Spinning before sleeping])
   std::mutex mu_;
   std::condition_variable cv_;
   std::map<uint64_t, std::shared_ptr<Slot>> slots_;   // collectives some rank has not reached yet
