@@ -86,6 +86,14 @@ struct MpiRuntime {
     MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
     MPI_Comm_dup(MPI_COMM_WORLD, &signature_comm);
     MPI_Comm_set_errhandler(signature_comm, MPI_ERRORS_RETURN);
+    // The ranks sharing this node's memory (Note [Polling MPI without a busy core]).
+    MPI_Comm node = MPI_COMM_NULL;
+    int node_ranks = 1;
+    if (MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node) == MPI_SUCCESS) {
+      MPI_Comm_size(node, &node_ranks);
+      MPI_Comm_free(&node);
+    }
+    ranks_have_own_cores = static_cast<unsigned>(node_ranks) <= std::thread::hardware_concurrency();
   }
   ~MpiRuntime() {
     int finalized = 0;
@@ -100,6 +108,7 @@ struct MpiRuntime {
   MPI_Comm comm = MPI_COMM_NULL;             // the collectives
   MPI_Comm signature_comm = MPI_COMM_NULL;   // the signatures sent before each (Note [Signatures before every collective])
   // Every MpiProcessGroup of this process shares `comm`, so the numbering and the failure are the process's.
+  bool ranks_have_own_cores = false;   // this node runs no more ranks than it has hardware threads
   uint64_t next_seq = 0;   // collective #N, numbered from 0 as the thread backend numbers them
   // The first collective that failed (timed out or did not match). MPI cannot cancel a collective, so after
   // it the ranks no longer agree on what is in flight: no collective may start and no wait may block again.
@@ -126,19 +135,27 @@ CollectiveFailedError failed_earlier(int rank, const std::string& what) {
 // Open MPI progresses a nonblocking collective only inside MPI calls (libnbc has no progress thread by
 // default), so a wait must keep calling MPI_Test. Back-to-back tests with a yield in between kept a core busy
 // for the whole wait, the core the peer rank (and its reduction) needed on a 2-core machine. A wait now backs
-// off: tests back to back for the first kSpinFor (a small collective, and each round of a libnbc schedule
-// that a test must start, completes within microseconds), then a sleep between tests that doubles from
+// off: tests back to back (with a yield) for a while, then a sleep between tests that doubles from
 // kMinPollSleep up to kMaxPollSleep and never reaches past the deadline, so the timeout fires when it did.
 // kMaxPollSleep bounds what a wait adds after the collective finished: 0.25 ms against the milliseconds of
 // a bucket's allreduce. (Linux rounds a sleep up by the thread's timer slack, 50 us by default.)
-constexpr std::chrono::microseconds kSpinFor{100};
+// How long the back-to-back phase lasts depends on whether the core is wanted. When this node runs no more
+// ranks than it has hardware threads, no peer waits for our core, and every sleep only delays the next round
+// of libnbc's schedule: bench_allreduce under mpirun -np 2 on 2 cores took 425 us for 1 MiB and 918 us for
+// 4 MiB with a 0.1 ms spin, 159 and 546 us with 2 ms (a standalone MPI_Wait loop: 190 and 716 us). The same
+// holds for the wait on the peers' signatures, which is where a rank that is ahead waits for the others. So
+// such a rank tests back to back for kSpinOwnCore; on an oversubscribed node (ctest -j, mpirun
+// --oversubscribe with more ranks than cores) only for kSpinSharedCore, as a small collective needs.
+constexpr std::chrono::microseconds kSpinOwnCore{2000};
+constexpr std::chrono::microseconds kSpinSharedCore{100};
 constexpr std::chrono::microseconds kMinPollSleep{20};
 constexpr std::chrono::microseconds kMaxPollSleep{250};
 
 class PollBackoff {
  public:
   explicit PollBackoff(std::chrono::steady_clock::time_point deadline)
-      : deadline_(deadline), spin_until_(std::chrono::steady_clock::now() + kSpinFor) {}
+      : deadline_(deadline),
+        spin_until_(std::chrono::steady_clock::now() + (runtime().ranks_have_own_cores ? kSpinOwnCore : kSpinSharedCore)) {}
   // Between two polls.
   void pause() {
     const auto now = std::chrono::steady_clock::now();
