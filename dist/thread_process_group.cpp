@@ -173,7 +173,10 @@ class ThreadWork : public Work {
     for (auto& slot : mine) world_->reduce_pieces(*slot, rank_, /*own_only=*/true);
     for (auto& slot : mine)
       if (!slot->done) return false;
-    return slot_->done;
+    // Sticky: a later poll may find mu_ held and could not check the earlier collectives again, yet it must
+    // not take back a completion it reported.
+    completed_ = slot_->done;
+    return completed_;
   }
 
  private:
