@@ -11,7 +11,8 @@ imports it. It measures what bench_allreduce and bench_ddp measure, the same way
              all_reduce; a repetition's time is the slowest rank's; median. busbw = algbw * 2(n-1)/n.
   ddp step   the MLP 784-400x5-10 (ReLU, cross-entropy, 959,610 parameters), batch 64 per rank; variants
              local (no comm), flat (backward + one all_reduce of all gradients packed in one buffer, scaled
-             by 1/n), DDP with bucket_cap_mb 0.25, 1, 4, 25, and one process (rank 0 alone on the global
+             by 1/n), DDP with bucket_cap_mb 0.25, 1, 4, 25, DDP at 25 with gradient_as_bucket_view=True
+             (no copy back into .grad), and one process (rank 0 alone on the global
              batch of 2 x 64 rows while rank 1 waits); every step starts with zero_grad(set_to_none=True)
              (PyTorch 2.x's default; 1.13's is False); check that every DDP variant's .grad equals the flat
              one's (iterations 1-3, which include the bucket rebuild) and the one-process .grad to rounding,
@@ -37,6 +38,7 @@ REPS = 7
 MIN_BYTES, MAX_BYTES, SIZE_STEP = 4 << 10, 64 << 20, 4
 BYTES_PER_REP = 64 << 20
 ONE_PROCESS = "one process, N x B"
+BUCKET_VIEW = "ddp 25 MB, bucket view"   # DDP at 25 MB with gradient_as_bucket_view=True
 GLOBAL_TOLERANCE = 1e-4   # relative: the mean over N x B rows vs the mean of N means
 
 
@@ -141,11 +143,13 @@ def worker(args):
     variants = [{"name": "local (no comm)", "cap_mb": 0, "comm": False}, {"name": "flat allreduce", "cap_mb": 0, "comm": True}]
     for cap in CAPS_MB:
         variants.append({"name": f"ddp cap {cap:g} MB" + (" (default)" if cap == 25 else ""), "cap_mb": cap, "comm": True})
+    variants.append({"name": BUCKET_VIEW, "cap_mb": 25, "comm": True, "bucket_view": True})
     variants.append({"name": ONE_PROCESS, "cap_mb": 0, "comm": False, "global": True})
     for v in variants:
         v["model"] = make_mlp()
         v["params"] = list(v["model"].parameters())
-        v["ddp"] = DDP(v["model"], bucket_cap_mb=v["cap_mb"]) if v["cap_mb"] else None
+        v["ddp"] = DDP(v["model"], bucket_cap_mb=v["cap_mb"], gradient_as_bucket_view=v.get("bucket_view", False)) \
+            if v["cap_mb"] else None
         total = sum(p.numel() for p in v["params"])
         v["flat"] = torch.zeros(total) if v["comm"] and not v["ddp"] else None
         v["fwd"], v["bwd"] = [], []
