@@ -155,7 +155,8 @@ class PollBackoff {
  public:
   explicit PollBackoff(std::chrono::steady_clock::time_point deadline)
       : deadline_(deadline),
-        spin_until_(std::chrono::steady_clock::now() + (runtime().ranks_have_own_cores ? kSpinOwnCore : kSpinSharedCore)) {}
+        spin_until_(std::chrono::steady_clock::now() +
+                    (runtime().ranks_have_own_cores ? kSpinOwnCore : kSpinSharedCore)) {}
   // Between two polls.
   void pause() {
     const auto now = std::chrono::steady_clock::now();

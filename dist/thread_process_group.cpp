@@ -7,6 +7,10 @@
 #include <sstream>
 #include <thread>
 
+#if defined(__linux__)
+#include <sched.h>
+#endif
+
 #include "dist/comm_trace.h"
 
 namespace tinyddp::dist {
@@ -59,8 +63,8 @@ constexpr int64_t kBlockBytes = 8 << 10;
 // these VMs, more than the whole allreduce of 256 KiB (bench_allreduce: 16 KiB took 32 us, 1 MiB 88 us of which
 // the copies are 27). So when every rank has a hardware thread of its own, a waiter first polls the slot's
 // atomic flags for up to kSpinBudget, as NCCL's proxy polls its network, and only then blocks on cv_. With more
-// ranks than hardware threads a spinning waiter would take the core from the very rank it waits for, so it
-// blocks at once. Spinning decides only how a waiter learns the news: every predicate is checked again under
+// ranks than hardware threads (usable_cpus) a spinning waiter would take the core from the very rank it waits
+// for, so it blocks at once. Spinning decides only how a waiter learns the news: every predicate is checked again under
 // mu_ afterwards, so errors, aborts, timeouts and the order of completion are what they were. mu_ itself is
 // taken the same way (lock_world): its holders hold it for microseconds, and a waiter that sleeps on a held
 // futex pays the same wake-up (perf showed __lll_lock_wait and try_to_wake_up at 23% of a 16 KiB allreduce).
@@ -72,6 +76,16 @@ inline void cpu_relax() {
 #else
   std::this_thread::yield();
 #endif
+}
+
+// The hardware threads this process may run on: its affinity mask (taskset, cgroup cpusets), which the rank
+// threads share, else every online CPU.
+unsigned usable_cpus() {
+#if defined(__linux__)
+  cpu_set_t set;
+  if (sched_getaffinity(0, sizeof set, &set) == 0) return static_cast<unsigned>(CPU_COUNT(&set));
+#endif
+  return std::thread::hardware_concurrency();
 }
 
 // Polls `done` until it holds or the budget is spent; says whether it held.
@@ -235,7 +249,7 @@ class ThreadProcessGroup : public ProcessGroup {
 
 ThreadWorld::ThreadWorld(int size, std::chrono::milliseconds timeout)
     : size_(size), timeout_(timeout),
-      spin_(static_cast<unsigned>(std::max(size, 0)) <= std::thread::hardware_concurrency()),
+      spin_(static_cast<unsigned>(std::max(size, 0)) <= usable_cpus()),
       next_seq_(static_cast<size_t>(std::max(size, 0)), 0),
       left_(static_cast<size_t>(std::max(size, 0))) {
   TINYDDP_CHECK(size >= 1, "ThreadWorld: the number of ranks must be at least 1, got ", size, ".");

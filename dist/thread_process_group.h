@@ -100,7 +100,8 @@ class ThreadWorld : public std::enable_shared_from_this<ThreadWorld> {
 
   const int size_;
   const std::chrono::milliseconds timeout_;
-  const bool spin_;   // waiters poll before they block: every rank has a hardware thread (Note [Spinning before sleeping])
+  // Waiters poll before they block: every rank has a hardware thread (Note [Spinning before sleeping]).
+  const bool spin_;
   std::mutex mu_;
   std::condition_variable cv_;
   std::map<uint64_t, std::shared_ptr<Slot>> slots_;   // collectives some rank has not reached yet
