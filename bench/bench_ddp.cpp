@@ -106,6 +106,8 @@ struct Variant {
   bool communicate = true;                     // false: the `local` floor and `one process`
   bool global = false;                         // one process on the global batch (rank 0 only)
   bool bucket_view = false;                    // DDP with gradient_as_bucket_view
+  // PyTorch's defaults: the row the ratios and the parallel efficiency are taken from.
+  bool is_default_ddp() const { return cap_mb == 25 && !bucket_view; }
   std::shared_ptr<nn::Sequential> model;
   std::vector<Tensor> params;
   std::unique_ptr<dist::DistributedDataParallel> ddp;
@@ -209,6 +211,7 @@ struct Result {
     size_t buckets;
     std::vector<double> bucket_mb;
     double fwd_ms, bwd_ms, step_ms, step_min_ms, step_max_ms;
+    bool default_ddp;   // Variant::is_default_ddp
   };
   std::vector<Row> rows;
   double efficiency = NAN, efficiency_min = NAN, efficiency_max = NAN;   // over iterations
@@ -324,12 +327,12 @@ Result run_rank(ProcessGroup& pg, std::shared_ptr<ProcessGroup> pg_ptr, const Co
     const size_t buckets = v.ddp ? v.ddp->reducer().bucket_indices().size() : (v.communicate ? 1 : 0);
     const auto [lo, hi] = std::minmax_element(steps[k].begin(), steps[k].end());
     res.rows.push_back({v.name, v.cap_mb, buckets, v.bucket_mb, median(f) * 1e3, median(b) * 1e3,
-                        median(steps[k]) * 1e3, *lo * 1e3, *hi * 1e3});
+                        median(steps[k]) * 1e3, *lo * 1e3, *hi * 1e3, v.is_default_ddp()});
   }
   // Efficiency within each round (the two steps ran back to back), then median (min-max) over rounds.
   std::vector<double> eff;
   for (size_t k = 0; k < nv; ++k)
-    if (variants[k].cap_mb == 25 && !variants[k].bucket_view)
+    if (variants[k].is_default_ddp())
       for (int it = 0; it < timed; ++it) eff.push_back(steps[one][it] / steps[k][it]);
   res.efficiency = median(eff);
   res.efficiency_min = *std::min_element(eff.begin(), eff.end());
@@ -353,7 +356,7 @@ void print(const Result& r) {
   for (const auto& row : r.rows) {
     if (row.name.starts_with("flat")) flat = row.step_ms;
     if (row.name.starts_with("local")) local = row.step_ms;
-    if (row.name.starts_with("ddp cap 25")) ddp25 = row.step_ms;
+    if (row.default_ddp) ddp25 = row.step_ms;
   }
   std::printf("%-24s %8s %9s %9s %17s %8s %7s  %s\n", "variant", "fwd(ms)", "bwd(ms)", "step(ms)", "(min-max)",
               "vs flat", "buckets", "bucket sizes (MiB, launch order)");

@@ -93,6 +93,8 @@ struct MpiRuntime {
       MPI_Comm_size(node, &node_ranks);
       MPI_Comm_free(&node);
     }
+    // Every CPU of the node, not this process's affinity mask: mpirun binds each rank to its own core, which
+    // is the case where spinning costs no one anything (the thread backend counts its mask instead).
     ranks_have_own_cores = static_cast<unsigned>(node_ranks) <= std::thread::hardware_concurrency();
   }
   ~MpiRuntime() {

@@ -64,10 +64,11 @@ constexpr int64_t kBlockBytes = 8 << 10;
 // the copies are 27). So when every rank has a hardware thread of its own, a waiter first polls the slot's
 // atomic flags for up to kSpinBudget, as NCCL's proxy polls its network, and only then blocks on cv_. With more
 // ranks than hardware threads (usable_cpus) a spinning waiter would take the core from the very rank it waits
-// for, so it blocks at once. Spinning decides only how a waiter learns the news: every predicate is checked again under
-// mu_ afterwards, so errors, aborts, timeouts and the order of completion are what they were. mu_ itself is
-// taken the same way (lock_world): its holders hold it for microseconds, and a waiter that sleeps on a held
-// futex pays the same wake-up (perf showed __lll_lock_wait and try_to_wake_up at 23% of a 16 KiB allreduce).
+// for, so it blocks at once. Spinning decides only how a waiter learns the news: every predicate is checked
+// again under mu_ afterwards, so errors, aborts, timeouts and the order of completion are what they were. mu_
+// itself is taken the same way (lock_world): its holders hold it for microseconds, and a waiter that sleeps on
+// a held futex pays the same wake-up (perf showed __lll_lock_wait and try_to_wake_up at 23% of a 16 KiB
+// allreduce).
 constexpr auto kSpinBudget = std::chrono::microseconds(50);
 
 inline void cpu_relax() {
