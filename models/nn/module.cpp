@@ -52,6 +52,26 @@ Tensor Module::forward(const Tensor&) {
   return {};
 }
 
+Tensor Module::operator()(const Tensor& x) {
+  Tensor y = forward(x);
+  if (forward_hooks_.empty()) return y;
+  // A snapshot, as PyTorch iterates one: a hook may remove itself (or another) while it runs.
+  const std::vector<std::pair<int64_t, ForwardHook>> hooks = forward_hooks_;
+  for (const auto& [_, hook] : hooks) hook(*this, x, y);
+  return y;
+}
+
+int64_t Module::register_forward_hook(ForwardHook hook) {
+  TINYDDP_CHECK(static_cast<bool>(hook), "register_forward_hook on ", type_name(), ": the hook is empty; pass a "
+                "callable hook(module, input, output).");
+  forward_hooks_.emplace_back(next_hook_id_, std::move(hook));
+  return next_hook_id_++;
+}
+
+void Module::remove_forward_hook(int64_t id) {
+  std::erase_if(forward_hooks_, [id](const auto& entry) { return entry.first == id; });
+}
+
 std::string Module::type_name() const { return unqualified(demangle(typeid(*this).name())); }
 
 std::string Module::to_string() const {

@@ -11,7 +11,7 @@
 //   m.zero_grad();                                      // zero .grad in place (PyTorch 1.13's default)
 //   m.eval();                                           // training = false here and in every descendant
 //   m.head->requires_grad_(false);                      // freeze a part (any time, also under DDP)
-//   Tensor y = (*m.trunk)(x);                           // operator() calls forward()
+//   Tensor y = (*m.trunk)(x);                           // operator() calls forward(), then the forward hooks
 //
 // Invariants:
 //  - registration order is iteration order; names are unique among a module's parameters, buffers and
@@ -23,6 +23,8 @@
 //    a module or a tensor reached twice only once (PyTorch's memo), under the first name it was reached by.
 #pragma once
 
+#include <cstdint>
+#include <functional>
 #include <memory>
 #include <ostream>
 #include <string>
@@ -47,7 +49,17 @@ class Module {
   // The computation of a single-input, single-output module. The default throws, naming the module type:
   // modules with several inputs or outputs (losses, multi-task models) define their own methods instead.
   virtual Tensor forward(const Tensor& x);
-  Tensor operator()(const Tensor& x) { return forward(x); }
+  // PyTorch's __call__: forward(x), then every forward hook in registration order. Containers call their
+  // children this way; a direct forward() call runs no hook, as in PyTorch.
+  Tensor operator()(const Tensor& x);
+
+  // PyTorch's register_forward_hook, for observing: hook(module, input, output) runs after each call through
+  // operator(). Unlike PyTorch's, a hook cannot replace the output. Returns the id remove_forward_hook takes.
+  using ForwardHook = std::function<void(Module& module, const Tensor& input, const Tensor& output)>;
+  int64_t register_forward_hook(ForwardHook hook);
+  // Removes the hook registered under `id`; an id already removed (or never issued) is ignored, as
+  // PyTorch's RemovableHandle.remove() is when called twice.
+  void remove_forward_hook(int64_t id);
 
   // The class name used in messages and printing ("Linear", "Sequential"). The default is the dynamic type's
   // unqualified C++ name, so user subclasses need not override it.
@@ -109,6 +121,8 @@ class Module {
   void check_new_name(const std::string& name, const char* kind) const;
 
   bool training_ = true;   // PyTorch modules start in training mode
+  std::vector<std::pair<int64_t, ForwardHook>> forward_hooks_;              // (id, hook), registration order
+  int64_t next_hook_id_ = 0;
   std::vector<std::pair<std::string, Tensor>> params_;                      // own parameters, registration order
   std::vector<std::pair<std::string, Tensor>> buffers_;                     // own buffers, registration order
   std::vector<std::pair<std::string, std::shared_ptr<Module>>> children_;   // children, registration order

@@ -21,7 +21,8 @@ std::shared_ptr<Module> Sequential::operator[](size_t i) const {
 
 Tensor Sequential::forward(const Tensor& x) {
   Tensor h = x;
-  for (const auto& [_, child] : named_children()) h = child->forward(h);
+  // Through operator(), so that the children's forward hooks run.
+  for (const auto& [_, child] : named_children()) h = (*child)(h);
   return h;
 }
 

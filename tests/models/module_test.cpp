@@ -166,6 +166,53 @@ TEST(Module, DefaultForwardThrowsNamingTheType) {
   EXPECT_THAT(error_of([&] { mse.forward(zeros({1})); }), HasSubstr("Module [MSELoss]"));
 }
 
+// register_forward_hook: after forward, in registration order, through operator() only (a direct forward()
+// runs none), in Sequential's children too; removal by id, twice harmlessly, also from inside a hook.
+TEST(Module, ForwardHooksRunAfterEachCallInOrderAndAreRemovable) {
+  auto first = std::make_shared<nn::Linear>(2, 3);
+  auto second = std::make_shared<nn::ReLU>();
+  nn::Sequential seq{first, second};
+  std::vector<std::string> calls;
+  Tensor seen_input, seen_output;
+  const int64_t a = first->register_forward_hook([&](nn::Module& m, const Tensor& in, const Tensor& out) {
+    calls.push_back("a:" + m.type_name());
+    seen_input = in;
+    seen_output = out;
+  });
+  const int64_t b =
+      first->register_forward_hook([&](nn::Module&, const Tensor&, const Tensor&) { calls.push_back("b"); });
+  second->register_forward_hook([&](nn::Module& m, const Tensor&, const Tensor&) { calls.push_back(m.type_name()); });
+  const Tensor x = randn({4, 2});
+  const Tensor y = seq(x);
+  EXPECT_THAT(calls, ElementsAre("a:Linear", "b", "ReLU"));
+  EXPECT_TRUE(seen_input.is_same(x));
+  EXPECT_EQ(seen_output.shape(), (Shape{4, 3}));
+  EXPECT_EQ(relu(seen_output).to_vector<float>(), y.to_vector<float>()) << "the hook saw the Linear's own output";
+
+  calls.clear();
+  first->forward(x);
+  EXPECT_TRUE(calls.empty()) << "a direct forward() runs no hook";
+
+  first->remove_forward_hook(a);
+  first->remove_forward_hook(a);   // already removed: ignored
+  (*first)(x);
+  EXPECT_THAT(calls, ElementsAre("b"));
+
+  // A hook that removes itself runs this once, and the hooks after it still run this call.
+  calls.clear();
+  first->remove_forward_hook(b);
+  int64_t once = -1;
+  once = first->register_forward_hook([&](nn::Module& m, const Tensor&, const Tensor&) {
+    calls.push_back("once");
+    m.remove_forward_hook(once);
+  });
+  first->register_forward_hook([&](nn::Module&, const Tensor&, const Tensor&) { calls.push_back("after"); });
+  (*first)(x);
+  (*first)(x);
+  EXPECT_THAT(calls, ElementsAre("once", "after", "after"));
+  EXPECT_THAT(error_of([&] { first->register_forward_hook(nullptr); }), HasSubstr("the hook is empty"));
+}
+
 TEST(Module, PrintsLikePyTorch) {
   nn::Sequential seq(nn::Linear(4, 8), nn::Tanh(), nn::Linear(8, 3, false));
   EXPECT_EQ(seq.to_string(),
