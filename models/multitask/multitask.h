@@ -35,6 +35,8 @@ class MultiTaskModel : public nn::Module {
   virtual std::vector<Tensor> task_losses(const MultiTaskBatch& batch) = 0;
   // W, GradNorm's shared layer: the weight of the trunk's last Linear, (H, H_prev). The registered handle.
   virtual Tensor last_shared_weight() const = 0;
+  // The trunk's last Linear, whose weight that is (for a LinearTap: GradNorm's Gram-matrix norm).
+  const std::shared_ptr<nn::Linear>& last_shared_layer() const { return last_shared_; }
   // The trunk's output, (N, H).
   Tensor features(const Tensor& x) { return (*trunk_)(x); }
   const std::shared_ptr<nn::Sequential>& trunk() const { return trunk_; }

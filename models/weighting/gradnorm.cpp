@@ -2,6 +2,7 @@
 // variant is in gradnorm_squared.cpp. Math and step semantics: gradnorm.h.
 #include "models/weighting/gradnorm.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "models/optim/adam.h"
@@ -83,6 +84,12 @@ WeightingStep GradNormBase::skip_or_throw(WeightingStep rec, const std::string& 
 }
 
 WeightingStep GradNormBase::observe(const std::vector<Tensor>& losses, const Tensor& shared_weight, int64_t step) {
+  return observe_shared(losses, SharedTensors{.weight = shared_weight}, step);
+}
+
+WeightingStep GradNormBase::observe_shared(const std::vector<Tensor>& losses, const SharedTensors& shared,
+                                           int64_t step) {
+  const Tensor& shared_weight = shared.weight;
   const size_t T = static_cast<size_t>(num_tasks_);
   WeightingStep rec;
   rec.step = step;
@@ -164,25 +171,34 @@ WeightingStep GradNormBase::observe(const std::vector<Tensor>& losses, const Ten
   TINYDDP_CHECK(shared_weight.defined() && shared_weight.requires_grad() && is_floating(shared_weight.dtype()), name(),
                 " weighting: the shared weight W must be a floating tensor that requires grad (the weight of the last "
                 "layer all tasks share, e.g. a MultiTaskModel's last_shared_weight()).");
-  std::vector<Tensor> task_grads(T);   // g_i = grad_W L_i, each W's shape
   for (size_t i = 0; i < T; ++i) {
     TINYDDP_CHECK(losses[i].requires_grad(), name(), " weighting: ", detail::task_name(options_, i),
                   "'s loss does not require grad; pass the losses as the model computed them, with their graphs "
                   "(not .detach()ed or computed under NoGradGuard).");
-    // retain_graph: the network's backward of total_loss() still needs this graph.
-    task_grads[i] = autograd::grad({losses[i]}, {shared_weight}, {}, {.retain_graph = true, .allow_unused = true})[0];
-    TINYDDP_CHECK(task_grads[i].defined(), name(), " weighting: ", detail::task_name(options_, i),
-                  "'s loss does not depend on the shared weight W of shape ", shape_str(shared_weight.shape()),
-                  ". GradNorm measures every task's gradient on one layer all tasks share: pass the weight of the "
-                  "last shared layer (e.g. last_shared_weight()), not a task head's.");
   }
-  if (options_.allreduce_mean) {
-    for (Tensor& g : task_grads) g = g.contiguous();
-    options_.allreduce_mean(task_grads);   // the global g_i, so G_i is the norm of the global gradient
+  std::vector<Tensor> task_grads;   // g_i = grad_W L_i, each W's shape (direct only)
+  std::vector<double> norms(T);     // ||g_i||
+  if (options_.grad_norm == GradNormMethod::gram) {
+    norms = gram_norms(losses, shared);
+  } else {
+    task_grads.resize(T);
+    for (size_t i = 0; i < T; ++i) {
+      // retain_graph: the network's backward of total_loss() still needs this graph.
+      task_grads[i] = autograd::grad({losses[i]}, {shared_weight}, {}, {.retain_graph = true, .allow_unused = true})[0];
+      TINYDDP_CHECK(task_grads[i].defined(), name(), " weighting: ", detail::task_name(options_, i),
+                    "'s loss does not depend on the shared weight W of shape ", shape_str(shared_weight.shape()),
+                    ". GradNorm measures every task's gradient on one layer all tasks share: pass the weight of "
+                    "the last shared layer (e.g. last_shared_weight()), not a task head's.");
+    }
+    if (options_.allreduce_mean) {
+      for (Tensor& g : task_grads) g = g.contiguous();
+      options_.allreduce_mean(task_grads);   // the global g_i, so G_i is the norm of the global gradient
+    }
+    for (size_t i = 0; i < T; ++i) norms[i] = std::sqrt((task_grads[i] * task_grads[i]).sum().item<double>());
   }
 
   BalanceGradient bg;
-  if (std::string error = balance(losses, shared_weight, task_grads, r, rec, bg); !error.empty()) {
+  if (std::string error = balance(losses, shared_weight, task_grads, norms, r, rec, bg); !error.empty()) {
     return skip_or_throw(rec, error + " at step " + std::to_string(step),
                          "Check the model and learning rate for divergence.");
   }
@@ -199,6 +215,56 @@ WeightingStep GradNormBase::observe(const std::vector<Tensor>& losses, const Ten
   rec.weights = weights_;
   rec.updated = true;
   return rec;
+}
+
+std::vector<double> GradNormBase::gram_norms(const std::vector<Tensor>& losses, const SharedTensors& shared) const {
+  const size_t T = losses.size();
+  const Tensor& W = shared.weight;
+  const Tensor& h = shared.layer_input;
+  const Tensor& z = shared.layer_output;
+  const char* fix = " Capture W's layer with a LinearTap (models/weighting/linear_tap.h) before the forward and pass "
+                    "observe_shared(losses, {.weight = W, .layer_input = tap.input(), .layer_output = tap.output()}, "
+                    "step), or use grad_norm = direct.";
+  TINYDDP_CHECK(h.defined() && z.defined(), name(), " weighting with grad_norm = gram needs the input and the output "
+                "of W's layer in this forward (SharedTensors::layer_input and layer_output); ",
+                h.defined() ? "layer_output" : "layer_input", " is undefined.", fix);
+  TINYDDP_CHECK(W.dim() == 2 && h.dim() >= 1 && z.dim() >= 1 && h.size(-1) == W.size(1) && z.size(-1) == W.size(0) &&
+                    h.numel() / W.size(1) == z.numel() / W.size(0),
+                name(), " weighting with grad_norm = gram: expected the layer's input (..., I) and output (..., O) "
+                "with the same leading dims for W (O, I) = ", shape_str(W.shape()), "; got input ",
+                shape_str(h.shape()), " and output ", shape_str(z.shape()), ". Pass the tensors of W's own layer.",
+                fix);
+  TINYDDP_CHECK(z.requires_grad(), name(), " weighting with grad_norm = gram: the layer's output does not require "
+                "grad, so no loss can be differentiated at it; pass it as the forward computed it (not .detach()ed).");
+  const int64_t I = W.size(1), O = W.size(0);
+
+  // Row-wise [H | D_0 | ... | D_{T-1}], (M, I + T O), in the layer's dtype.
+  std::vector<Tensor> blocks{h.detach().reshape({-1, I})};
+  for (size_t i = 0; i < T; ++i) {
+    // retain_graph: the network's backward of total_loss() still needs this graph.
+    Tensor D = autograd::grad({losses[i]}, {z}, {}, {.retain_graph = true, .allow_unused = true})[0];
+    TINYDDP_CHECK(D.defined(), name(), " weighting: ", detail::task_name(options_, i), "'s loss does not depend on "
+                  "the output of the shared layer W of shape ", shape_str(W.shape()), ". GradNorm measures every "
+                  "task's gradient on one layer all tasks share: pass that layer's output.");
+    blocks.push_back(D.reshape({-1, O}).to(h.dtype()));
+  }
+  NoGradGuard no_grad;
+  Tensor rows = cat(blocks, 1);
+  const int64_t local_rows = rows.size(0);
+  if (options_.allgather_rows) rows = options_.allgather_rows(rows);   // every rank's rows, rank order
+  TINYDDP_INTERNAL_ASSERT(local_rows > 0 && rows.size(0) % local_rows == 0);
+  const double ranks = static_cast<double>(rows.size(0) / local_rows);   // N: the gradient is the mean over ranks
+
+  // The Gram matrices in the layer's dtype, as direct forms g_i in it; their inner product in f64.
+  const Tensor H = rows.narrow(1, 0, I);
+  const Tensor K = mm(H, t(H)).to(DType::f64);   // H H^T, shared by every task
+  std::vector<double> norms(T);
+  for (size_t i = 0; i < T; ++i) {
+    const Tensor D = rows.narrow(1, I + static_cast<int64_t>(i) * O, O);
+    const double squared = (mm(D, t(D)).to(DType::f64) * K).sum().item<double>() / (ranks * ranks);
+    norms[i] = std::sqrt(std::max(squared, 0.0));   // >= 0 up to rounding
+  }
+  return norms;
 }
 
 Tensor GradNormBase::total_loss(const std::vector<Tensor>& losses) {
@@ -226,15 +292,14 @@ std::string GradNormWeighting::ratios(const std::vector<double>& inverse_rates, 
 }
 
 std::string GradNormWeighting::balance(const std::vector<Tensor>& /*losses*/, const Tensor& /*shared_weight*/,
-                                       const std::vector<Tensor>& task_grads, const std::vector<double>& r,
-                                       WeightingStep& rec, BalanceGradient& out) {
-  const size_t T = task_grads.size();
+                                       const std::vector<Tensor>& /*task_grads*/, const std::vector<double>& norms,
+                                       const std::vector<double>& r, WeightingStep& rec, BalanceGradient& out) {
+  const size_t T = norms.size();
   const std::vector<double> w = weights();
-  std::vector<double> norms(T), G(T), targets(T);
+  std::vector<double> G(T), targets(T);
   double G_mean = 0.0;
   for (size_t i = 0; i < T; ++i) {
-    norms[i] = std::sqrt((task_grads[i] * task_grads[i]).sum().item<double>());   // ||grad_W L_i||
-    G[i] = w[i] * norms[i];                                                          // ||grad_W w_i L_i||
+    G[i] = w[i] * norms[i];   // ||grad_W w_i L_i||
     G_mean += G[i];
   }
   G_mean /= static_cast<double>(T);

@@ -28,6 +28,22 @@
 // is private to the weighting; total_loss() multiplies by plain numbers. So the network's .grad after
 // total.backward() is exactly grad sum_i w_i(t) L_i, whether or not w was updated in the same step.
 //
+// Note [GradNorm's Gram-matrix norm] (WeightingOptions::grad_norm = gram): W's layer computes z = h W^T + b
+// on M rows (h: (M, I) once leading dims are flattened; z: (M, O)). With D_i = dL_i/dz, (M, O), the gradient
+// on W is g_i = D_i^T H, a product of W's size (O I M multiply-adds). Its squared norm needs no such product:
+//   ||D_i^T H||_F^2 = sum_{a,b} (D_i D_i^T)_ab (H H^T)_ab = <D_i D_i^T, H H^T>,
+// two M x M Gram matrices: M^2 O multiply-adds per task instead of O I M (8x fewer at batch 64 and a
+// 512 x 512 W), and M^2 I once for all tasks. The per-task backward stops at z, so it skips W's product.
+// Under DDP the norm is that of the global gradient (1/N) sum_r D_{i,r}^T H_r, so H and D_i are those of
+// every rank stacked row-wise (one allgather_rows of (M, I + T O) per update, where direct allreduces T
+// gradients of W's size):
+//   ||g_i||^2 = <D_i D_i^T, H H^T> / N^2.
+// The Gram matrices are products in the layer's dtype, as direct's g_i is; their inner product, which sums
+// terms of both signs (per-sample gradients point different ways), runs in f64.
+// It holds when W enters the losses only through this one call of the layer: no weight tying, and the
+// layer called once per forward (a LinearTap keeps the last call only). Not for the squared variant, which
+// differentiates G_W through W's gradient itself.
+//
 // Steps: observe(L, W, t) at every step. The baseline L_i(0) comes from the first observed step
 // (warmup_steps = 0) or the mean over the steps t < warmup_steps (which never update). The ratio EMA
 // advances at every step after the baseline. The weights update at steps with t % update_every == 0 and
@@ -58,7 +74,11 @@ BalanceGradient gradnorm_balance_closed_form(const std::vector<double>& w, const
 // per-task gradients on W, the w step with clamp and renormalization.
 class GradNormBase : public LossWeighting {
  public:
+  // observe_shared(losses, {.weight = shared_weight}, step).
   WeightingStep observe(const std::vector<Tensor>& losses, const Tensor& shared_weight, int64_t step) override;
+  // Looks at shared.weight, and with grad_norm = gram at shared.layer_input and layer_output.
+  WeightingStep observe_shared(const std::vector<Tensor>& losses, const SharedTensors& shared, int64_t step) override;
+  bool needs_layer_io() const override { return options_.grad_norm == GradNormMethod::gram; }
   Tensor total_loss(const std::vector<Tensor>& losses) override;
   std::vector<double> weights() const override { return weights_; }
   std::vector<double> loss_weights() const override { return loss_weights_; }
@@ -71,11 +91,12 @@ class GradNormBase : public LossWeighting {
   // r from the inverse training rates L~_i = L_i/L_i(0), before the EMA; returns an error text (and
   // leaves r alone) when r is undefined.
   virtual std::string ratios(const std::vector<double>& inverse_rates, std::vector<double>& r) const = 0;
-  // The balance loss and its w-gradient at an update step; fills rec's norms and targets. `task_grads`
-  // are g_i (averaged over ranks under DDP). Returns an error text when a value is not finite.
+  // The balance loss and its w-gradient at an update step; fills rec's norms and targets. `norms` are
+  // ||g_i||, `task_grads` the g_i themselves (empty with grad_norm = gram), both of the gradient averaged
+  // over ranks under DDP. Returns an error text when a value is not finite.
   virtual std::string balance(const std::vector<Tensor>& losses, const Tensor& shared_weight,
-                              const std::vector<Tensor>& task_grads, const std::vector<double>& r,
-                              WeightingStep& rec, BalanceGradient& out) = 0;
+                              const std::vector<Tensor>& task_grads, const std::vector<double>& norms,
+                              const std::vector<double>& r, WeightingStep& rec, BalanceGradient& out) = 0;
   // Throws `what` + the fix, or (skip_nonfinite) records it in rec as the reason for skipping.
   WeightingStep skip_or_throw(WeightingStep rec, const std::string& what, const std::string& fix) const;
   // The optimizer step on w from dL_grad/dw, then the clamp and the renormalization; returns how many
@@ -86,6 +107,9 @@ class GradNormBase : public LossWeighting {
   int num_tasks_;
 
  private:
+  // ||g_i|| for every task by Note [GradNorm's Gram-matrix norm], without forming g_i.
+  std::vector<double> gram_norms(const std::vector<Tensor>& losses, const SharedTensors& shared) const;
+
   std::vector<double> weights_;        // w, (T), > 0, sum T after every update
   Tensor w_param_;                     // w as the f64 leaf (T) the optimizer steps; equals weights_ between calls
   std::unique_ptr<optim::Optimizer> w_optimizer_;   // Adam or SGD over {w_param_}
@@ -104,8 +128,8 @@ class GradNormWeighting : public GradNormBase {
  protected:
   std::string ratios(const std::vector<double>& inverse_rates, std::vector<double>& r) const override;
   std::string balance(const std::vector<Tensor>& losses, const Tensor& shared_weight,
-                      const std::vector<Tensor>& task_grads, const std::vector<double>& r, WeightingStep& rec,
-                      BalanceGradient& out) override;
+                      const std::vector<Tensor>& task_grads, const std::vector<double>& norms,
+                      const std::vector<double>& r, WeightingStep& rec, BalanceGradient& out) override;
 };
 
 class GradNormSquaredWeighting : public GradNormBase {
@@ -116,8 +140,8 @@ class GradNormSquaredWeighting : public GradNormBase {
  protected:
   std::string ratios(const std::vector<double>& inverse_rates, std::vector<double>& r) const override;
   std::string balance(const std::vector<Tensor>& losses, const Tensor& shared_weight,
-                      const std::vector<Tensor>& task_grads, const std::vector<double>& r, WeightingStep& rec,
-                      BalanceGradient& out) override;
+                      const std::vector<Tensor>& task_grads, const std::vector<double>& norms,
+                      const std::vector<double>& r, WeightingStep& rec, BalanceGradient& out) override;
 };
 
 }  // namespace tinyddp::models

@@ -8,7 +8,12 @@
 namespace tinyddp::models {
 
 GradNormSquaredWeighting::GradNormSquaredWeighting(int num_tasks, WeightingOptions options)
-    : GradNormBase("gradnorm-squared", num_tasks, std::move(options)) {}
+    : GradNormBase("gradnorm-squared", num_tasks, std::move(options)) {
+  TINYDDP_CHECK(options_.grad_norm == GradNormMethod::direct, "gradnorm-squared weighting: grad_norm = ",
+                grad_norm_method_name(options_.grad_norm), " is not supported: this variant differentiates G_W = "
+                "||grad_W sum_i w_i L_i|| through W's gradient itself, so it forms every g_i anyway. Use "
+                "grad_norm = direct, or the paper's variant (\"gradnorm\") for the Gram-matrix norm.");
+}
 
 std::string GradNormSquaredWeighting::ratios(const std::vector<double>& inverse_rates, std::vector<double>& r) const {
   r = inverse_rates;   // r_i = L_i(t) / L_i(0), not normalized by the mean in this variant
@@ -16,12 +21,11 @@ std::string GradNormSquaredWeighting::ratios(const std::vector<double>& inverse_
 }
 
 std::string GradNormSquaredWeighting::balance(const std::vector<Tensor>& losses, const Tensor& shared_weight,
-                                              const std::vector<Tensor>& task_grads, const std::vector<double>& r,
+                                              const std::vector<Tensor>& task_grads,
+                                              const std::vector<double>& norms, const std::vector<double>& r,
                                               WeightingStep& rec, BalanceGradient& out) {
   const size_t T = task_grads.size();
   const DType dtype = shared_weight.dtype();
-  std::vector<double> norms(T);
-  for (size_t i = 0; i < T; ++i) norms[i] = std::sqrt((task_grads[i] * task_grads[i]).sum().item<double>());
   rec.grad_norms = norms;   // G_i = ||grad_W L_i||
   if (!detail::all_finite(norms)) {
     return "a per-task gradient norm ||grad_W L_i|| is not finite (" + detail::format_values(norms) + ")";

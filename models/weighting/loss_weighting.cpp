@@ -19,6 +19,18 @@ WeightsOptimizer parse_weights_optimizer(const std::string& name) {
               "NYUv2 setting) or sgd (w -= lr dL_grad/dw).");
 }
 
+std::string grad_norm_method_name(GradNormMethod method) {
+  return method == GradNormMethod::direct ? "direct" : "gram";
+}
+
+GradNormMethod parse_grad_norm_method(const std::string& name) {
+  if (name == "direct") return GradNormMethod::direct;
+  if (name == "gram") return GradNormMethod::gram;
+  throw Error("unknown GradNorm gradient-norm method '" + name + "'; expected direct (the default: form "
+              "grad_W L_i, then its norm) or gram (the norm from the shared layer's input and output gradient, "
+              "without forming grad_W L_i).");
+}
+
 std::vector<std::string> weighting_kinds() { return {"fixed", "uncertainty", "gradnorm", "gradnorm-squared", "pcgrad", "mgda"}; }
 
 std::unique_ptr<LossWeighting> make_weighting(const std::string& kind, int num_tasks, WeightingOptions options) {

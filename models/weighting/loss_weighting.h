@@ -55,6 +55,18 @@ std::string weights_optimizer_name(WeightsOptimizer optimizer);   // "adam" | "s
 // Throws naming the known optimizers when `name` is not one.
 WeightsOptimizer parse_weights_optimizer(const std::string& name);
 
+// How GradNorm (both variants' G_i) takes the per-task gradient norms ||grad_W L_i||.
+//   direct  forms g_i = grad_W L_i with autograd::grad (one product of W's size per task), then its norm.
+//   gram    never forms g_i: ||g_i||^2 = <D_i D_i^T, H H^T> from the layer's input H and the gradient D_i at
+//           its output (Note [GradNorm's Gram-matrix norm] in gradnorm.h). Fewer flops when the rows M of H
+//           are fewer than I O / (I + O); needs the layer's h and z (SharedTensors, a LinearTap) and, under
+//           DDP, WeightingOptions::allgather. The paper's variant only; the norms agree with direct's to
+//           rounding, so the weights do not keep direct's bits.
+enum class GradNormMethod { direct, gram };
+std::string grad_norm_method_name(GradNormMethod method);   // "direct" | "gram"
+// Throws naming the known methods when `name` is not one.
+GradNormMethod parse_grad_norm_method(const std::string& name);
+
 struct WeightingOptions {
   double alpha = 1.5;              // GradNorm's asymmetry (paper: 1.5 on NYUv2, 0.12 on the toy problem)
   double lr = 0.025;               // learning rate of the task weights (paper: 0.025, with Adam)
@@ -83,6 +95,11 @@ struct WeightingOptions {
   // all T per-task gradients of the shared parameters packed in one flat tensor (T P), MGDA-UB once with
   // the T x T Gram matrix of the task gradients on Z.
   std::function<void(std::vector<Tensor>&)> allreduce_mean;
+  GradNormMethod grad_norm = GradNormMethod::direct;
+  // Under DDP with grad_norm = gram: every rank's tensor concatenated along dim 0, in rank order (e.g.
+  // dist::allgather_rows_over(pg)); every rank passes the same shape. GradNorm calls it once per update
+  // step with the layer's rows and the T output gradients packed side by side, (M, I + T O).
+  std::function<Tensor(const Tensor&)> allgather_rows;
 };
 
 // What one observe() saw and did, for reports and tests.
@@ -112,6 +129,9 @@ struct SharedTensors {
   Tensor weight;                       // W: the last shared layer's weight (GradNorm, the grad report)
   std::vector<Tensor> parameters;      // every shared (trunk) parameter, W among them (PCGrad)
   Tensor representation;               // Z: the trunk's output in this forward, (N, H) (MGDA-UB)
+  Tensor layer_input;                  // h: the input of W's layer in this forward, (N..., I), and
+  Tensor layer_output;                 // z = h W^T + b: its output, (N..., O), with its graph (GradNorm's gram
+                                       // norm; models/weighting/linear_tap.h captures both)
 };
 
 class LossWeighting {
@@ -127,6 +147,8 @@ class LossWeighting {
   }
   // Whether observe_shared() needs shared.representation (MGDA-UB), which the caller must then capture.
   virtual bool needs_representation() const { return false; }
+  // Whether observe_shared() needs shared.layer_input and layer_output (GradNorm with grad_norm = gram).
+  virtual bool needs_layer_io() const { return false; }
   // The loss for the network's backward this step: sum_i loss_weights()_i L_i with the weights as constants
   // (uncertainty: 0.5 sum_i (exp(-s_i) L_i + s_i), differentiable in its own parameters() s).
   virtual Tensor total_loss(const std::vector<Tensor>& losses) = 0;

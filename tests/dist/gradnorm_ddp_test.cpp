@@ -7,17 +7,21 @@
 //   (3) no hook fires twice ("Expected to mark a variable ready only once") and none arrives unexpected
 //       (tinyddp's unsynced-gradient warning): every parameter's hook fires exactly once per iteration.
 // The model and data are the toy problem's (models/experiments, MultiRegressionMLP), small: 8 rows per rank,
-// a handful of steps. Each case runs with the task weights stepped by Adam (the default) and by SGD.
+// a handful of steps. Each case runs with the task weights stepped by Adam (the default) and by SGD, and the
+// paper's variant also with grad_norm = gram (Note [GradNorm's Gram-matrix norm]: every rank's layer rows
+// through WeightingOptions::allgather_rows instead of the gradients through allreduce_mean).
 #include <gtest/gtest.h>
 
 #include <cstring>
 #include <mutex>
 
+#include "dist/allreduce_mean.h"
 #include "dist/ddp.h"
 #include "dist/thread_process_group.h"
 #include "engine/tinyddp.h"
 #include "models/experiments/experiment.h"
 #include "models/optim/sgd.h"
+#include "models/weighting/linear_tap.h"
 #include "models/weighting/loss_weighting.h"
 
 namespace tinyddp::dist {
@@ -46,7 +50,8 @@ struct RankRun {
 
 // One rank's training (pg == nullptr: one process, no DDP). Mirrors `tinyddp train`'s loop (apps/tinyddp/train/train.cpp).
 RankRun train(const std::string& kind, std::shared_ptr<ProcessGroup> pg, int update_every = 1,
-              models::WeightsOptimizer optimizer = models::WeightsOptimizer::adam) {
+              models::WeightsOptimizer optimizer = models::WeightsOptimizer::adam,
+              models::GradNormMethod grad_norm = models::GradNormMethod::direct) {
   const Experiment& e = toy2();
   const int world = pg ? pg->size() : 1, rank = pg ? pg->rank() : 0;
   // Different initial weights per rank: DDP broadcasts rank 0's, which the 1-process run (rank 0) also draws.
@@ -57,7 +62,9 @@ RankRun train(const std::string& kind, std::shared_ptr<ProcessGroup> pg, int upd
   wo.weights_optimizer = optimizer;
   wo.update_every = update_every;
   wo.dtype = DType::f64;   // uncertainty's log-variances, like the losses
+  wo.grad_norm = grad_norm;
   if (pg) {
+    wo.allgather_rows = allgather_rows_over(pg);
     wo.allreduce_mean = [pg](std::vector<Tensor>& tensors) {
       std::vector<Tensor> buffers;
       NoGradGuard no_grad;
@@ -75,6 +82,8 @@ RankRun train(const std::string& kind, std::shared_ptr<ProcessGroup> pg, int upd
     };
   }
   auto weighting = models::make_weighting(kind, e.num_tasks(), wo);
+  std::unique_ptr<models::LinearTap> tap;
+  if (weighting->needs_layer_io()) tap = std::make_unique<models::LinearTap>(net->last_shared_layer());
   NamedParameters named = net->named_parameters();
   for (size_t i = 0; i < weighting->parameters().size(); ++i)
     named.emplace_back("weighting." + std::to_string(i), weighting->parameters()[i]);
@@ -95,7 +104,10 @@ RankRun train(const std::string& kind, std::shared_ptr<ProcessGroup> pg, int upd
   for (int step = 0; step < kSteps; ++step) {
     const auto b = e.batch(step, kBatch, rank, world);
     const auto losses = ddp ? ddp->forward([&] { return net->task_losses(b); }) : net->task_losses(b);
-    const models::WeightingStep ws = weighting->observe(losses, net->last_shared_weight(), step);
+    const models::WeightingStep ws =
+        tap ? weighting->observe_shared(losses, {.weight = net->last_shared_weight(), .layer_input = tap->input(),
+                                                 .layer_output = tap->output()}, step)
+            : weighting->observe(losses, net->last_shared_weight(), step);
     sgd.zero_grad();
     hooks = 0;
     weighting->total_loss(losses).backward();
@@ -111,10 +123,12 @@ RankRun train(const std::string& kind, std::shared_ptr<ProcessGroup> pg, int upd
 }
 
 std::vector<RankRun> train_on_ranks(const std::string& kind, int ranks, int update_every = 1,
-                                    models::WeightsOptimizer optimizer = models::WeightsOptimizer::adam) {
+                                    models::WeightsOptimizer optimizer = models::WeightsOptimizer::adam,
+                                    models::GradNormMethod grad_norm = models::GradNormMethod::direct) {
   std::vector<RankRun> runs(ranks);
   const auto errors = ThreadWorld::run(ranks, [&](ProcessGroup& pg) {
-    runs[pg.rank()] = train(kind, std::shared_ptr<ProcessGroup>(&pg, [](ProcessGroup*) {}), update_every, optimizer);
+    runs[pg.rank()] =
+        train(kind, std::shared_ptr<ProcessGroup>(&pg, [](ProcessGroup*) {}), update_every, optimizer, grad_norm);
   });
   for (const auto& err : errors)
     if (err) std::rethrow_exception(err);
@@ -128,12 +142,18 @@ bool bitwise_equal(const std::vector<double>& a, const std::vector<double>& b) {
 struct Case {
   std::string kind;
   models::WeightsOptimizer optimizer;
+  models::GradNormMethod grad_norm = models::GradNormMethod::direct;
 };
+
+void PrintTo(const Case& c, std::ostream* os) {
+  *os << c.kind << ", weights " << models::weights_optimizer_name(c.optimizer) << ", grad_norm "
+      << models::grad_norm_method_name(c.grad_norm);
+}
 
 class GradNormDDP : public ::testing::TestWithParam<Case> {};
 
 TEST_P(GradNormDDP, WeightsBitIdenticalOnEveryRankAfterEveryUpdate) {
-  const auto runs = train_on_ranks(GetParam().kind, 2, 1, GetParam().optimizer);
+  const auto runs = train_on_ranks(GetParam().kind, 2, 1, GetParam().optimizer, GetParam().grad_norm);
   int updates = 0;
   for (int step = 0; step < kSteps; ++step) {
     updates += runs[0].updated[step];
@@ -160,8 +180,8 @@ TEST_P(GradNormDDP, WeightsBitIdenticalOnEveryRankAfterEveryUpdate) {
 }
 
 TEST_P(GradNormDDP, TwoRanksEqualOneProcessOnTheConcatenatedBatch) {
-  const RankRun one = train(GetParam().kind, nullptr, 1, GetParam().optimizer);
-  const auto two = train_on_ranks(GetParam().kind, 2, 1, GetParam().optimizer);
+  const RankRun one = train(GetParam().kind, nullptr, 1, GetParam().optimizer, GetParam().grad_norm);
+  const auto two = train_on_ranks(GetParam().kind, 2, 1, GetParam().optimizer, GetParam().grad_norm);
   double max_w = 0, max_p = 0;
   for (int step = 0; step < kSteps; ++step)
     for (size_t i = 0; i < one.weights[step].size(); ++i)
@@ -175,7 +195,7 @@ TEST_P(GradNormDDP, TwoRanksEqualOneProcessOnTheConcatenatedBatch) {
 }
 
 TEST_P(GradNormDDP, OneBackwardPerIterationNoHookTwiceNoUnsyncedWarning) {
-  const auto runs = train_on_ranks(GetParam().kind, 2, 1, GetParam().optimizer);
+  const auto runs = train_on_ranks(GetParam().kind, 2, 1, GetParam().optimizer, GetParam().grad_norm);
   for (const RankRun& r : runs) {
     EXPECT_TRUE(r.warnings.empty()) << ::testing::PrintToString(r.warnings);
     EXPECT_EQ(r.hooks_ignored, 0u) << "a gradient reached a parameter while DDP expected none (unsynced)";
@@ -189,6 +209,8 @@ TEST_P(GradNormDDP, OneBackwardPerIterationNoHookTwiceNoUnsyncedWarning) {
 INSTANTIATE_TEST_SUITE_P(Weightings, GradNormDDP,
                          ::testing::Values(Case{"gradnorm", models::WeightsOptimizer::adam},
                                            Case{"gradnorm", models::WeightsOptimizer::sgd},
+                                           Case{"gradnorm", models::WeightsOptimizer::adam,
+                                                models::GradNormMethod::gram},
                                            Case{"gradnorm-squared", models::WeightsOptimizer::adam},
                                            Case{"gradnorm-squared", models::WeightsOptimizer::sgd},
                                            Case{"uncertainty", models::WeightsOptimizer::adam},
@@ -199,6 +221,7 @@ INSTANTIATE_TEST_SUITE_P(Weightings, GradNormDDP,
                              if (c == '-') c = '_';
                            if (n == "gradnorm" || n == "gradnorm_squared")
                              n.append("_").append(models::weights_optimizer_name(info.param.optimizer));
+                           if (info.param.grad_norm == models::GradNormMethod::gram) n.append("_gram");
                            return n;
                          });
 
@@ -209,6 +232,31 @@ TEST(GradNormDDPUpdateEvery, WeightsMoveOnlyOnUpdateStepsAndAgree) {
     EXPECT_TRUE(bitwise_equal(runs[0].weights[step], runs[1].weights[step])) << "step " << step;
     if (step > 0 && !runs[0].updated[step]) {
       EXPECT_EQ(runs[0].weights[step], runs[0].weights[step - 1]) << step;
+    }
+  }
+}
+
+// allgather_rows_over: rank order along dim 0; a rank whose shape differs makes every rank throw, naming it.
+TEST(AllgatherRows, StacksTheRanksInOrderAndRefusesMismatchedShapesOnEveryRank) {
+  std::vector<Tensor> got(3);
+  auto errors = ThreadWorld::run(3, [&](ProcessGroup& pg) {
+    const auto gather = allgather_rows_over(std::shared_ptr<ProcessGroup>(&pg, [](ProcessGroup*) {}));
+    got[pg.rank()] = gather(full({2, 2}, static_cast<double>(pg.rank()), DType::f64));
+  });
+  for (const auto& err : errors) ASSERT_FALSE(err);
+  for (const Tensor& g : got)
+    EXPECT_EQ(g.to_vector<double>(), (std::vector<double>{0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2}));
+
+  errors = ThreadWorld::run(3, [&](ProcessGroup& pg) {
+    const auto gather = allgather_rows_over(std::shared_ptr<ProcessGroup>(&pg, [](ProcessGroup*) {}));
+    gather(zeros({pg.rank() == 2 ? 3 : 2, 4}, DType::f64));
+  });
+  for (const auto& err : errors) {
+    ASSERT_TRUE(err) << "every rank must throw, not only the one with other rows";
+    try {
+      std::rethrow_exception(err);
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("rank 2 passed [3, 4] and rank 0 [2, 4]"), std::string::npos) << e.what();
     }
   }
 }
