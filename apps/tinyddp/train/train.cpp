@@ -31,6 +31,7 @@
 #include "engine/hash.h"
 #include "models/experiments/experiment.h"
 #include "models/gradient_surgery/representation_tap.h"
+#include "models/weighting/linear_tap.h"
 #include "models/nn/serialize.h"
 #include "models/optim/adam.h"
 #include "models/optim/sgd.h"
@@ -133,11 +134,18 @@ RankOutput train_rank(const Experiment& e, const TrainOptions& o, const Plan& pl
   wo.task_names = e.task_names;
   wo.dtype = e.dtype;   // uncertainty's log-variances, like the losses
   wo.seed = o.model_seed;   // PCGrad's projection orders: the same stream on every rank
+  wo.grad_norm = models::parse_grad_norm_method(o.grad_norm);
   std::function<void(std::vector<Tensor>&)> mean_over_ranks;
-  if (world > 1) wo.allreduce_mean = mean_over_ranks = dist::allreduce_mean_over(pg);
+  if (world > 1) {
+    wo.allreduce_mean = mean_over_ranks = dist::allreduce_mean_over(pg);
+    wo.allgather_rows = dist::allgather_rows_over(pg);
+  }
   auto weighting = models::make_weighting(o.weighting, tasks, wo);
   // MGDA-UB differentiates the trunk's output Z of each forward (a parameterless identity in the trunk).
   const auto tap = weighting->needs_representation() ? models::tap_representation(*net) : nullptr;
+  // GradNorm's Gram-matrix norm differentiates at the last shared Linear's output (a forward hook on it).
+  const auto layer_tap =
+      weighting->needs_layer_io() ? std::make_unique<models::LinearTap>(net->last_shared_layer()) : nullptr;
   const std::vector<Tensor> shared_params = net->trunk()->parameters();
 
   // The network's parameters and the weighting's own (uncertainty weighting's log-variances) train together
@@ -202,7 +210,10 @@ RankOutput train_rank(const Experiment& e, const TrainOptions& o, const Plan& pl
       auto s = trace::span([] { return trace::What{"call", "forward", {}}; });
       losses = ddp ? ddp->forward([&] { return net->task_losses(b); }) : net->task_losses(b);
     }
-    const Tensor z = tap ? tap->last() : Tensor();   // before any evaluation forward replaces it
+    // Before any evaluation forward replaces them.
+    const Tensor z = tap ? tap->last() : Tensor();
+    const Tensor layer_input = layer_tap ? layer_tap->input() : Tensor();
+    const Tensor layer_output = layer_tap ? layer_tap->output() : Tensor();
     const std::vector<double> weights_before = weighting->weights();
     const std::vector<double> values = global_values(losses);
     if (contains(plan.report_steps, step)) report(step, weights_before);
@@ -210,7 +221,10 @@ RankOutput train_rank(const Experiment& e, const TrainOptions& o, const Plan& pl
     models::WeightingStep ws;
     {
       auto s = trace::span([&] { return trace::What{"call", "weighting observe (" + o.weighting + ")", {}}; });
-      ws = weighting->observe_shared(losses, {.weight = w_shared, .parameters = shared_params, .representation = z}, step);
+      ws = weighting->observe_shared(losses,
+                                     {.weight = w_shared, .parameters = shared_params, .representation = z,
+                                      .layer_input = layer_input, .layer_output = layer_output},
+                                     step);
     }
     if (ws.updated) {
       ++out.weight_updates;
@@ -325,6 +339,10 @@ TrainResult run_train(const TrainOptions& options) {
                 }(), ".");
   TINYDDP_CHECK(o.update_every >= 1, "train: --update-every must be at least 1, got ", o.update_every, ".");
   models::parse_weights_optimizer(o.weights_optimizer);   // throws naming adam and sgd
+  const models::GradNormMethod grad_norm = models::parse_grad_norm_method(o.grad_norm);   // throws naming both
+  TINYDDP_USAGE_CHECK(grad_norm == models::GradNormMethod::direct || o.weighting == "gradnorm", "train: --grad-norm ",
+                      o.grad_norm, " applies to --weighting gradnorm only (got --weighting ", o.weighting, "); drop "
+                      "--grad-norm or use --weighting gradnorm.");
   const Experiment e = models::experiments::make_experiment(
       o.experiment, {.seed = o.data_seed, .dtype = o.dtype, .train_rows = o.train_rows, .test_rows = o.test_rows});
 

@@ -40,6 +40,7 @@ struct TrainOptions {
   std::optional<double> alpha;            // default: the experiment's (0.12 toy, 1.5 recsys: the paper's)
   double lr_weights = 0.025;              // the task weights' learning rate (the paper's, with Adam)
   std::string weights_optimizer = "adam"; // adam | sgd: the task weights' optimizer (models::WeightsOptimizer)
+  std::string grad_norm = "direct";       // direct | gram: how GradNorm takes ||grad_W L_i|| (models::GradNormMethod)
   int update_every = 1;
   std::optional<int64_t> steps;           // default: the experiment's (2000)
   std::optional<int64_t> batch_size;      // rows per step over all ranks; default: the experiment's

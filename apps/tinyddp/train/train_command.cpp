@@ -150,6 +150,11 @@ void add_train_command(CLI::App& app, int* exit_code) {
                   "or sgd (w -= lr dL_grad/dw)")
       ->check(CLI::IsMember({"adam", "sgd"}))
       ->capture_default_str();
+  cmd->add_option("--grad-norm", o.grad_norm,
+                  "How gradnorm takes each task's gradient norm on the shared layer: direct (form grad_W L_i) or "
+                  "gram (from the layer's input and output gradient, fewer flops at small batches; docs/gradnorm.md)")
+      ->check(CLI::IsMember({"direct", "gram"}))
+      ->capture_default_str();
   cmd->add_option("--update-every", o.update_every, "Update the task weights every K steps")
       ->check(at_least(1))
       ->capture_default_str();

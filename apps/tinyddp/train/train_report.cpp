@@ -123,6 +123,7 @@ nlohmann::json train_to_json(const TrainResult& r) {
   j["options"] = {{"alpha", r.alpha},
                   {"lr_weights", o.lr_weights},
                   {"weights_optimizer", o.weights_optimizer},
+                  {"grad_norm", o.grad_norm},
                   {"update_every", o.update_every},
                   {"batch_size", r.batch_size},
                   {"optimizer", o.optimizer},
