@@ -11,6 +11,8 @@
 //   fixed                    the plain step (w = 1, observe does nothing)
 //   gradnorm / every 1, 100  tinyddp's GradNorm (models/weighting): autograd::grad of each L_i w.r.t. W only,
 //                            no create_graph, closed-form dL_grad/dw_i
+//   gradnorm-gram / every 1  the same with grad_norm = gram: autograd::grad of each L_i w.r.t. W's layer output
+//                            only, ||g_i||^2 = <D_i D_i^T, H H^T> (Note [GradNorm's Gram-matrix norm])
 //   gradnorm-squared         the squared variant (create_graph), every 1 and 100
 //   uncertainty              Kendall et al.'s log-variances (no extra backward)
 //   pcgrad                   PCGrad (models/gradient_surgery): autograd::grad of each L_i w.r.t. every trunk
@@ -25,10 +27,10 @@
 //
 // Check, then time: main() first checks that (1) GradNorm's network gradients are exactly those of a plain
 // backward of sum w_i L_i (the balance loss leaks nothing into the network), (2) its G_i equal w_i ||dL_i/dW||
-// computed independently, (3) with update_every = 100 the weights move once per 100 steps, (4) the textbook
-// variant's dL_grad/dw agrees with the closed form sign(G_i - target_i) ||dL_i/dW||, (5) PCGrad's trunk gradient
-// after its one backward is the surgery's g^PC and MGDA's weights sum to 1; prints "All results match.
-// Starting benchmarks." and only then times. After the runs it prints the table of ratios to `fixed`.
+// computed independently (to 1e-4, with either grad_norm), (3) with update_every = 100 the weights move once
+// per 100 steps, (4) the textbook variant's dL_grad/dw agrees with the closed form sign(G_i - target_i)
+// ||dL_i/dW||, (5) PCGrad's trunk gradient after its one backward is the surgery's g^PC and MGDA's weights sum
+// to 1; prints "All results match. Starting benchmarks." and only then times. After the runs it prints the table of ratios to `fixed`.
 //
 //   ./build/bench/bench_gradnorm                         # checks, all variants, the ratio table
 //   ./build/bench/bench_gradnorm --benchmark_filter=fixed|gradnorm/every:1
@@ -44,6 +46,7 @@
 #include "models/gradient_surgery/representation_tap.h"
 #include "models/multitask/multitask.h"
 #include "models/optim/sgd.h"
+#include "models/weighting/linear_tap.h"
 #include "models/weighting/loss_weighting.h"
 
 namespace tinyddp::bench {
@@ -67,6 +70,7 @@ struct Setup {
   models::MultiTaskBatch batch;
   std::unique_ptr<optim::SGD> sgd;
   std::shared_ptr<models::RepresentationTap> tap;   // only for MGDA-UB
+  std::unique_ptr<models::LinearTap> layer_tap;       // only for GradNorm's Gram-matrix norm
   explicit Setup(uint64_t seed = 1) {
     manual_seed(seed);
     net = std::make_shared<models::SharedBottomMLP>(kWidth, std::vector<int64_t>{kWidth, kWidth, kWidth, kWidth}, 3);
@@ -82,13 +86,20 @@ struct Setup {
   }
 };
 
+// What `tinyddp train` passes to observe_shared, from the latest forward.
+models::SharedTensors shared_of(const Setup& s) {
+  return {.weight = s.net->last_shared_weight(), .parameters = s.net->trunk()->parameters(),
+          .representation = s.tap ? s.tap->last() : Tensor(),
+          .layer_input = s.layer_tap ? s.layer_tap->input() : Tensor(),
+          .layer_output = s.layer_tap ? s.layer_tap->output() : Tensor()};
+}
+
 // One step with a LossWeighting, as `tinyddp train` drives it (observe_shared).
 models::WeightingStep step(Setup& s, models::LossWeighting& w, int64_t t) {
   if (w.needs_representation() && !s.tap) s.tap = models::tap_representation(*s.net);
+  if (w.needs_layer_io() && !s.layer_tap) s.layer_tap = std::make_unique<models::LinearTap>(s.net->last_shared_layer());
   const auto L = s.losses();
-  models::WeightingStep ws =
-      w.observe_shared(L, {.weight = s.net->last_shared_weight(), .parameters = s.net->trunk()->parameters(),
-                           .representation = s.tap ? s.tap->last() : Tensor()}, t);
+  models::WeightingStep ws = w.observe_shared(L, shared_of(s), t);
   s.sgd->zero_grad();
   w.total_loss(L).backward();
   s.sgd->step();
@@ -148,11 +159,12 @@ struct Textbook {
   }
 };
 
-models::WeightingOptions options_every(int k) {
+models::WeightingOptions options_every(int k, models::GradNormMethod grad_norm = models::GradNormMethod::direct) {
   models::WeightingOptions o;
   o.alpha = 1.5;
   o.lr = 0.025;
   o.update_every = k;
+  o.grad_norm = grad_norm;
   return o;
 }
 
@@ -165,9 +177,12 @@ std::vector<std::vector<float>> grads_of(const Setup& s) {
 }
 
 void check_no_leak_and_grad_norms() {
-  for (const char* kind : {"gradnorm", "gradnorm-squared"}) {
+  for (const std::string kind : {"gradnorm", "gradnorm-gram", "gradnorm-squared"}) {
     Setup s;
-    auto w = models::make_weighting(kind, 2, options_every(1));
+    const bool gram = kind == "gradnorm-gram";
+    const auto method = gram ? models::GradNormMethod::gram : models::GradNormMethod::direct;
+    auto w = models::make_weighting(gram ? "gradnorm" : kind, 2, options_every(1, method));
+    if (gram) s.layer_tap = std::make_unique<models::LinearTap>(s.net->last_shared_layer());
     for (int t = 0; t < 3; ++t) {
       const auto L = s.losses();
       // Independent G_i = w_i ||dL_i/dW||, before the update.
@@ -177,7 +192,7 @@ void check_no_leak_and_grad_norms() {
         const Tensor g = autograd::grad({L[i]}, {s.net->last_shared_weight()}, {}, {.retain_graph = true})[0];
         expected_g.push_back(w_before[i] * std::sqrt((g * g).sum().item()));
       }
-      const models::WeightingStep ws = w->observe(L, s.net->last_shared_weight(), t);
+      const models::WeightingStep ws = w->observe_shared(L, shared_of(s), t);
       s.sgd->zero_grad();
       w->total_loss(L).backward();
       const auto got = grads_of(s);
@@ -191,13 +206,15 @@ void check_no_leak_and_grad_norms() {
       double diff = 0;
       for (size_t p = 0; p < got.size(); ++p)
         for (size_t k = 0; k < got[p].size(); ++k) diff = std::max(diff, double(std::abs(got[p][k] - want[p][k])));
-      expect(diff == 0.0, std::string(kind) + ": network gradients differ from a plain backward of sum w_i L_i by " +
+      expect(diff == 0.0, kind + ": network gradients differ from a plain backward of sum w_i L_i by " +
                               std::to_string(diff) + " (the balance loss must not reach the network)");
-      if (std::string(kind) == "gradnorm" && ws.grad_norms.size() == 2)
-        for (int i = 0; i < 2; ++i)
+      if (kind != "gradnorm-squared") {   // whose G_i are ||dL_i/dW||, without w_i
+        expect(ws.grad_norms.size() == 2, kind + ": no G_i recorded at an update step");
+        for (size_t i = 0; i < std::min<size_t>(2, ws.grad_norms.size()); ++i)
           expect(std::abs(ws.grad_norms[i] - expected_g[i]) <= 1e-4 * expected_g[i],
-                 "gradnorm: G_" + std::to_string(i) + " = " + std::to_string(ws.grad_norms[i]) + ", expected " +
+                 kind + ": G_" + std::to_string(i) + " = " + std::to_string(ws.grad_norms[i]) + ", expected " +
                      std::to_string(expected_g[i]));
+      }
       s.sgd->step();
     }
   }
@@ -256,9 +273,9 @@ void check_surgery() {
 
 // ---- benchmarks ----
 
-void BM_weighting(benchmark::State& state, std::string kind, int every) {
+void BM_weighting(benchmark::State& state, std::string kind, int every, models::GradNormMethod grad_norm) {
   Setup s;
-  auto w = models::make_weighting(kind, 2, options_every(every));
+  auto w = models::make_weighting(kind, 2, options_every(every, grad_norm));
   int64_t t = 0;
   for (auto _ : state)
     for (int k = 0; k < kBlock; ++k) step(s, *w, t++);
@@ -347,17 +364,19 @@ int main(int argc, char** argv) {
   std::printf("All results match. Starting benchmarks.\n");
   std::fflush(stdout);
 
+  constexpr auto kDirect = tinyddp::models::GradNormMethod::direct, kGram = tinyddp::models::GradNormMethod::gram;
   auto reg = [](const std::string& name, auto fn, auto... args) {
     benchmark::RegisterBenchmark(name.c_str(), fn, args...)->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(1);
   };
-  reg("fixed", BM_weighting, std::string("fixed"), 1);
-  reg("gradnorm/every:1", BM_weighting, std::string("gradnorm"), 1);
-  reg("gradnorm/every:100", BM_weighting, std::string("gradnorm"), 100);
-  reg("gradnorm-squared/every:1", BM_weighting, std::string("gradnorm-squared"), 1);
-  reg("gradnorm-squared/every:100", BM_weighting, std::string("gradnorm-squared"), 100);
-  reg("uncertainty", BM_weighting, std::string("uncertainty"), 1);
-  reg("pcgrad", BM_weighting, std::string("pcgrad"), 1);
-  reg("mgda", BM_weighting, std::string("mgda"), 1);
+  reg("fixed", BM_weighting, std::string("fixed"), 1, kDirect);
+  reg("gradnorm/every:1", BM_weighting, std::string("gradnorm"), 1, kDirect);
+  reg("gradnorm/every:100", BM_weighting, std::string("gradnorm"), 100, kDirect);
+  reg("gradnorm-gram/every:1", BM_weighting, std::string("gradnorm"), 1, kGram);
+  reg("gradnorm-squared/every:1", BM_weighting, std::string("gradnorm-squared"), 1, kDirect);
+  reg("gradnorm-squared/every:100", BM_weighting, std::string("gradnorm-squared"), 100, kDirect);
+  reg("uncertainty", BM_weighting, std::string("uncertainty"), 1, kDirect);
+  reg("pcgrad", BM_weighting, std::string("pcgrad"), 1, kDirect);
+  reg("mgda", BM_weighting, std::string("mgda"), 1, kDirect);
   reg("textbook-create-graph/every:1", BM_textbook);
   reg("part:grad(L_0, W)", BM_task_grad_on_W);
   reg("part:gemm 512x64x512", BM_gemm_of_W_size);
