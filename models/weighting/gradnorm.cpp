@@ -251,8 +251,10 @@ std::vector<double> GradNormBase::gram_norms(const std::vector<Tensor>& losses, 
   NoGradGuard no_grad;
   Tensor rows = cat(blocks, 1);
   const int64_t local_rows = rows.size(0);
+  TINYDDP_CHECK(local_rows > 0, name(), " weighting with grad_norm = gram: W's layer saw no rows in this forward "
+                "(input ", shape_str(h.shape()), "); give every step a batch of at least one row.");
   if (options_.allgather_rows) rows = options_.allgather_rows(rows);   // every rank's rows, rank order
-  TINYDDP_INTERNAL_ASSERT(local_rows > 0 && rows.size(0) % local_rows == 0);
+  TINYDDP_INTERNAL_ASSERT(rows.size(0) % local_rows == 0);   // allgather_rows: every rank passes this shape
   const double ranks = static_cast<double>(rows.size(0) / local_rows);   // N: the gradient is the mean over ranks
 
   // The Gram matrices in the layer's dtype, as direct forms g_i in it; their inner product in f64.

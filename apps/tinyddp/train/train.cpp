@@ -31,11 +31,11 @@
 #include "engine/hash.h"
 #include "models/experiments/experiment.h"
 #include "models/gradient_surgery/representation_tap.h"
-#include "models/weighting/linear_tap.h"
 #include "models/nn/serialize.h"
 #include "models/optim/adam.h"
 #include "models/optim/sgd.h"
 #include "models/weighting/grad_report.h"
+#include "models/weighting/linear_tap.h"
 #include "models/weighting/loss_weighting.h"
 
 namespace tinyddp::app {
