@@ -13,6 +13,8 @@
 //                            no create_graph, closed-form dL_grad/dw_i
 //   gradnorm-gram / every 1  the same with grad_norm = gram: autograd::grad of each L_i w.r.t. W's layer output
 //                            only, ||g_i||^2 = <D_i D_i^T, H H^T> (Note [GradNorm's Gram-matrix norm])
+//   gradnorm-squared-gram    the squared variant with grad_norm = gram: G_W^2 = sum_ij w_i w_j <g_i, g_j>
+//                            instead of a create_graph gradient, every 1
 //   gradnorm-squared         the squared variant (create_graph), every 1 and 100
 //   uncertainty              Kendall et al.'s log-variances (no extra backward)
 //   pcgrad                   PCGrad (models/gradient_surgery): autograd::grad of each L_i w.r.t. every trunk
@@ -177,11 +179,12 @@ std::vector<std::vector<float>> grads_of(const Setup& s) {
 }
 
 void check_no_leak_and_grad_norms() {
-  for (const std::string kind : {"gradnorm", "gradnorm-gram", "gradnorm-squared"}) {
+  for (const std::string kind : {"gradnorm", "gradnorm-gram", "gradnorm-squared", "gradnorm-squared-gram"}) {
     Setup s;
-    const bool gram = kind == "gradnorm-gram";
+    const bool gram = kind.ends_with("-gram");
+    const bool squared = kind.starts_with("gradnorm-squared");
     const auto method = gram ? models::GradNormMethod::gram : models::GradNormMethod::direct;
-    auto w = models::make_weighting(gram ? "gradnorm" : kind, 2, options_every(1, method));
+    auto w = models::make_weighting(squared ? "gradnorm-squared" : "gradnorm", 2, options_every(1, method));
     if (gram) s.layer_tap = std::make_unique<models::LinearTap>(s.net->last_shared_layer());
     for (int t = 0; t < 3; ++t) {
       const auto L = s.losses();
@@ -208,7 +211,7 @@ void check_no_leak_and_grad_norms() {
         for (size_t k = 0; k < got[p].size(); ++k) diff = std::max(diff, double(std::abs(got[p][k] - want[p][k])));
       expect(diff == 0.0, kind + ": network gradients differ from a plain backward of sum w_i L_i by " +
                               std::to_string(diff) + " (the balance loss must not reach the network)");
-      if (kind != "gradnorm-squared") {   // whose G_i are ||dL_i/dW||, without w_i
+      if (!squared) {   // whose G_i are ||dL_i/dW||, without w_i
         expect(ws.grad_norms.size() == 2, kind + ": no G_i recorded at an update step");
         for (size_t i = 0; i < std::min<size_t>(2, ws.grad_norms.size()); ++i)
           expect(std::abs(ws.grad_norms[i] - expected_g[i]) <= 1e-4 * expected_g[i],
@@ -374,6 +377,7 @@ int main(int argc, char** argv) {
   reg("gradnorm-gram/every:1", BM_weighting, std::string("gradnorm"), 1, kGram);
   reg("gradnorm-squared/every:1", BM_weighting, std::string("gradnorm-squared"), 1, kDirect);
   reg("gradnorm-squared/every:100", BM_weighting, std::string("gradnorm-squared"), 100, kDirect);
+  reg("gradnorm-squared-gram/every:1", BM_weighting, std::string("gradnorm-squared"), 1, kGram);
   reg("uncertainty", BM_weighting, std::string("uncertainty"), 1, kDirect);
   reg("pcgrad", BM_weighting, std::string("pcgrad"), 1, kDirect);
   reg("mgda", BM_weighting, std::string("mgda"), 1, kDirect);

@@ -176,29 +176,28 @@ WeightingStep GradNormBase::observe_shared(const std::vector<Tensor>& losses, co
                   "'s loss does not require grad; pass the losses as the model computed them, with their graphs "
                   "(not .detach()ed or computed under NoGradGuard).");
   }
-  std::vector<Tensor> task_grads;   // g_i = grad_W L_i, each W's shape (direct only)
-  std::vector<double> norms(T);     // ||g_i||
+  TaskGradients g;
   if (options_.grad_norm == GradNormMethod::gram) {
-    norms = gram_norms(losses, shared);
+    g = gram_task_gradients(losses, shared);
   } else {
-    task_grads.resize(T);
+    g.grads.resize(T);
     for (size_t i = 0; i < T; ++i) {
       // retain_graph: the network's backward of total_loss() still needs this graph.
-      task_grads[i] = autograd::grad({losses[i]}, {shared_weight}, {}, {.retain_graph = true, .allow_unused = true})[0];
-      TINYDDP_CHECK(task_grads[i].defined(), name(), " weighting: ", detail::task_name(options_, i),
+      g.grads[i] = autograd::grad({losses[i]}, {shared_weight}, {}, {.retain_graph = true, .allow_unused = true})[0];
+      TINYDDP_CHECK(g.grads[i].defined(), name(), " weighting: ", detail::task_name(options_, i),
                     "'s loss does not depend on the shared weight W of shape ", shape_str(shared_weight.shape()),
                     ". GradNorm measures every task's gradient on one layer all tasks share: pass the weight of "
                     "the last shared layer (e.g. last_shared_weight()), not a task head's.");
     }
     if (options_.allreduce_mean) {
-      for (Tensor& g : task_grads) g = g.contiguous();
-      options_.allreduce_mean(task_grads);   // the global g_i, so G_i is the norm of the global gradient
+      for (Tensor& gi : g.grads) gi = gi.contiguous();
+      options_.allreduce_mean(g.grads);   // the global g_i, so G_i is the norm of the global gradient
     }
-    for (size_t i = 0; i < T; ++i) norms[i] = std::sqrt((task_grads[i] * task_grads[i]).sum().item<double>());
+    for (const Tensor& gi : g.grads) g.norms.push_back(std::sqrt((gi * gi).sum().item<double>()));
   }
 
   BalanceGradient bg;
-  if (std::string error = balance(losses, shared_weight, task_grads, norms, r, rec, bg); !error.empty()) {
+  if (std::string error = balance(losses, shared_weight, g, r, rec, bg); !error.empty()) {
     return skip_or_throw(rec, error + " at step " + std::to_string(step),
                          "Check the model and learning rate for divergence.");
   }
@@ -217,7 +216,7 @@ WeightingStep GradNormBase::observe_shared(const std::vector<Tensor>& losses, co
   return rec;
 }
 
-std::vector<double> GradNormBase::gram_norms(const std::vector<Tensor>& losses, const SharedTensors& shared) const {
+TaskGradients GradNormBase::gram_task_gradients(const std::vector<Tensor>& losses, const SharedTensors& shared) const {
   const size_t T = losses.size();
   const Tensor& W = shared.weight;
   const Tensor& h = shared.layer_input;
@@ -257,16 +256,24 @@ std::vector<double> GradNormBase::gram_norms(const std::vector<Tensor>& losses, 
   TINYDDP_INTERNAL_ASSERT(rows.size(0) % local_rows == 0);   // allgather_rows: every rank passes this shape
   const double ranks = static_cast<double>(rows.size(0) / local_rows);   // N: the gradient is the mean over ranks
 
-  // The Gram matrices in the layer's dtype, as direct forms g_i in it; their inner product in f64.
+  // The Gram matrices in the layer's dtype, as direct forms g_i in it; their inner products in f64.
   const Tensor H = rows.narrow(1, 0, I);
   const Tensor K = mm(H, t(H)).to(DType::f64);   // H H^T, shared by every task
-  std::vector<double> norms(T);
+  auto D = [&](size_t i) { return rows.narrow(1, I + static_cast<int64_t>(i) * O, O); };
+  auto inner = [&](size_t i, size_t j) {   // <g_i, g_j>
+    return (mm(D(i), t(D(j))).to(DType::f64) * K).sum().item<double>() / (ranks * ranks);
+  };
+  TaskGradients g;
+  g.norms.resize(T);
+  if (needs_cross_terms()) g.inner.assign(T * T, 0.0);
   for (size_t i = 0; i < T; ++i) {
-    const Tensor D = rows.narrow(1, I + static_cast<int64_t>(i) * O, O);
-    const double squared = (mm(D, t(D)).to(DType::f64) * K).sum().item<double>() / (ranks * ranks);
-    norms[i] = std::sqrt(std::max(squared, 0.0));   // >= 0 up to rounding
+    const double squared = inner(i, i);
+    g.norms[i] = std::sqrt(std::max(squared, 0.0));   // >= 0 up to rounding
+    if (g.inner.empty()) continue;
+    g.inner[i * T + i] = squared;
+    for (size_t j = i + 1; j < T; ++j) g.inner[i * T + j] = g.inner[j * T + i] = inner(i, j);
   }
-  return norms;
+  return g;
 }
 
 Tensor GradNormBase::total_loss(const std::vector<Tensor>& losses) {
@@ -294,8 +301,9 @@ std::string GradNormWeighting::ratios(const std::vector<double>& inverse_rates, 
 }
 
 std::string GradNormWeighting::balance(const std::vector<Tensor>& /*losses*/, const Tensor& /*shared_weight*/,
-                                       const std::vector<Tensor>& /*task_grads*/, const std::vector<double>& norms,
-                                       const std::vector<double>& r, WeightingStep& rec, BalanceGradient& out) {
+                                       const TaskGradients& g, const std::vector<double>& r, WeightingStep& rec,
+                                       BalanceGradient& out) {
+  const std::vector<double>& norms = g.norms;
   const size_t T = norms.size();
   const std::vector<double> w = weights();
   std::vector<double> G(T), targets(T);

@@ -38,11 +38,13 @@
 // every rank stacked row-wise (one allgather_rows of (M, I + T O) per update, where direct allreduces T
 // gradients of W's size):
 //   ||g_i||^2 = <D_i D_i^T, H H^T> / N^2.
+// The squared variant's G_W(w) = ||sum_i w_i g_i|| needs the cross terms too: G_W^2 = sum_ij w_i w_j <g_i, g_j>
+// with <g_i, g_j> = <D_i D_j^T, H H^T>, a function of w that a tiny graph differentiates (no create_graph
+// through the network).
 // The Gram matrices are products in the layer's dtype, as direct's g_i is; their inner product, which sums
 // terms of both signs (per-sample gradients point different ways), runs in f64.
 // It holds when W enters the losses only through this one call of the layer: no weight tying, and the
-// layer called once per forward (a LinearTap keeps the last call only). Not for the squared variant, which
-// differentiates G_W through W's gradient itself.
+// layer called once per forward (a LinearTap keeps the last call only).
 //
 // Steps: observe(L, W, t) at every step. The baseline L_i(0) comes from the first observed step
 // (warmup_steps = 0) or the mean over the steps t < warmup_steps (which never update). The ratio EMA
@@ -56,6 +58,15 @@
 #include "models/weighting/loss_weighting.h"
 
 namespace tinyddp::models {
+
+// What an update step knows of the per-task gradients g_i = grad_W L_i: those of the gradient averaged over
+// ranks under DDP.
+struct TaskGradients {
+  std::vector<Tensor> grads;   // g_i, W's shape (grad_norm = direct; empty with gram)
+  std::vector<double> norms;   // ||g_i||, (T)
+  std::vector<double> inner;   // <g_i, g_j>, (T, T) row-major (gram, when the variant needs_cross_terms(); else
+                               // empty)
+};
 
 // A balance loss value and its gradient with respect to the task weights w.
 struct BalanceGradient {
@@ -91,12 +102,13 @@ class GradNormBase : public LossWeighting {
   // r from the inverse training rates L~_i = L_i/L_i(0), before the EMA; returns an error text (and
   // leaves r alone) when r is undefined.
   virtual std::string ratios(const std::vector<double>& inverse_rates, std::vector<double>& r) const = 0;
-  // The balance loss and its w-gradient at an update step; fills rec's norms and targets. `norms` are
-  // ||g_i||, `task_grads` the g_i themselves (empty with grad_norm = gram), both of the gradient averaged
-  // over ranks under DDP. Returns an error text when a value is not finite.
+  // Whether balance() needs <g_i, g_j> for i != j, which grad_norm = gram then computes (direct passes g_i).
+  virtual bool needs_cross_terms() const { return false; }
+  // The balance loss and its w-gradient at an update step; fills rec's norms and targets. Returns an error
+  // text when a value is not finite.
   virtual std::string balance(const std::vector<Tensor>& losses, const Tensor& shared_weight,
-                              const std::vector<Tensor>& task_grads, const std::vector<double>& norms,
-                              const std::vector<double>& r, WeightingStep& rec, BalanceGradient& out) = 0;
+                              const TaskGradients& g, const std::vector<double>& r, WeightingStep& rec,
+                              BalanceGradient& out) = 0;
   // Throws `what` + the fix, or (skip_nonfinite) records it in rec as the reason for skipping.
   WeightingStep skip_or_throw(WeightingStep rec, const std::string& what, const std::string& fix) const;
   // The optimizer step on w from dL_grad/dw, then the clamp and the renormalization; returns how many
@@ -107,8 +119,9 @@ class GradNormBase : public LossWeighting {
   int num_tasks_;
 
  private:
-  // ||g_i|| for every task by Note [GradNorm's Gram-matrix norm], without forming g_i.
-  std::vector<double> gram_norms(const std::vector<Tensor>& losses, const SharedTensors& shared) const;
+  // ||g_i|| (and <g_i, g_j> when needs_cross_terms()) by Note [GradNorm's Gram-matrix norm], without
+  // forming g_i.
+  TaskGradients gram_task_gradients(const std::vector<Tensor>& losses, const SharedTensors& shared) const;
 
   std::vector<double> weights_;        // w, (T), > 0, sum T after every update
   Tensor w_param_;                     // w as the f64 leaf (T) the optimizer steps; equals weights_ between calls
@@ -127,8 +140,7 @@ class GradNormWeighting : public GradNormBase {
 
  protected:
   std::string ratios(const std::vector<double>& inverse_rates, std::vector<double>& r) const override;
-  std::string balance(const std::vector<Tensor>& losses, const Tensor& shared_weight,
-                      const std::vector<Tensor>& task_grads, const std::vector<double>& norms,
+  std::string balance(const std::vector<Tensor>& losses, const Tensor& shared_weight, const TaskGradients& g,
                       const std::vector<double>& r, WeightingStep& rec, BalanceGradient& out) override;
 };
 
@@ -138,9 +150,9 @@ class GradNormSquaredWeighting : public GradNormBase {
   std::string name() const override { return "gradnorm-squared"; }
 
  protected:
+  bool needs_cross_terms() const override { return true; }
   std::string ratios(const std::vector<double>& inverse_rates, std::vector<double>& r) const override;
-  std::string balance(const std::vector<Tensor>& losses, const Tensor& shared_weight,
-                      const std::vector<Tensor>& task_grads, const std::vector<double>& norms,
+  std::string balance(const std::vector<Tensor>& losses, const Tensor& shared_weight, const TaskGradients& g,
                       const std::vector<double>& r, WeightingStep& rec, BalanceGradient& out) override;
 };
 

@@ -60,7 +60,7 @@ WeightsOptimizer parse_weights_optimizer(const std::string& name);
 //   gram    never forms g_i: ||g_i||^2 = <D_i D_i^T, H H^T> from the layer's input H and the gradient D_i at
 //           its output (Note [GradNorm's Gram-matrix norm] in gradnorm.h). Fewer flops when the rows M of H
 //           are fewer than I O / (I + O); needs the layer's h and z (SharedTensors, a LinearTap) and, under
-//           DDP, WeightingOptions::allgather. The paper's variant only; the norms agree with direct's to
+//           DDP, WeightingOptions::allgather_rows. Both GradNorm variants; the norms agree with direct's to
 //           rounding, so the weights do not keep direct's bits.
 enum class GradNormMethod { direct, gram };
 std::string grad_norm_method_name(GradNormMethod method);   // "direct" | "gram"

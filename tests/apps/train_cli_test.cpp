@@ -209,40 +209,43 @@ TEST(Train, TwoThreadRanksEqualOneProcessAndKeepWeightsIdentical) {
   }
 }
 
-// --grad-norm gram: the same training as direct to rounding (f64), on one process and on 2 thread ranks (the
-// rows allgathered), with the weights identical across ranks; refused for the weightings it does not apply to.
+// --grad-norm gram: the same training as direct to rounding (f64), for both GradNorm variants, on one process
+// and on 2 thread ranks (the rows allgathered), with the weights identical across ranks; refused for the
+// weightings it does not apply to.
 TEST(Train, GramGradNormTrainsLikeDirectOnOneAndTwoRanks) {
-  TrainOptions o = short_toy2("gradnorm");
-  o.dtype = DType::f64;
-  o.optimizer = "sgd";
-  o.lr = 1e-4;
-  o.history_every = 1;
-  const TrainResult direct = run_train(o);
-  o.grad_norm = "gram";
-  const TrainResult gram = run_train(o);
-  o.ranks = 2;
-  const TrainResult gram_two = run_train(o);
-  EXPECT_EQ(train_to_json(gram).at("options").at("grad_norm"), "gram");
-  EXPECT_TRUE(gram_two.weights_identical_across_ranks);
-  EXPECT_TRUE(gram_two.replicas_in_sync);
-  EXPECT_EQ(gram.weight_updates, 30);
-  ASSERT_EQ(direct.history.size(), gram.history.size());
-  ASSERT_EQ(gram.history.size(), gram_two.history.size());
-  size_t measured = 0;   // history rows with G_i (the final row has none)
-  for (size_t k = 0; k < direct.history.size(); ++k) {
-    ASSERT_EQ(gram.history[k].grad_norms.size(), direct.history[k].grad_norms.size()) << direct.history[k].step;
-    for (size_t i = 0; i < direct.history[k].grad_norms.size(); ++i)
-      EXPECT_NEAR(gram.history[k].grad_norms[i], direct.history[k].grad_norms[i],
-                  1e-9 * direct.history[k].grad_norms[i]) << "step " << direct.history[k].step;
-    measured += !direct.history[k].grad_norms.empty();
-  }
-  EXPECT_EQ(measured, 30u);
-  for (size_t k = 0; k < direct.history.size(); ++k)
-    for (size_t i = 0; i < 2; ++i) {
-      EXPECT_NEAR(gram.history[k].weights[i], direct.history[k].weights[i], 1e-9) << "step " << direct.history[k].step;
-      EXPECT_NEAR(gram_two.history[k].weights[i], gram.history[k].weights[i], 1e-9) << "step " << gram.history[k].step;
+  for (const char* kind : {"gradnorm", "gradnorm-squared"}) {
+    SCOPED_TRACE(kind);
+    TrainOptions o = short_toy2(kind);
+    o.dtype = DType::f64;
+    o.optimizer = "sgd";
+    o.lr = 1e-4;
+    o.history_every = 1;
+    const TrainResult direct = run_train(o);
+    o.grad_norm = "gram";
+    const TrainResult gram = run_train(o);
+    o.ranks = 2;
+    const TrainResult gram_two = run_train(o);
+    EXPECT_EQ(train_to_json(gram).at("options").at("grad_norm"), "gram");
+    EXPECT_TRUE(gram_two.weights_identical_across_ranks);
+    EXPECT_TRUE(gram_two.replicas_in_sync);
+    EXPECT_EQ(gram.weight_updates, 30);
+    ASSERT_EQ(direct.history.size(), gram.history.size());
+    ASSERT_EQ(gram.history.size(), gram_two.history.size());
+    size_t measured = 0;   // history rows with G_i (the final row has none)
+    for (size_t k = 0; k < direct.history.size(); ++k) {
+      const HistoryRow &d = direct.history[k], &g = gram.history[k], &g2 = gram_two.history[k];
+      ASSERT_EQ(g.grad_norms.size(), d.grad_norms.size()) << d.step;
+      for (size_t i = 0; i < d.grad_norms.size(); ++i)
+        EXPECT_NEAR(g.grad_norms[i], d.grad_norms[i], 1e-9 * d.grad_norms[i]) << "step " << d.step;
+      measured += !d.grad_norms.empty();
+      for (size_t i = 0; i < 2; ++i) {
+        EXPECT_NEAR(g.weights[i], d.weights[i], 1e-9) << "step " << d.step;
+        EXPECT_NEAR(g2.weights[i], g.weights[i], 1e-9) << "step " << g.step;
+      }
     }
-  EXPECT_GT(std::abs(gram.final_weights[0] - 1.0), 0.05) << "the weights barely moved: the comparison shows little";
+    EXPECT_EQ(measured, 30u);
+    EXPECT_GT(std::abs(gram.final_weights[0] - 1.0), 0.05) << "the weights barely moved: the comparison shows little";
+  }
 
   TrainOptions fixed = short_toy2("fixed");
   fixed.grad_norm = "gram";
@@ -250,7 +253,8 @@ TEST(Train, GramGradNormTrainsLikeDirectOnOneAndTwoRanks) {
     run_train(fixed);
     ADD_FAILURE() << "--grad-norm gram was accepted with --weighting fixed";
   } catch (const std::exception& e) {
-    EXPECT_NE(std::string(e.what()).find("applies to --weighting gradnorm only"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("applies to --weighting gradnorm and gradnorm-squared only"),
+              std::string::npos) << e.what();
   }
 }
 

@@ -7,8 +7,8 @@
 //   (3) no hook fires twice ("Expected to mark a variable ready only once") and none arrives unexpected
 //       (tinyddp's unsynced-gradient warning): every parameter's hook fires exactly once per iteration.
 // The model and data are the toy problem's (models/experiments, MultiRegressionMLP), small: 8 rows per rank,
-// a handful of steps. Each case runs with the task weights stepped by Adam (the default) and by SGD, and the
-// paper's variant also with grad_norm = gram (Note [GradNorm's Gram-matrix norm]: every rank's layer rows
+// a handful of steps. Each case runs with the task weights stepped by Adam (the default) and by SGD, and both
+// variants also with grad_norm = gram (Note [GradNorm's Gram-matrix norm]: every rank's layer rows
 // through WeightingOptions::allgather_rows instead of the gradients through allreduce_mean).
 #include <gtest/gtest.h>
 
@@ -213,6 +213,8 @@ INSTANTIATE_TEST_SUITE_P(Weightings, GradNormDDP,
                                                 models::GradNormMethod::gram},
                                            Case{"gradnorm-squared", models::WeightsOptimizer::adam},
                                            Case{"gradnorm-squared", models::WeightsOptimizer::sgd},
+                                           Case{"gradnorm-squared", models::WeightsOptimizer::adam,
+                                                models::GradNormMethod::gram},
                                            Case{"uncertainty", models::WeightsOptimizer::adam},
                                            Case{"fixed", models::WeightsOptimizer::adam}),
                          [](const auto& info) {

@@ -1,7 +1,7 @@
 // GradNorm's Gram-matrix norm (WeightingOptions::grad_norm = gram, Note [GradNorm's Gram-matrix norm] in
 // models/weighting/gradnorm.h): ||g_i|| from the shared layer's input and output gradient equals the norm of
-// g_i formed directly, on 2-D and on 3-D layer inputs, step after step; and every way of calling it wrongly is
-// a clear error. The DDP form (allgather_rows) is in tests/dist/gradnorm_ddp_test.cpp.
+// g_i formed directly, on 2-D and on 3-D layer inputs, step after step, and so do the squared variant's G_W
+// and weights; and every way of calling it wrongly is a clear error. The DDP form (allgather_rows) is in tests/dist/gradnorm_ddp_test.cpp.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -36,13 +36,13 @@ void expect_relative(const std::vector<double>& actual, const std::vector<double
 
 // Both methods observe the same losses of the same network at every step; the network trains with the direct
 // weighting's total loss, so the states move as in real training.
-void compare_on_mlp(DType dtype, double rtol) {
+void compare_on_mlp(const std::string& kind, DType dtype, double rtol) {
   manual_seed(11);
   SharedBottomMLP net(12, {16, 8}, 3, dtype);
   MultiTaskBatch batch{.x = randn({10, 12}, dtype), .targets = {randn({10, 1}, dtype), randint(0, 3, {10})}};
   LinearTap tap(net.last_shared_layer());
-  auto direct = make_weighting("gradnorm", 2, with(GradNormMethod::direct));
-  auto gram = make_weighting("gradnorm", 2, with(GradNormMethod::gram));
+  auto direct = make_weighting(kind, 2, with(GradNormMethod::direct));
+  auto gram = make_weighting(kind, 2, with(GradNormMethod::gram));
   ASSERT_FALSE(direct->needs_layer_io());
   ASSERT_TRUE(gram->needs_layer_io());
   optim::SGD sgd(net.parameters(), {.lr = 0.1});
@@ -53,6 +53,9 @@ void compare_on_mlp(DType dtype, double rtol) {
         L, {.weight = net.last_shared_weight(), .layer_input = tap.input(), .layer_output = tap.output()}, step);
     ASSERT_TRUE(a.updated && b.updated) << step;
     expect_relative(b.grad_norms, a.grad_norms, rtol, "G at step " + std::to_string(step));
+    if (kind == "gradnorm-squared") {
+      expect_relative({b.total_grad_norm}, {a.total_grad_norm}, rtol, "G_W at step " + std::to_string(step));
+    }
     expect_relative(b.weights, a.weights, rtol, "w after step " + std::to_string(step));
     sgd.zero_grad();
     direct->total_loss(L).backward();
@@ -60,10 +63,16 @@ void compare_on_mlp(DType dtype, double rtol) {
   }
 }
 
-TEST(GradNormGram, NormsEqualTheDirectOnesOnAnMLPInF64) { compare_on_mlp(DType::f64, 1e-10); }
+TEST(GradNormGram, NormsEqualTheDirectOnesOnAnMLPInF64) {
+  compare_on_mlp("gradnorm", DType::f64, 1e-10);
+  compare_on_mlp("gradnorm-squared", DType::f64, 1e-10);   // G_W from <g_i, g_j> against create_graph's
+}
 
-// f32: direct forms g_i and sums its squares in f32; gram works in f64. They agree to f32's rounding.
-TEST(GradNormGram, NormsEqualTheDirectOnesOnAnMLPInF32) { compare_on_mlp(DType::f32, 1e-5); }
+// f32: both form their products in f32 (g_i, or the Gram matrices), so they agree to f32's rounding.
+TEST(GradNormGram, NormsEqualTheDirectOnesOnAnMLPInF32) {
+  compare_on_mlp("gradnorm", DType::f32, 1e-5);
+  compare_on_mlp("gradnorm-squared", DType::f32, 1e-5);
+}
 
 // A layer applied to (N, S, I): the rows are all N S positions, and g_i = sum over all of them.
 TEST(GradNormGram, LeadingDimsAreFlattenedIntoRows) {
@@ -126,9 +135,6 @@ TEST(GradNormGram, MissingWrongOrDetachedLayerTensorsAreClearErrors) {
                                .layer_output = tap.output().detach()}, 0);
   });
   EXPECT_NE(message.find("does not require grad"), std::string::npos) << message;
-  message = error_of([] { make_weighting("gradnorm-squared", 2, with(GradNormMethod::gram)); });
-  EXPECT_NE(message.find("gradnorm-squared weighting: grad_norm = gram is not supported"), std::string::npos)
-      << message;
   message = error_of([] { parse_grad_norm_method("ghost"); });
   EXPECT_NE(message.find("expected direct (the default"), std::string::npos) << message;
   EXPECT_EQ(parse_grad_norm_method(grad_norm_method_name(GradNormMethod::gram)), GradNormMethod::gram);

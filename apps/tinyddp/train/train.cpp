@@ -340,9 +340,9 @@ TrainResult run_train(const TrainOptions& options) {
   TINYDDP_CHECK(o.update_every >= 1, "train: --update-every must be at least 1, got ", o.update_every, ".");
   models::parse_weights_optimizer(o.weights_optimizer);   // throws naming adam and sgd
   const models::GradNormMethod grad_norm = models::parse_grad_norm_method(o.grad_norm);   // throws naming both
-  TINYDDP_USAGE_CHECK(grad_norm == models::GradNormMethod::direct || o.weighting == "gradnorm", "train: --grad-norm ",
-                      o.grad_norm, " applies to --weighting gradnorm only (got --weighting ", o.weighting, "); drop "
-                      "--grad-norm or use --weighting gradnorm.");
+  TINYDDP_USAGE_CHECK(grad_norm == models::GradNormMethod::direct || o.weighting.rfind("gradnorm", 0) == 0,
+                      "train: --grad-norm ", o.grad_norm, " applies to --weighting gradnorm and gradnorm-squared only "
+                      "(got --weighting ", o.weighting, "); drop --grad-norm or use a GradNorm weighting.");
   const Experiment e = models::experiments::make_experiment(
       o.experiment, {.seed = o.data_seed, .dtype = o.dtype, .train_rows = o.train_rows, .test_rows = o.test_rows});
 
