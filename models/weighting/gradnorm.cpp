@@ -252,8 +252,14 @@ TaskGradients GradNormBase::gram_task_gradients(const std::vector<Tensor>& losse
   const int64_t local_rows = rows.size(0);
   TINYDDP_CHECK(local_rows > 0, name(), " weighting with grad_norm = gram: W's layer saw no rows in this forward "
                 "(input ", shape_str(h.shape()), "); give every step a batch of at least one row.");
-  if (options_.allgather_rows) rows = options_.allgather_rows(rows);   // every rank's rows, rank order
-  TINYDDP_INTERNAL_ASSERT(rows.size(0) % local_rows == 0);   // allgather_rows: every rank passes this shape
+  if (options_.allgather_rows) {
+    const int64_t width = rows.size(1);
+    rows = options_.allgather_rows(rows);   // every rank's rows, rank order
+    TINYDDP_CHECK(rows.dim() == 2 && rows.size(1) == width && rows.size(0) % local_rows == 0, name(), " weighting: "
+                  "WeightingOptions::allgather_rows returned ", shape_str(rows.shape()), " for this rank's (",
+                  local_rows, ", ", width, "); it must return every rank's rows stacked along dim 0 (e.g. "
+                  "dist::allgather_rows_over(pg)).");
+  }
   const double ranks = static_cast<double>(rows.size(0) / local_rows);   // N: the gradient is the mean over ranks
 
   // The Gram matrices in the layer's dtype, as direct forms g_i in it; their inner products in f64.

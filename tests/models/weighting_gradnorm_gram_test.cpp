@@ -135,6 +135,14 @@ TEST(GradNormGram, MissingWrongOrDetachedLayerTensorsAreClearErrors) {
                                .layer_output = tap.output().detach()}, 0);
   });
   EXPECT_NE(message.find("does not require grad"), std::string::npos) << message;
+  // A DDP callback that does not stack every rank's rows.
+  WeightingOptions bad_gather = with(GradNormMethod::gram);
+  bad_gather.allgather_rows = [](const Tensor& rows) { return cat({rows, rows.narrow(0, 0, 1)}, 0); };
+  message = error_of([&] {
+    make_weighting("gradnorm", 2, bad_gather)
+        ->observe_shared(L, {.weight = layer->weight(), .layer_input = tap.input(), .layer_output = tap.output()}, 0);
+  });
+  EXPECT_NE(message.find("allgather_rows returned [7, 10] for this rank's (6, 10)"), std::string::npos) << message;
   message = error_of([] { parse_grad_norm_method("ghost"); });
   EXPECT_NE(message.find("expected direct (the default"), std::string::npos) << message;
   EXPECT_EQ(parse_grad_norm_method(grad_norm_method_name(GradNormMethod::gram)), GradNormMethod::gram);
