@@ -13,9 +13,9 @@
 //                            no create_graph, closed-form dL_grad/dw_i
 //   gradnorm-gram / every 1  the same with grad_norm = gram: autograd::grad of each L_i w.r.t. W's layer output
 //                            only, ||g_i||^2 = <D_i D_i^T, H H^T> (Note [GradNorm's Gram-matrix norm])
+//   gradnorm-squared         the squared variant (create_graph), every 1 and 100
 //   gradnorm-squared-gram    the squared variant with grad_norm = gram: G_W^2 = sum_ij w_i w_j <g_i, g_j>
 //                            instead of a create_graph gradient, every 1
-//   gradnorm-squared         the squared variant (create_graph), every 1 and 100
 //   uncertainty              Kendall et al.'s log-variances (no extra backward)
 //   pcgrad                   PCGrad (models/gradient_surgery): autograd::grad of each L_i w.r.t. every trunk
 //                            parameter, the projections in f64, one backward with the correction term
@@ -32,7 +32,9 @@
 // computed independently (to 1e-4, with either grad_norm), (3) with update_every = 100 the weights move once
 // per 100 steps, (4) the textbook variant's dL_grad/dw agrees with the closed form sign(G_i - target_i)
 // ||dL_i/dW||, (5) PCGrad's trunk gradient after its one backward is the surgery's g^PC and MGDA's weights sum
-// to 1; prints "All results match. Starting benchmarks." and only then times. After the runs it prints the table of ratios to `fixed`.
+// to 1; prints "All results match. Starting benchmarks." and only then times. After the runs it prints the
+// table of ratios to `fixed`. On a shared machine, interleave the variants (docs/gradnorm.md, section 5):
+//   --benchmark_repetitions=5 --benchmark_enable_random_interleaving=true
 //
 //   ./build/bench/bench_gradnorm                         # checks, all variants, the ratio table
 //   ./build/bench/bench_gradnorm --benchmark_filter=fixed|gradnorm/every:1
@@ -99,7 +101,9 @@ models::SharedTensors shared_of(const Setup& s) {
 // One step with a LossWeighting, as `tinyddp train` drives it (observe_shared).
 models::WeightingStep step(Setup& s, models::LossWeighting& w, int64_t t) {
   if (w.needs_representation() && !s.tap) s.tap = models::tap_representation(*s.net);
-  if (w.needs_layer_io() && !s.layer_tap) s.layer_tap = std::make_unique<models::LinearTap>(s.net->last_shared_layer());
+  if (w.needs_layer_io() && !s.layer_tap) {
+    s.layer_tap = std::make_unique<models::LinearTap>(s.net->last_shared_layer());
+  }
   const auto L = s.losses();
   models::WeightingStep ws = w.observe_shared(L, shared_of(s), t);
   s.sgd->zero_grad();

@@ -1,7 +1,8 @@
 // GradNorm's Gram-matrix norm (WeightingOptions::grad_norm = gram, Note [GradNorm's Gram-matrix norm] in
 // models/weighting/gradnorm.h): ||g_i|| from the shared layer's input and output gradient equals the norm of
 // g_i formed directly, on 2-D and on 3-D layer inputs, step after step, and so do the squared variant's G_W
-// and weights; and every way of calling it wrongly is a clear error. The DDP form (allgather_rows) is in tests/dist/gradnorm_ddp_test.cpp.
+// and weights; and every way of calling it wrongly is a clear error. The DDP form (allgather_rows) is in
+// tests/dist/gradnorm_ddp_test.cpp.
 #include <gtest/gtest.h>
 
 #include <cmath>

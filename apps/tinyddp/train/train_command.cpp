@@ -151,8 +151,9 @@ void add_train_command(CLI::App& app, int* exit_code) {
       ->check(CLI::IsMember({"adam", "sgd"}))
       ->capture_default_str();
   cmd->add_option("--grad-norm", o.grad_norm,
-                  "How gradnorm(-squared) takes each task's gradient norm on the shared layer: direct (form grad_W L_i) or "
-                  "gram (from the layer's input and output gradient, fewer flops at small batches; docs/gradnorm.md)")
+                  "How gradnorm and gradnorm-squared take each task's gradient norm on the shared layer: direct "
+                  "(form grad_W L_i) or gram (from the layer's input and output gradient, fewer flops at small "
+                  "batches; docs/gradnorm.md)")
       ->check(CLI::IsMember({"direct", "gram"}))
       ->capture_default_str();
   cmd->add_option("--update-every", o.update_every, "Update the task weights every K steps")
