@@ -263,11 +263,12 @@ TaskGradients GradNormBase::gram_task_gradients(const std::vector<Tensor>& losse
   const double ranks = static_cast<double>(rows.size(0) / local_rows);   // N: the gradient is the mean over ranks
 
   // The Gram matrices in the layer's dtype, as direct forms g_i in it; their inner products in f64.
-  const Tensor H = rows.narrow(1, 0, I);
+  const Tensor H = rows.narrow(1, 0, I).contiguous();
   const Tensor K = mm(H, t(H)).to(DType::f64);   // H H^T, shared by every task
-  auto D = [&](size_t i) { return rows.narrow(1, I + static_cast<int64_t>(i) * O, O); };
+  std::vector<Tensor> D(T);   // D_i of every rank, (N M, O), each taken out of `rows` once
+  for (size_t i = 0; i < T; ++i) D[i] = rows.narrow(1, I + static_cast<int64_t>(i) * O, O).contiguous();
   auto inner = [&](size_t i, size_t j) {   // <g_i, g_j>
-    return (mm(D(i), t(D(j))).to(DType::f64) * K).sum().item<double>() / (ranks * ranks);
+    return (mm(D[i], t(D[j])).to(DType::f64) * K).sum().item<double>() / (ranks * ranks);
   };
   TaskGradients g;
   g.norms.resize(T);

@@ -34,7 +34,6 @@ class LinearTap {
   // h (N..., I) and z (N..., O) of the latest call; undefined before the first.
   const Tensor& input() const { return seen_->input; }
   const Tensor& output() const { return seen_->output; }
-  const std::shared_ptr<nn::Linear>& layer() const { return layer_; }
 
  private:
   struct Seen {
