@@ -33,17 +33,22 @@
 // per 100 steps, (4) the textbook variant's dL_grad/dw agrees with the closed form sign(G_i - target_i)
 // ||dL_i/dW||, (5) PCGrad's trunk gradient after its one backward is the surgery's g^PC and MGDA's weights sum
 // to 1; prints "All results match. Starting benchmarks." and only then times. After the runs it prints the
-// table of ratios to `fixed`. On a shared machine, interleave the variants (docs/gradnorm.md, section 5):
-//   --benchmark_repetitions=5 --benchmark_enable_random_interleaving=true
+// table of ratios to `fixed`. The machine is shared, so by default every variant runs 5 repetitions and the
+// repetitions of all variants are interleaved at random (--benchmark_repetitions=5
+// --benchmark_enable_random_interleaving=true; flags given on the command line override these). The table
+// gives the median (min-max) over repetitions of each variant's time per step, and of its ratio to `fixed`
+// taken repetition by repetition (the k-th of the variant over the k-th of `fixed`).
 //
 //   ./build/bench/bench_gradnorm                         # checks, all variants, the ratio table
 //   ./build/bench/bench_gradnorm --benchmark_filter=fixed|gradnorm/every:1
 #include <benchmark/benchmark.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <map>
 #include <string>
+#include <vector>
 
 #include "engine/tinyddp.h"
 #include "models/gradient_surgery/pcgrad.h"
@@ -314,40 +319,52 @@ void BM_gemm_of_W_size(benchmark::State& state) {
     for (int k = 0; k < kBlock; ++k) benchmark::DoNotOptimize(mm(a, b));
 }
 
-// Keeps the fastest repetition of each benchmark (real and CPU time per step, each its own minimum), for the
-// ratio table: on a shared machine the minimum is the least disturbed measurement.
+// Keeps every repetition of each benchmark (real and CPU time per step) for the ratio table.
 class RatioReporter : public benchmark::ConsoleReporter {
  public:
   void ReportRuns(const std::vector<Run>& runs) override {
     for (const Run& r : runs) {
       if (r.run_type != Run::RT_Iteration || r.error_occurred) continue;
       const std::string name = r.run_name.function_name;
-      const double real_ms = r.GetAdjustedRealTime() / kBlock, cpu_ms = r.GetAdjustedCPUTime() / kBlock;
-      auto it = best_.find(name);
-      if (it == best_.end()) {
-        order_.push_back(name);
-        best_[name] = {real_ms, cpu_ms};
-      } else {
-        it->second = {std::min(it->second.first, real_ms), std::min(it->second.second, cpu_ms)};
-      }
+      if (!reps_.count(name)) order_.push_back(name);
+      reps_[name].push_back({r.GetAdjustedRealTime() / kBlock, r.GetAdjustedCPUTime() / kBlock});
     }
     ConsoleReporter::ReportRuns(runs);
   }
   void print_ratios() const {
-    auto base = best_.find("fixed");
-    if (base == best_.end()) return;
-    std::printf("\nPer step or call (fastest repetition; %d per iteration), ratio to `fixed`'s step:\n", kBlock);
-    std::printf("%-34s %10s %10s %10s %10s\n", "variant", "real ms", "cpu ms", "real x", "cpu x");
+    auto base = reps_.find("fixed");
+    if (base == reps_.end()) return;
+    std::printf("\nPer step or call (%d per iteration), median (min-max) over repetitions; ratio to `fixed` taken "
+                "repetition by repetition:\n", kBlock);
+    std::printf("%-31s %4s %25s %25s %25s\n", "variant", "reps", "real ms", "real x fixed", "cpu x fixed");
     for (const std::string& name : order_) {
-      const auto& [real, cpu] = best_.at(name);
-      std::printf("%-34s %10.3f %10.3f %10.3f %10.3f\n", name.c_str(), real, cpu, real / base->second.first,
-                  cpu / base->second.second);
+      const std::vector<Times>& mine = reps_.at(name);
+      const size_t paired = std::min(mine.size(), base->second.size());
+      std::vector<double> real, real_ratio, cpu_ratio;
+      for (size_t k = 0; k < mine.size(); ++k) real.push_back(mine[k].real_ms);
+      for (size_t k = 0; k < paired; ++k) {
+        real_ratio.push_back(mine[k].real_ms / base->second[k].real_ms);
+        cpu_ratio.push_back(mine[k].cpu_ms / base->second[k].cpu_ms);
+      }
+      std::printf("%-31s %4zu %25s %25s %25s\n", name.c_str(), mine.size(), summary(real).c_str(),
+                  summary(real_ratio).c_str(), summary(cpu_ratio).c_str());
     }
   }
 
  private:
-  std::map<std::string, std::pair<double, double>> best_;
-  std::vector<std::string> order_;
+  struct Times {
+    double real_ms, cpu_ms;
+  };
+  static std::string summary(std::vector<double> v) {   // "median (min-max)"
+    std::sort(v.begin(), v.end());
+    const size_t n = v.size();
+    const double median = n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%.3f (%.3f-%.3f)", median, v.front(), v.back());
+    return buf;
+  }
+  std::map<std::string, std::vector<Times>> reps_;
+  std::vector<std::string> order_;   // first-seen order
 };
 
 }  // namespace
@@ -355,8 +372,13 @@ class RatioReporter : public benchmark::ConsoleReporter {
 
 int main(int argc, char** argv) {
   using namespace tinyddp::bench;
-  benchmark::Initialize(&argc, argv);
-  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  // Interleaved repetitions by default; the command line's own flags come after these, so they win.
+  std::vector<char*> args{argv[0], const_cast<char*>("--benchmark_repetitions=5"),
+                          const_cast<char*>("--benchmark_enable_random_interleaving=true")};
+  args.insert(args.end(), argv + 1, argv + argc);
+  int args_count = static_cast<int>(args.size());
+  benchmark::Initialize(&args_count, args.data());
+  if (benchmark::ReportUnrecognizedArguments(args_count, args.data())) return 1;
   benchmark::AddCustomContext("model", "SharedBottomMLP(512, {512 x 4}, 3), " + std::to_string(Setup().numel()) +
                                            " parameters, f32, batch " + std::to_string(kBatch));
 

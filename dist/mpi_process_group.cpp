@@ -53,7 +53,9 @@ MPI_Datatype mpi_type(DType t) {
     case DType::f32: return MPI_FLOAT;
     case DType::f64: return MPI_DOUBLE;
     case DType::i64: return MPI_INT64_T;
+    case DType::b8: break;   // refused by check_collective_tensors before any MPI call
   }
+  TINYDDP_INTERNAL_ASSERT(false, "mpi_type: no MPI datatype for ", dtype_name(t));
   return MPI_DATATYPE_NULL;
 }
 
