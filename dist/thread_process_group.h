@@ -61,6 +61,8 @@ class ThreadWorld : public std::enable_shared_from_this<ThreadWorld> {
     ReduceOp op = ReduceOp::sum;
     int root = 0;
     std::string signature() const;   // what must agree across ranks, for the mismatch error
+    // Whether the two signatures are equal, without formatting them (every arrival checks this).
+    bool same_signature(const Arrival& other) const;
   };
 
  private:

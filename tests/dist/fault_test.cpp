@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <fstream>
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <thread>
 
@@ -289,6 +290,46 @@ TEST(ThreadFaults, MismatchedCollectivesAreReportedOnEveryRank) {
     EXPECT_NE(m.find("does not match across ranks"), std::string::npos) << m;
     EXPECT_NE(m.find("float32[4]"), std::string::npos) << m;
     EXPECT_NE(m.find("float32[5]"), std::string::npos) << m;
+  }
+}
+
+// Each field of a collective's signature, differing on rank 1 alone: every one is a mismatch on both ranks,
+// reported with both texts.
+TEST(ThreadFaults, EveryFieldOfTheSignatureIsCompared) {
+  using Call = std::function<void(ProcessGroup&, bool)>;   // (pg, differ): differ is true on rank 1
+  const std::vector<std::pair<std::string, Call>> cases = {
+      {"kind", [](ProcessGroup& pg, bool differ) {
+         Tensor t = ones({4});
+         (differ ? pg.broadcast({t}, 0) : pg.allreduce({t}))->wait();
+       }},
+      {"dtype", [](ProcessGroup& pg, bool differ) {
+         Tensor t = ones({4}, differ ? DType::f64 : DType::f32);
+         pg.allreduce({t})->wait();
+       }},
+      {"tensor count", [](ProcessGroup& pg, bool differ) {
+         std::vector<Tensor> ts{ones({4})};
+         if (differ) ts.push_back(ones({4}));
+         pg.allreduce(ts)->wait();
+       }},
+      {"op", [](ProcessGroup& pg, bool differ) {
+         Tensor t = ones({4});
+         pg.allreduce({t}, differ ? ReduceOp::max : ReduceOp::sum)->wait();
+       }},
+      {"root", [](ProcessGroup& pg, bool differ) {
+         Tensor t = ones({4});
+         pg.broadcast({t}, differ ? 1 : 0)->wait();
+       }},
+      {"allgather input", [](ProcessGroup& pg, bool differ) {
+         const int64_t n = differ ? 3 : 2;
+         pg.allgather({zeros({n}), zeros({n})}, ones({n}))->wait();
+       }},
+  };
+  for (const auto& [field, call] : cases) {
+    const auto errors = ThreadWorld::run(2, [&](ProcessGroup& pg) { call(pg, pg.rank() == 1); });
+    for (int r = 0; r < 2; ++r) {
+      const std::string m = message_of(errors[r]);
+      EXPECT_NE(m.find("collective #0 does not match across ranks"), std::string::npos) << field << ": " << m;
+    }
   }
 }
 
