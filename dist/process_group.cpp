@@ -36,6 +36,7 @@ std::string describe(const Tensor& t) {
 }
 }  // namespace
 
+// ThreadWorld::Arrival::same_signature compares exactly the fields printed here: a field added here goes there.
 std::string collective_signature(const std::string& kind, const std::vector<Tensor>& tensors, const Tensor& input,
                                  ReduceOp op, int root) {
   std::ostringstream os;

@@ -135,9 +135,9 @@ std::string ThreadWorld::Arrival::signature() const {
   return collective_signature(kind, tensors, input, op, root);
 }
 
-// The fields collective_signature prints, compared directly: formatting both texts under the world lock at
-// every arrival was about a quarter of a 4 KiB allreduce (2 ranks: 11.4-12.7 us, 8.3-9.8 without). A
-// mismatch still reports the two texts.
+// The fields collective_signature prints (keep the two in step), compared directly: formatting both texts
+// under the world lock at every arrival was about a quarter of a 4 KiB allreduce (2 ranks: 11.4-12.7 us,
+// 8.3-9.8 without). A mismatch still reports the two texts.
 bool ThreadWorld::Arrival::same_signature(const Arrival& other) const {
   const auto same_tensor = [](const Tensor& a, const Tensor& b) {
     return a.defined() == b.defined() && (!a.defined() || (a.dtype() == b.dtype() && a.numel() == b.numel()));

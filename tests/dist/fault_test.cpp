@@ -293,8 +293,8 @@ TEST(ThreadFaults, MismatchedCollectivesAreReportedOnEveryRank) {
   }
 }
 
-// Each field of a collective's signature, differing on rank 1 alone: every one is a mismatch on both ranks,
-// reported with both texts.
+// Each field of a collective's signature, differing on rank 1 alone: every one is a mismatch on both ranks.
+// (An allgather's input must match its outputs on each rank, so its size differs together with theirs.)
 TEST(ThreadFaults, EveryFieldOfTheSignatureIsCompared) {
   using Call = std::function<void(ProcessGroup&, bool)>;   // (pg, differ): differ is true on rank 1
   const std::vector<std::pair<std::string, Call>> cases = {
@@ -319,7 +319,7 @@ TEST(ThreadFaults, EveryFieldOfTheSignatureIsCompared) {
          Tensor t = ones({4});
          pg.broadcast({t}, differ ? 1 : 0)->wait();
        }},
-      {"allgather input", [](ProcessGroup& pg, bool differ) {
+      {"allgather sizes", [](ProcessGroup& pg, bool differ) {
          const int64_t n = differ ? 3 : 2;
          pg.allgather({zeros({n}), zeros({n})}, ones({n}))->wait();
        }},
