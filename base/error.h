@@ -17,6 +17,18 @@ class Error : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// Errors for which PyTorch raises a Python exception other than RuntimeError: IndexError for a dimension or
+// an index out of range, ValueError for a value of the wrong kind (item() of many elements). C++ code catches
+// them as Error; the Python binding raises them as IndexError and ValueError (python/src/module.cpp).
+class IndexError : public Error {
+ public:
+  using Error::Error;
+};
+class ValueError : public Error {
+ public:
+  using Error::Error;
+};
+
 namespace detail {
 template <typename... Args>
 std::string concat(const Args&... args) {
@@ -31,6 +43,17 @@ std::string concat(const Args&... args) {
 #define TINYDDP_CHECK(cond, ...)                                               \
   do {                                                                         \
     if (!(cond)) throw ::tinyddp::Error(::tinyddp::detail::concat(__VA_ARGS__)); \
+  } while (0)
+
+// TINYDDP_CHECK throwing IndexError / ValueError (see above).
+#define TINYDDP_CHECK_INDEX(cond, ...)                                                  \
+  do {                                                                                  \
+    if (!(cond)) throw ::tinyddp::IndexError(::tinyddp::detail::concat(__VA_ARGS__));   \
+  } while (0)
+
+#define TINYDDP_CHECK_VALUE(cond, ...)                                                  \
+  do {                                                                                  \
+    if (!(cond)) throw ::tinyddp::ValueError(::tinyddp::detail::concat(__VA_ARGS__));   \
   } while (0)
 
 #define TINYDDP_INTERNAL_ASSERT(cond, ...)                                                     \

@@ -1,5 +1,7 @@
 #include "dist/ddp.h"
 
+#include <algorithm>
+#include <cstring>
 #include <iostream>
 #include <mutex>
 #include <sstream>
@@ -58,12 +60,26 @@ std::string sizes_str(const Shape& s) { return shape_str(s); }
 //    [8]] is at version 3; expected version 2 instead. Hint: ...". broadcast_buffers=false runs cleanly.
 
 // Copies rank `root`'s values into `tensors` on every rank and bumps each one's version, as 1.13's
-// _broadcast_coalesced's copy back does.
+// _broadcast_coalesced's copy back does. One broadcast per dtype, in the order the dtypes first appear (a
+// module may hold float64 parameters or an int64 step counter next to float32 weights); bool tensors travel
+// as int64 copies, since collectives reduce numbers.
 void broadcast_in_place(ProcessGroup& pg, const std::vector<Tensor>& tensors, int root) {
   NoGradGuard no_grad;
-  std::vector<Tensor> flat;
-  for (const Tensor& t : tensors) flat.push_back(t.detach());
-  pg.broadcast(flat, root)->wait();
+  std::vector<DType> dtypes;
+  for (const Tensor& t : tensors)
+    if (std::find(dtypes.begin(), dtypes.end(), t.dtype()) == dtypes.end()) dtypes.push_back(t.dtype());
+  for (DType dtype : dtypes) {
+    std::vector<Tensor> group;
+    for (const Tensor& t : tensors)
+      if (t.dtype() == dtype) group.push_back(dtype == DType::b8 ? t.to(DType::i64) : t.detach());
+    pg.broadcast(group, root)->wait();
+    if (dtype == DType::b8)
+      for (size_t i = 0, k = 0; i < tensors.size(); ++i)
+        if (tensors[i].dtype() == dtype) {   // back in place (contiguous, as the broadcast checked)
+          const Tensor values = group[k++].to(DType::b8);
+          std::memcpy(tensors[i].raw_data(), values.raw_data(), values.numel() * element_size(DType::b8));
+        }
+  }
   for (const Tensor& t : tensors) t.bump_version();
 }
 
@@ -136,7 +152,9 @@ DistributedDataParallel::DistributedDataParallel(const NamedParameters& paramete
   }
   TINYDDP_CHECK(!params.empty(), "DistributedDataParallel is not needed when a module doesn't have any parameter that "
                                  "requires a gradient.");
-  TINYDDP_CHECK(options_.bucket_cap_mb > 0, "DistributedDataParallel: bucket_cap_mb must be positive, got ",
+  // 1.13 takes 0 (every bucket after the first holds one parameter); a negative cap it refuses or ignores
+  // depending on find_unused_parameters, so tinyddp refuses it.
+  TINYDDP_CHECK(options_.bucket_cap_mb >= 0, "DistributedDataParallel: bucket_cap_mb must be 0 or more, got ",
                 options_.bucket_cap_mb, ".");
   verify_params_across_processes(*pg_, params);
   for (const auto& [name, b] : buffers)

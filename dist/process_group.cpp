@@ -5,6 +5,8 @@
 
 namespace tinyddp::dist {
 
+// A tensor that requires grad is reduced in place like any other, as 1.13's c10d does (`dist.all_reduce(loss)`
+// for logging): a collective is not recorded by autograd and does not bump the version counter.
 void check_collective_tensors(const std::vector<Tensor>& tensors, const char* collective) {
   for (size_t i = 0; i < tensors.size(); ++i) {
     const Tensor& t = tensors[i];
@@ -16,8 +18,6 @@ void check_collective_tensors(const std::vector<Tensor>& tensors, const char* co
                   "Convert it first (t.to(DType::i64)) and compare the result.");
     TINYDDP_CHECK(t.is_contiguous(), collective, ": tensor ", i, " of shape ", shape_str(t.shape()),
                   " is not contiguous; collectives work on flat buffers. Pass t.contiguous() and copy back.");
-    TINYDDP_CHECK(!t.requires_grad(), collective, ": tensor ", i,
-                  " requires grad; collectives are not recorded by autograd. Pass t.detach().");
   }
 }
 

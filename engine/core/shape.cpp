@@ -45,10 +45,10 @@ Shape broadcast_shapes(const Shape& a, const Shape& b, const char* op) {
   return out;
 }
 
-int64_t wrap_dim(int64_t dim, int64_t ndim, const char* op) {
+int64_t wrap_dim(int64_t dim, int64_t ndim) {
   const int64_t lo = ndim == 0 ? -1 : -ndim, hi = ndim == 0 ? 0 : ndim - 1;
-  TINYDDP_CHECK(dim >= lo && dim <= hi, op, ": dimension out of range (expected to be in range of [", lo, ", ", hi,
-                "], but got ", dim, ") for a tensor with ", ndim, " dimensions.");
+  TINYDDP_CHECK_INDEX(dim >= lo && dim <= hi, "Dimension out of range (expected to be in range of [", lo, ", ", hi,
+                      "], but got ", dim, ")");
   return dim < 0 ? dim + std::max<int64_t>(ndim, 1) : dim;
 }
 

@@ -16,7 +16,8 @@ std::string shape_str(const Shape& shape);   // "[2, 3]", as PyTorch prints size
 // NumPy broadcasting of two shapes; throws naming `op` and both shapes when they don't broadcast.
 Shape broadcast_shapes(const Shape& a, const Shape& b, const char* op);
 
-// Wraps a possibly negative dim into [0, ndim); throws naming `op` when out of range.
-int64_t wrap_dim(int64_t dim, int64_t ndim, const char* op);
+// Wraps a possibly negative dim into [0, ndim); out of range throws IndexError with PyTorch's text. A 0-dim
+// tensor takes dim 0 or -1 (both give 0), as PyTorch's: a caller must not index its empty shape with it.
+int64_t wrap_dim(int64_t dim, int64_t ndim);
 
 }  // namespace tinyddp

@@ -18,7 +18,10 @@ Storage::~Storage() { backend::deallocate(data, nbytes, device); }
 const Shape& Tensor::shape() const { return impl_->shape; }
 const Shape& Tensor::strides() const { return impl_->strides; }
 int64_t Tensor::offset() const { return impl_->offset; }
-int64_t Tensor::size(int64_t d) const { return impl_->shape[wrap_dim(d, dim(), "size")]; }
+int64_t Tensor::size(int64_t d) const {
+  TINYDDP_CHECK_INDEX(dim() > 0, "Dimension specified as ", d, " but tensor has no dimensions");
+  return impl_->shape[wrap_dim(d, dim())];
+}
 int64_t Tensor::numel() const { return numel_of(impl_->shape); }
 DType Tensor::dtype() const { return impl_->dtype; }
 Device Tensor::device() const { return impl_->storage->device; }

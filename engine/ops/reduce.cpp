@@ -9,14 +9,16 @@ using namespace detail;
 
 namespace {
 
-// Normalizes dims (negative, duplicates) into a per-dimension mask.
+// Normalizes dims (negative, duplicates) into a per-dimension mask. A 0-dim tensor takes dim 0 or -1, as
+// PyTorch's: it names the tensor's one element, so reducing over it leaves the tensor as it is (an empty mask).
 std::vector<bool> reduce_mask(const Tensor& x, const std::vector<int64_t>& dims, const char* op) {
-  std::vector<bool> mask(x.dim(), false);
+  std::vector<bool> mask(std::max<int64_t>(x.dim(), 1), false);
   for (int64_t d : dims) {
-    const int64_t w = wrap_dim(d, x.dim(), op);
+    const int64_t w = wrap_dim(d, x.dim());
     TINYDDP_CHECK(!mask[w], op, ": dim ", w, " appears multiple times in the list of dims.");
     mask[w] = true;
   }
+  mask.resize(x.dim());
   return mask;
 }
 
@@ -132,9 +134,9 @@ Tensor max(const Tensor& x) {
 // values = max over dim.  dvalues/dx = 1 at the arg-max of each slice, else 0.
 MaxResult max(const Tensor& x, int64_t dim, bool keepdim) {
   check_floating(x, "max");
-  dim = wrap_dim(dim, x.dim(), "max");
-  TINYDDP_CHECK(x.dim() == 0 || x.shape()[dim] > 0, "max(): cannot reduce over dimension ", dim, " of size 0 (shape ",
-                shape_str(x.shape()), ").");
+  dim = wrap_dim(dim, x.dim());
+  TINYDDP_CHECK_INDEX(x.dim() == 0 || x.shape()[dim] > 0, "max(): Expected reduction dim ", dim,
+                      " to have non-zero size.");
   int64_t outer, size, inner;
   split_at(x.shape(), dim, outer, size, inner);
   Shape kshape = x.shape();
@@ -172,7 +174,7 @@ MaxResult max(const Tensor& x, int64_t dim, bool keepdim) {
 // y = x - logsumexp(x).  dy/dx applied to g: g - softmax(x) * sum(g), with softmax = exp(y).
 Tensor log_softmax(const Tensor& x, int64_t dim) {
   check_floating(x, "log_softmax");
-  dim = wrap_dim(dim, x.dim(), "log_softmax");
+  dim = wrap_dim(dim, x.dim());
   int64_t outer, size, inner;
   split_at(x.shape(), dim, outer, size, inner);
   const Tensor xc = x.contiguous();

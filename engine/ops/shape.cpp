@@ -56,7 +56,7 @@ Tensor reshape(const Tensor& x, const Shape& shape) {
 // Swaps two dims (a view).  dx = g with the same dims swapped back.
 Tensor transpose(const Tensor& x, int64_t dim0, int64_t dim1) {
   check_defined(x, "transpose");
-  const int64_t d0 = wrap_dim(dim0, x.dim(), "transpose"), d1 = wrap_dim(dim1, x.dim(), "transpose");
+  const int64_t d0 = wrap_dim(dim0, x.dim()), d1 = wrap_dim(dim1, x.dim());
   Shape shape = x.shape(), strides = x.strides();
   if (x.dim() > 0) {
     std::swap(shape[d0], shape[d1]);
@@ -85,7 +85,7 @@ Tensor t(const Tensor& x) {
 Tensor narrow(const Tensor& x, int64_t dim, int64_t start, int64_t length) {
   check_defined(x, "narrow");
   TINYDDP_CHECK(x.dim() > 0, "narrow() cannot be applied to a 0-dim tensor.");
-  dim = wrap_dim(dim, x.dim(), "narrow");
+  dim = wrap_dim(dim, x.dim());
   const int64_t size = x.shape()[dim];
   if (start < 0) start += size;
   TINYDDP_CHECK(start >= 0 && length >= 0 && start + length <= size, "narrow: start (", start, ") + length (", length,
@@ -140,7 +140,7 @@ Tensor expand(const Tensor& x, const Shape& shape) {
 // Inserts a size-1 dim (a view).  dx = g with that dim removed.
 Tensor unsqueeze(const Tensor& x, int64_t dim) {
   check_defined(x, "unsqueeze");
-  dim = wrap_dim(dim, x.dim() + 1, "unsqueeze");
+  dim = wrap_dim(dim, x.dim() + 1);
   Shape shape = x.shape(), strides = x.strides();
   const int64_t stride = dim < x.dim() ? shape[dim] * strides[dim] : 1;
   shape.insert(shape.begin() + dim, 1);
@@ -155,9 +155,12 @@ Tensor unsqueeze(const Tensor& x, int64_t dim) {
 // Concatenates along dim.  dx_i = the slice of g that x_i filled.
 Tensor cat(const std::vector<Tensor>& tensors, int64_t dim) {
   TINYDDP_CHECK(!tensors.empty(), "cat: expected a non-empty list of tensors.");
+  for (size_t i = 0; i < tensors.size(); ++i)
+    TINYDDP_CHECK(!tensors[i].defined() || tensors[i].dim() > 0, "zero-dimensional tensor (at position ", i,
+                  ") cannot be concatenated");
   const Tensor& first = tensors[0];
   check_defined(first, "cat", "first tensor");
-  dim = wrap_dim(dim, first.dim(), "cat");
+  dim = wrap_dim(dim, first.dim());
   Shape shape = first.shape();
   shape[dim] = 0;
   std::vector<int64_t> sizes;

@@ -24,6 +24,16 @@ void route_warnings_to_python() {
 PYBIND11_MODULE(_C, m) {
   m.doc() = "tinyddp's engine, reducer and models, bound for the tinyddp Python package";
   tinyddp::python::route_warnings_to_python();
+  // PyTorch's exception types where they are not RuntimeError (base/error.h); every other Error is one.
+  pybind11::register_exception_translator([](std::exception_ptr p) {
+    try {
+      if (p) std::rethrow_exception(p);
+    } catch (const tinyddp::IndexError& e) {
+      PyErr_SetString(PyExc_IndexError, e.what());
+    } catch (const tinyddp::ValueError& e) {
+      PyErr_SetString(PyExc_ValueError, e.what());
+    }
+  });
   tinyddp::python::bind_tensor(m);
   tinyddp::python::bind_autograd(m);
   tinyddp::python::bind_nn(m);

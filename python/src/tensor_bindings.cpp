@@ -169,6 +169,8 @@ void bind_tensor(py::module_& m) {
       .def_property_readonly("_version", &Tensor::version)   // an int attribute, as PyTorch's
       .def("item",
            [](const Tensor& t) -> py::object {
+             if (!t.defined() || t.numel() != 1)   // PyTorch's Python text and type
+               throw ValueError("only one element tensors can be converted to Python scalars");
              if (t.dtype() == DType::b8) {
                int64_t v;
                {

@@ -3,6 +3,7 @@
 // name the op and what was found; none crashes.
 #include <gtest/gtest.h>
 
+#include <functional>
 #include <map>
 
 #include "tests/engine/test_util.h"
@@ -160,15 +161,35 @@ TEST(Errors, DtypeMixIsRefusedNotPromoted) {
   EXPECT_TRUE(throws_containing([&] { exp(zeros({2}, DType::i64)); }, {"exp", "int64"}));
 }
 
-TEST(Errors, BadDimNamesOpDimAndRank) {
-  EXPECT_TRUE(throws_containing([&] { sum(x23(), {2}); }, {"sum", "got 2", "2 dimensions"}));
-  EXPECT_TRUE(throws_containing([&] { sum(x23(), {-3}); }, {"sum", "got -3"}));
+// PyTorch's text, as an IndexError; a 0-dim tensor takes dim 0 and -1 (PyTorch's range [-1, 0]).
+TEST(Errors, BadDimIsPyTorchsIndexError) {
+  EXPECT_THROW(sum(x23(), {2}), IndexError);
+  EXPECT_TRUE(throws_containing([&] { sum(x23(), {2}); },
+                                {"Dimension out of range (expected to be in range of [-2, 1], but got 2)"}));
+  EXPECT_TRUE(throws_containing([&] { sum(x23(), {-3}); }, {"got -3"}));
   EXPECT_TRUE(throws_containing([&] { sum(x23(), {1, -1}); }, {"sum", "multiple times"}));
-  EXPECT_TRUE(throws_containing([&] { mean(x23(), {5}); }, {"mean", "got 5"}));
-  EXPECT_TRUE(throws_containing([&] { transpose(x23(), 0, 3); }, {"transpose", "got 3", "2 dimensions"}));
-  EXPECT_TRUE(throws_containing([&] { narrow(x23(), 2, 0, 1); }, {"narrow", "got 2"}));
-  EXPECT_TRUE(throws_containing([&] { max(x23(), 4); }, {"max", "got 4"}));
-  EXPECT_TRUE(throws_containing([&] { log_softmax(x23(), 2); }, {"log_softmax", "got 2"}));
+  EXPECT_TRUE(throws_containing([&] { mean(x23(), {5}); }, {"got 5"}));
+  EXPECT_THROW(transpose(x23(), 0, 3), IndexError);
+  EXPECT_THROW(narrow(x23(), 2, 0, 1), IndexError);
+  EXPECT_THROW(max(x23(), 4), IndexError);
+  EXPECT_THROW(log_softmax(x23(), 2), IndexError);
+  const Tensor scalar = scalar_tensor(2.0);
+  EXPECT_THROW(sum(scalar, {1}), IndexError);
+  EXPECT_TRUE(throws_containing([&] { scalar.size(0); }, {"Dimension specified as 0 but tensor has no dimensions"}));
+  EXPECT_THROW(max(zeros({0, 2}, DType::f32), 0), IndexError);
+}
+
+// Reducing a 0-dim tensor over dim 0 or -1 leaves it as it is, forward and backward (PyTorch: s.sum(0) is s).
+TEST(Errors, ZeroDimTensorsReduceOverTheirOnlyDim) {
+  const Tensor s = scalar_tensor(2.0).requires_grad_();
+  EXPECT_EQ(sum(s, {0}).item<double>(), 2.0);
+  EXPECT_EQ(mean(s, {-1}, /*keepdim=*/true).dim(), 0);
+  log_softmax(s, 0).backward();
+  EXPECT_EQ(s.grad().item<double>(), 0.0);
+  EXPECT_TRUE(throws_containing([&] { cat({s, scalar_tensor(1.0)}, 0); },
+                                {"zero-dimensional tensor (at position 0) cannot be concatenated"}));
+  EXPECT_TRUE(throws_containing([&] { cat({zeros({1}, DType::f32), scalar_tensor(1.0)}, 0); },
+                                {"zero-dimensional tensor (at position 1) cannot be concatenated"}));
 }
 
 TEST(Errors, NarrowOutOfRangeNamesShape) {
@@ -195,17 +216,40 @@ TEST(Errors, MatmulShapeMismatchNamesOpAndShapes) {
                                 {"addmm", "[5]", "[2, 4]"}));
 }
 
-TEST(Errors, CrossEntropyTargetProblemsNameOpAndShapes) {
+// PyTorch 1.13's texts and exception types (F.cross_entropy on (3, 4) logits).
+TEST(Errors, CrossEntropyTargetProblemsAreReportedAsPyTorchReportsThem) {
   const Tensor logits = zeros({3, 4}, DType::f32);
+  const auto message = [](const std::function<void()>& f) {
+    try {
+      f();
+    } catch (const Error& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
   const Tensor out_of_range = from_vector(std::vector<int64_t>{0, 4, 1}, {3});
-  EXPECT_TRUE(throws_containing([&] { cross_entropy(logits, out_of_range); }, {"cross_entropy", "4", "[3, 4]"}));
+  EXPECT_THROW(cross_entropy(logits, out_of_range), IndexError);
+  EXPECT_EQ(message([&] { cross_entropy(logits, out_of_range); }), "Target 4 is out of bounds.");
   const Tensor negative = from_vector(std::vector<int64_t>{0, -1, 1}, {3});
-  EXPECT_TRUE(throws_containing([&] { cross_entropy(logits, negative); }, {"cross_entropy", "-1", "[3, 4]"}));
-  const Tensor float_target = zeros({3}, DType::f32);
-  EXPECT_TRUE(throws_containing([&] { cross_entropy(logits, float_target); }, {"cross_entropy", "int64", "float32", "[3]"}));
+  EXPECT_EQ(message([&] { cross_entropy(logits, negative); }), "Target -1 is out of bounds.");
+  EXPECT_EQ(message([&] { cross_entropy(logits, zeros({3}, DType::f32)); }), "expected scalar type Long but found Float");
+  EXPECT_TRUE(throws_containing([&] { cross_entropy(logits, zeros({3, 4}, DType::f32)); }, {"probabilities", "int64"}));
   const Tensor wrong_length = from_vector(std::vector<int64_t>{0, 1}, {2});
-  EXPECT_TRUE(throws_containing([&] { cross_entropy(logits, wrong_length); }, {"cross_entropy", "[3, 4]", "[2]"}));
+  EXPECT_THROW(cross_entropy(logits, wrong_length), ValueError);
+  EXPECT_EQ(message([&] { cross_entropy(logits, wrong_length); }),
+            "Expected input batch_size (3) to match target batch_size (2).");
+  EXPECT_EQ(message([&] { cross_entropy(logits, zeros({3, 1}, DType::i64)); }),
+            "1D target tensor expected, multi-target not supported");
   EXPECT_TRUE(throws_containing([&] { cross_entropy(zeros({3}, DType::f32), wrong_length); }, {"cross_entropy", "[3]"}));
+}
+
+// Unbatched logits (C) with a 0-dim target: a batch of one, as 1.13 takes them.
+TEST(Errors, CrossEntropyTakesUnbatchedLogits) {
+  const Tensor logits = from_vector(std::vector<float>{0.5f, -1.0f, 2.0f}, {3});
+  const Tensor target = from_vector(std::vector<int64_t>{2}, {});
+  const Tensor batched = cross_entropy(reshape(logits, {1, 3}), reshape(target, {1}));
+  EXPECT_EQ(cross_entropy(logits, target).item<float>(), batched.item<float>());
+  EXPECT_EQ(cross_entropy(logits, target).dim(), 0);
 }
 
 TEST(Errors, ViewOfNonContiguousPointsToReshape) {

@@ -392,3 +392,31 @@ def test_join_propagates_an_exception_from_its_block_without_shadowing(capfd):
         mp.spawn(run, nprocs=2, timeout=30)
     assert "KeyError: 'rank" in str(e.value)
     assert "without finish()" not in capfd.readouterr().err   # __exit__ with an exception is not a forgotten finish
+
+
+def test_collectives_take_tensors_that_require_grad_and_ddp_takes_mixed_dtypes():
+    # `dist.all_reduce(loss)` for logging runs in place without autograd, as in 1.13; a module with a float64
+    # parameter and an int64 step counter is broadcast one dtype at a time.
+    seen = {}
+
+    class Mixed(nn.Module):
+        def __init__(self, rank):
+            super().__init__()
+            self.lin = nn.Linear(2, 1)
+            self.scale = nn.Parameter(torch.tensor([1.0 + rank], dtype=torch.float64))
+            self.register_buffer("steps", torch.tensor([10 * rank + 7]))
+
+        def forward(self, x):
+            return self.lin(x)
+
+    def run(rank):
+        dist.init_process_group("thread")
+        w = torch.tensor([float(rank + 1)], requires_grad=True)
+        dist.all_reduce(w)
+        m = Mixed(rank)
+        DDP(m)
+        seen[rank] = (w.tolist(), w.requires_grad, m.scale.tolist(), m.steps.tolist(), m.lin.weight.tolist())
+
+    mp.spawn(run, nprocs=2)
+    assert seen[0][:4] == ([3.0], True, [1.0], [7]) and seen[1][:4] == ([3.0], True, [1.0], [7])
+    assert seen[0][4] == seen[1][4]

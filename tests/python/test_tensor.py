@@ -312,3 +312,39 @@ def test_accuracy_idiom_argmax_and_max():
     close(values, [2.0, 3.0, 0.9, 1.0])
     assert indices.tolist() == [1, 0, 2, 0] and torch.max(logits).item() == 3.0
     assert torch.max(logits, 0).indices.tolist() == [1, 0, 2]
+
+
+def test_zero_dim_tensors_as_pytorch_treats_them():
+    # Scalar losses: PyTorch 1.13's values and texts (s.sum(0) is s; cat refuses them).
+    s = torch.tensor(2.0)
+    assert s.sum(0).item() == 2.0 and s.sum(-1).dim() == 0 and s.mean(0, keepdim=True).item() == 2.0
+    with pytest.raises(RuntimeError, match=r"^zero-dimensional tensor \(at position 0\) cannot be concatenated$"):
+        torch.cat([s, torch.tensor(1.0)])
+    with pytest.raises(RuntimeError, match=r"^zero-dimensional tensor \(at position 1\) cannot be concatenated$"):
+        torch.cat([torch.tensor([1.0]), s])
+    w = torch.tensor(1.5, requires_grad=True)
+    torch.nn.functional.log_softmax(w, dim=0).backward()
+    assert w.grad.item() == 0.0
+    with pytest.raises(IndexError, match=r"^Dimension out of range \(expected to be in range of \[-1, 0\], but got 1\)$"):
+        s.sum(1)
+
+
+def test_pytorchs_exception_types_from_the_engine():
+    x = torch.zeros(2, 3)
+    with pytest.raises(IndexError, match=r"^Dimension out of range \(expected to be in range of \[-2, 1\], but got 2\)$"):
+        x.sum(2)
+    with pytest.raises(IndexError, match=r"^Dimension out of range"):
+        x.transpose(0, 2)
+    with pytest.raises(IndexError, match=r"^max\(\): Expected reduction dim 0 to have non-zero size\.$"):
+        torch.ones(0, 2).max(0)
+    with pytest.raises(ValueError, match=r"^only one element tensors can be converted to Python scalars$"):
+        torch.ones(3).item()
+    F = torch.nn.functional
+    with pytest.raises(IndexError, match=r"^Target 5 is out of bounds\.$"):
+        F.cross_entropy(x, torch.tensor([0, 5]))
+    with pytest.raises(ValueError, match=r"^Expected input batch_size \(2\) to match target batch_size \(1\)\.$"):
+        F.cross_entropy(x, torch.tensor([0]))
+    with pytest.raises(RuntimeError, match=r"^expected scalar type Long but found Float$"):
+        F.cross_entropy(x, torch.tensor([0.0, 1.0]))
+    # unbatched logits and a 0-dim target, as 1.13 takes them: log(3) for equal logits
+    assert abs(F.cross_entropy(torch.zeros(3), torch.tensor(1)).item() - 1.0986123) < 1e-6

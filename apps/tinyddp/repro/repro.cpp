@@ -394,7 +394,7 @@ ReproResult run_repro(const std::string& scenario, const std::string& plan_strin
   TINYDDP_CHECK(o.iterations >= 1, "repro: --iterations must be at least 1, got ", o.iterations, ".");
   for (int n : o.rank_iterations)
     TINYDDP_CHECK(n >= 1, "repro: every rank's iteration count must be at least 1, got ", n, ".");
-  TINYDDP_CHECK(o.bucket_cap_mb > 0, "repro: --bucket-cap-mb must be positive, got ", o.bucket_cap_mb, ".");
+  TINYDDP_CHECK(o.bucket_cap_mb >= 0, "repro: --bucket-cap-mb must be 0 or more, got ", o.bucket_cap_mb, ".");
   ReproResult result;
   result.scenario = scenario;
   result.plan = plan_text(plan);
