@@ -181,8 +181,9 @@ DistributedDataParallel::DistributedDataParallel(const NamedParameters& paramete
   ro.debug_level = options_.debug_level ? *options_.debug_level : debug_level_from_env();
   ro.unsynced_grads = options_.unsynced_grads;
   reducer_ = std::make_unique<Reducer>(params, names, assignment.buckets, pg_, ro);
-  reducer_->set_warning_handler([this](const std::string& m) {
+  reducer_->set_warning_handler([this](const std::string& m, WarningOrigin origin) {
     warnings_.push_back(m);
+    warning_origins_.push_back(origin);
     if (options_.print_warnings) {
       // One write per warning so that ranks running as threads don't interleave their lines.
       static std::mutex print_mu;
@@ -197,7 +198,8 @@ DistributedDataParallel::DistributedDataParallel(const NamedParameters& paramete
       reducer_->warn_external(
           "You passed find_unused_parameters=true to DistributedDataParallel, `_set_static_graph` will detect unused "
           "parameters automatically, so you do not need to set find_unused_parameters=true, just be sure these "
-          "unused parameters will not change during training loop while calling `_set_static_graph`.");
+          "unused parameters will not change during training loop while calling `_set_static_graph`.",
+          WarningOrigin::python);
   }
 }
 
@@ -322,7 +324,7 @@ void DistributedDataParallel::check_before_step() {
   }
   if (msg.empty()) return;
   if (options_.unsynced_grads == UnsyncedGradPolicy::error) throw Error(msg);
-  reducer_->warn_external(msg);
+  reducer_->warn_external(msg, WarningOrigin::tinyddp);
 }
 
 DistributedDataParallel::NoSyncGuard::NoSyncGuard(DistributedDataParallel& ddp)

@@ -94,6 +94,7 @@ class DistributedDataParallel : public Joinable {
   // The reducer holds the iteration state (iterations, no_sync, graph mode); DDP keeps none of its own.
   Reducer& reducer() { return *reducer_; }
   const std::vector<std::string>& warnings() const { return warnings_; }
+  const std::vector<WarningOrigin>& warning_origins() const { return warning_origins_; }   // one per warning
 
  private:
   // Copies `authoritative_rank`'s buffers into every rank's, in place (each buffer's version bumps).
@@ -110,6 +111,7 @@ class DistributedDataParallel : public Joinable {
   // the forward after a synchronized one is the one that broadcasts buffers.
   bool require_forward_param_sync_ = true;
   std::vector<std::string> warnings_;   // every warning of the reducer, in order, whether printed or not
+  std::vector<WarningOrigin> warning_origins_;
 
   // ---- Join (join.h) ----
   friend class DDPJoinHook;

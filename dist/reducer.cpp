@@ -90,7 +90,7 @@ Reducer::Reducer(std::vector<Tensor> params, std::vector<std::string> names,
     grad_accumulators_.push_back(std::move(acc));
   }
   if (options_.find_unused_parameters) local_used_map_ = zeros({static_cast<int64_t>(params_.size())}, DType::i64);
-  warn_ = [](const std::string& m) { std::cerr << "[W reducer] " << m << "\n"; };
+  warn_ = [](const std::string& m, WarningOrigin) { std::cerr << "[W reducer] " << m << "\n"; };
 }
 
 Reducer::~Reducer() { *alive_ = nullptr; }
@@ -121,9 +121,9 @@ trace::Span Reducer::record_hook(size_t index, bool grad_arrived) {
   return span;
 }
 
-void Reducer::warn(const std::string& message) {
+void Reducer::warn(const std::string& message, WarningOrigin origin) {
   trace::instant([&] { return trace::What{"warning", "warning", {{"message", message}}}; });
-  if (warn_) warn_(message);
+  if (warn_) warn_(message, origin);
 }
 
 std::vector<std::vector<size_t>> Reducer::bucket_indices() const {
@@ -224,12 +224,18 @@ void Reducer::search_unused_parameters(const std::vector<Tensor>& outputs) {
          "forward pass. This flag results in an extra traversal of the autograd graph every iteration,  which can "
          "adversely affect performance. If your model indeed never has any unused parameters in the forward pass, "
          "consider turning this flag off. Note that this warning may be a false positive if your model has flow "
-         "control causing later iterations to have unused parameters.");
+         "control causing later iterations to have unused parameters.",
+         WarningOrigin::stderr);
   }
+  // 1.13 also logs "[Rank R]: Parameter NAME at index I is marked as unused." here under DETAIL, at c10's INFO
+  // level, which it does not print by default: no warning, only the trace's event.
   if (options_.debug_level == DebugLevel::detail)
     for (size_t i : unused)
-      warn("[Rank " + std::to_string(pg_->rank()) + "]: Parameter " + names_[i] + " at index " + std::to_string(i) +
-           " is marked as unused.");
+      trace::instant([&] {
+        return trace::What{"log", "marked unused", {{"message", "[Rank " + std::to_string(pg_->rank()) +
+                                                                    "]: Parameter " + names_[i] + " at index " +
+                                                                    std::to_string(i) + " is marked as unused."}}};
+      });
 }
 
 // Called after AccumulateGrad ran for parameter `index` (Note [The reducer's hook]). `grad_arrived`: whether a
@@ -249,7 +255,8 @@ void Reducer::autograd_hook(size_t index, bool grad_arrived) {
     warn("backward() ran inside no_sync() but the forward that produced its loss ran outside it, so DDP had already "
          "armed this iteration's reduction: these gradients are all-reduced anyway and no_sync() has no effect "
          "here. Run the forward inside no_sync() as well (PyTorch: \"The forward pass should be included inside "
-         "the context manager, or else gradients will still be synchronized\").");
+         "the context manager, or else gradients will still be synchronized\").",
+         WarningOrigin::tinyddp);
   }
   if (dynamic_graph_find_unused() || static_graph_first_iteration()) {
     // Locally used iff .grad is defined (PyTorch checks the field, not the incoming gradient).
@@ -296,10 +303,10 @@ void Reducer::report_unsynced_grad(size_t index) {
       for (size_t i : unsynced_reported_) names.push_back(names_[i] + " (" + std::to_string(i) + ")");
       warn("tinyddp: unsynchronized gradients on rank " + std::to_string(pg_->rank()) + " for " +
            std::to_string(names.size()) + " parameter(s): " + join(names, ", ") + ". Each " +
-           what.substr(what.find("after DDP")));
+           what.substr(what.find("after DDP")), WarningOrigin::tinyddp);
     });
   } else if (!autograd::Engine::in_backward()) {
-    warn("tinyddp: " + what);
+    warn("tinyddp: " + what, WarningOrigin::tinyddp);
   }
 }
 
@@ -572,7 +579,8 @@ void Reducer::delay_all_reduce() {
     for (size_t i : unused) items.push_back("{" + names_[i] + "," + std::to_string(i) + "}");
     warn("[Rank " + std::to_string(pg_->rank()) + "]: Parameter(s) (in the format of {param_name, index}): " +
          join(items, "") + " is(are) unused during first iteration. Since static_graph=True is enabled for DDP, we "
-         "expect this set of unused parameters to remain consistent on this rank throughout the training.");
+         "expect this set of unused parameters to remain consistent on this rank throughout the training.",
+         WarningOrigin::python);
   }
   finalize_backward();
 }
@@ -615,10 +623,11 @@ void Reducer::ensure_prior_reduction_finished() {
            "print out information about which particular parameters did not receive gradient on this rank as part of "
            "this error";
   } else {
-    std::set<std::string> sorted;   // PyTorch lists the names from an ordered set
-    for (size_t i : unmarked) sorted.insert(names_[i]);
-    msg += "\nParameters which did not receive grad for rank " + rank + ": " +
-           join(std::vector<std::string>(sorted.begin(), sorted.end()), ", ");
+    // 1.13 lists the names from the highest index down, the indices from the lowest up: for indices 0 1 2 3 its
+    // names read "trunk.2.bias, trunk.2.weight, trunk.0.bias, trunk.0.weight".
+    std::vector<std::string> names;
+    for (auto i = unmarked.rbegin(); i != unmarked.rend(); ++i) names.push_back(names_[*i]);
+    msg += "\nParameters which did not receive grad for rank " + rank + ": " + join(names, ", ");
     msg += index_info;
   }
   throw Error(msg);

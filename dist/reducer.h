@@ -87,6 +87,17 @@ namespace tinyddp::dist {
 // What to do when a gradient reaches a parameter while no reduction is expected (see the Note above).
 enum class UnsyncedGradPolicy { warn, error, ignore };
 
+// Where a reducer warning surfaces in a 1.13 Python script; the Python binding routes on it (a C++ program
+// prints them all).
+//   python:  a TORCH_WARN raised inside backward() (on the calling thread, under the warning handler of
+//            1.13's binding) or a warnings.warn of 1.13's DDP: Python's `warnings` records it.
+//   stderr:  a TORCH_WARN raised in the forward's prepare_for_backward, where 1.13's binding installs no
+//            handler: printed by c10, never recorded by `warnings`.
+//   tinyddp: tinyddp's own diagnosis, which 1.13 does not give: printed, not recorded, so that a script
+//            records exactly the warnings it records under 1.13.
+enum class WarningOrigin { python, stderr, tinyddp };
+using WarningHandler = std::function<void(const std::string& message, WarningOrigin origin)>;
+
 // A bucket as a comm hook sees it: a flat buffer of gradients (not divided by world size).
 struct GradBucket {
   size_t index = 0;
@@ -152,10 +163,10 @@ class Reducer {
   void set_last_forward_synced(bool synced) { last_forward_synced_ = synced; }
 
   // Where warnings go (default: stderr). Each PyTorch TORCH_WARN_ONCE warns once per reducer.
-  void set_warning_handler(std::function<void(const std::string&)> handler) { warn_ = std::move(handler); }
+  void set_warning_handler(WarningHandler handler) { warn_ = std::move(handler); }
   void set_event_observer(std::function<void(const ReducerEvent&)> observer) { observe_ = std::move(observer); }
   // Sends a warning about this reducer's state through the same handler (used by DDP's step check).
-  void warn_external(const std::string& message) { warn(message); }
+  void warn_external(const std::string& message, WarningOrigin origin) { warn(message, origin); }
 
   // Which graph mode this iteration runs in; DDP's forward routes its outputs through _DDPSink iff either holds.
   bool dynamic_graph_find_unused() const { return !static_graph_.enabled && options_.find_unused_parameters; }
@@ -241,7 +252,7 @@ class Reducer {
   // and the tracer (docs/tracing.md) the same event. A hook is a span around its work, hence its own call.
   void record(ReducerEvent::Kind kind, size_t index, std::string detail = {});
   trace::Span record_hook(size_t index, bool grad_arrived);
-  void warn(const std::string& message);
+  void warn(const std::string& message, WarningOrigin origin);
 
   std::vector<Tensor> params_;               // leaves that require grad; a parameter's index is its place here
   std::vector<std::string> names_;           // per parameter, its name in messages (".w" at the root module)
@@ -288,7 +299,7 @@ class Reducer {
   std::set<size_t> unsynced_reported_;       // parameters reported since the last synchronized forward
   // TORCH_WARN_ONCE: each warning at most once per reducer.
   bool warned_no_unused_ = false, warned_no_sync_forward_outside_ = false;
-  std::function<void(const std::string&)> warn_;      // every warning, after the trace saw it (default: stderr)
+  WarningHandler warn_;                              // every warning, after the trace saw it (default: stderr)
   std::function<void(const ReducerEvent&)> observe_;  // every ReducerEvent, in order; may be empty
   // Taken by every entry point that touches the state: the constructor, the calls of the overview, the hooks and
   // the queued callbacks. Not recursive: no path re-enters the reducer while holding it (finalize runs as an

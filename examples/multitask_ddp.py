@@ -13,7 +13,7 @@ checks outcome, message, raising call, drifting parameters and warnings against 
   combined     combined-loss: backward(a + b + t), once per forward. Replicas stay equal.
   find-unused  find-unused: DDP(find_unused_parameters=True) with the two backwards. No error, but the reducer
                finalizes after backward(a): the gradients of backward(b + t) stay local and the replicas drift
-               apart. PyTorch 1.13 says nothing; tinyddp warns (as UserWarning).
+               apart. PyTorch 1.13 says nothing; tinyddp says so on stderr.
   no-sync      no-sync-microbatch: two micro-batches accumulated, the first forward and backward inside
                no_sync(), the second synced, then one step. Replicas stay equal.
 Written against PyTorch's API: replace the imports with torch's and it runs there (with the gloo backend).

@@ -164,14 +164,23 @@ class PyDDP {
                   "Default process group has not been initialized, please make sure to call init_process_group.");
     py::gil_scoped_release gil;
     ddp_ = std::make_unique<dist::DistributedDataParallel>(params, pg, options, buffers);
-    // PyTorch's TORCH_WARN from the reducer reaches Python as a UserWarning: those of the construction
-    // (static_graph with find_unused_parameters) from DDP's record, the later ones as they come.
-    auto to_python = [](const std::string& message) {
+    // Each reducer warning where 1.13 puts it (dist::WarningOrigin): a UserWarning, or a line on stderr
+    // (prepare_for_backward's TORCH_WARN, and tinyddp's own diagnoses). Those of the construction (static_graph
+    // with find_unused_parameters) come from DDP's record, the later ones as they come.
+    auto route = [rank = pg->rank()](const std::string& message, dist::WarningOrigin origin) {
       py::gil_scoped_acquire acquire;
-      py::module_::import("warnings").attr("warn")(message, py::handle(PyExc_UserWarning));
+      if (origin == dist::WarningOrigin::python) {
+        py::module_::import("warnings").attr("warn")(message, py::handle(PyExc_UserWarning));
+        return;
+      }
+      // c10's format for the one 1.13 prints; one write per line, so that rank threads do not interleave.
+      const std::string line = origin == dist::WarningOrigin::stderr
+                                   ? "[W reducer.cpp] Warning: " + message + "\n"
+                                   : "[W reducer rank " + std::to_string(rank) + "] " + message + "\n";
+      py::module_::import("sys").attr("stderr").attr("write")(line);
     };
-    for (const std::string& message : ddp_->warnings()) to_python(message);
-    ddp_->reducer().set_warning_handler(to_python);
+    for (size_t i = 0; i < ddp_->warnings().size(); ++i) route(ddp_->warnings()[i], ddp_->warning_origins()[i]);
+    ddp_->reducer().set_warning_handler(route);
   }
 
   std::vector<Tensor> forward(const py::function& module_forward) {

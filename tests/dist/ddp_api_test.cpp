@@ -135,7 +135,7 @@ TEST(ReducerWarningHandler, ReceivesEveryWarningOnce) {
   expect_no_errors(ThreadWorld::run(1, [&](ProcessGroup& pg) {
     const Tensor w = ones({2}).requires_grad_();
     Reducer reducer({w}, {".w"}, std::vector<std::vector<size_t>>{{0}}, borrow(pg), {.find_unused_parameters = true});
-    reducer.set_warning_handler([&](const std::string& m) { got.push_back(m); });
+    reducer.set_warning_handler([&](const std::string& m, WarningOrigin) { got.push_back(m); });
     for (int it = 0; it < 2; ++it) {
       reducer.prepare_for_forward();
       reducer.rebuild_buckets();
@@ -143,7 +143,7 @@ TEST(ReducerWarningHandler, ReceivesEveryWarningOnce) {
       reducer.prepare_for_backward({loss});   // nothing unused: the find_unused warning, on the first only
       loss.backward();
     }
-    reducer.warn_external("from outside");
+    reducer.warn_external("from outside", WarningOrigin::tinyddp);
     EXPECT_EQ(w.grad().to_vector<float>(), std::vector<float>(2, 6.0f));
   }));
   ASSERT_EQ(got.size(), 2u) << ::testing::PrintToString(got);

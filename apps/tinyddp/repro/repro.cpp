@@ -158,9 +158,11 @@ RankResult run_rank(std::shared_ptr<dist::ProcessGroup> pg, const std::vector<Pl
               // retain_graph unset unless `retain`: it then defaults to create_graph, as PyTorch's None does.
               loss.backward({}, {.retain_graph = retain_graph, .create_graph = step.create_graph});
             } else {
-              // autograd::grad never runs AccumulateGrad, so DDP's hooks do not fire: nothing is averaged.
+              // autograd::grad never runs AccumulateGrad, so DDP's hooks do not fire: nothing is averaged. Over
+              // the main model's parameters only (model.parameters() in the PyTorch script), not the
+              // discriminator's.
               std::vector<Tensor> wanted;
-              for (const Tensor& p : params)
+              for (const Tensor& p : model.parameters())
                 if (p.requires_grad()) wanted.push_back(p);
               const auto grads = autograd::grad(
                   {loss}, wanted, {},
