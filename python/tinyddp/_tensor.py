@@ -50,6 +50,19 @@ class Size(tuple):
 
     __str__ = __repr__
 
+    # Slices, concatenation and repetition of a Size are Sizes, as PyTorch's; (5,) + size stays a tuple there too.
+    def __getitem__(self, index):
+        item = tuple.__getitem__(self, index)
+        return Size(item) if isinstance(index, slice) else item
+
+    def __add__(self, other):
+        return Size(tuple.__add__(self, other))
+
+    def __mul__(self, times):
+        return Size(tuple.__mul__(self, times))
+
+    __rmul__ = __mul__
+
     def numel(self):
         n = 1
         for d in self:
