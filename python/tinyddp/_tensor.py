@@ -8,6 +8,7 @@ import builtins
 import warnings
 
 from tinyddp import _C
+from tinyddp._device import _NO_CUDA, _CPU, _check_device, _parse_to, device
 from tinyddp._tensor_str import tensor_repr
 
 Tensor = _C.Tensor
@@ -85,16 +86,17 @@ def _size(self, dim=None):
 
 
 def _to(self, *args, **kwargs):
-    """Tensor.to(dtype) or Tensor.to(other): the engine's dtype conversion (differentiable). Devices other than
-    "cpu" are not part of the Python front end yet."""
-    target = kwargs.get("dtype", args[0] if args else None)
-    if isinstance(target, Tensor):
-        target = target.dtype
-    if isinstance(target, str) and target == "cpu":
-        return self
-    if not isinstance(target, dtype):
-        raise TypeError(f"to() received an invalid combination of arguments: {args!r} {kwargs!r}")
-    return self if target._c == self._dtype() else self._to_dtype(target._c)
+    """Tensor.to(device, dtype), to(dtype), to(other), with non_blocking and copy, as PyTorch's: the engine's
+    dtype conversion (differentiable); the device must be the CPU (tinyddp._device)."""
+    dev, target, copy = _parse_to(args, kwargs, dtype, Tensor)
+    # PyTorch returns the tensor itself when nothing changes; an explicit index ("cpu:0") or copy=True copies.
+    copy = copy or (dev is not None and dev.index is not None)
+    out = self if target is None or target._c == self._dtype() else self._to_dtype(target._c)
+    return out.clone() if copy and out is self else out
+
+
+def _cuda(self, device=None, non_blocking=False, memory_format=None):
+    raise AssertionError(_NO_CUDA)
 
 
 def _bool(self):
@@ -253,6 +255,11 @@ Tensor.dtype = property(lambda self: _BY_C[self._dtype()])
 Tensor.is_floating_point = lambda self: _BY_C[self._dtype()].is_floating_point
 Tensor.size = _size
 Tensor.to = _to
+Tensor.device = property(lambda self: _CPU)
+Tensor.is_cuda = property(lambda self: False)
+Tensor.cpu = lambda self, memory_format=None: self
+Tensor.cuda = _cuda
+Tensor.get_device = lambda self: -1
 Tensor.float = lambda self: _to(self, float32)
 Tensor.double = lambda self: _to(self, float64)
 Tensor.long = lambda self: _to(self, int64)
@@ -302,6 +309,7 @@ def _read_nested(data, dim, shape, flat):
 def tensor(data, dtype=None, device=None, requires_grad=False):
     """torch.tensor: a new leaf holding a copy of `data` (nested lists of Python numbers, a NumPy array or a
     tensor). Lists of ints give int64, any float gives float32, unless dtype says otherwise."""
+    _check_device(device)
     if isinstance(data, Tensor):
         warnings.warn("To copy construct from a tensor, it is recommended to use sourceTensor.clone().detach() or "
                       "sourceTensor.clone().detach().requires_grad_(True), rather than torch.tensor(sourceTensor).",
@@ -327,49 +335,59 @@ def tensor(data, dtype=None, device=None, requires_grad=False):
     return _finish(_C._from_flat(flat, shape, _c_dtype(dtype)), requires_grad)
 
 
-def zeros(*size, dtype=None, requires_grad=False):
+def zeros(*size, dtype=None, device=None, requires_grad=False):
+    _check_device(device)
     return _finish(_C.zeros(_shape(size), _c_dtype(dtype)), requires_grad)
 
 
-def ones(*size, dtype=None, requires_grad=False):
+def ones(*size, dtype=None, device=None, requires_grad=False):
+    _check_device(device)
     return _finish(_C.ones(_shape(size), _c_dtype(dtype)), requires_grad)
 
 
-def empty(*size, dtype=None, requires_grad=False):
+def empty(*size, dtype=None, device=None, requires_grad=False):
+    _check_device(device)
     return _finish(_C.empty(_shape(size), _c_dtype(dtype)), requires_grad)
 
 
-def full(size, fill_value, dtype=None, requires_grad=False):
+def full(size, fill_value, dtype=None, device=None, requires_grad=False):
+    _check_device(device)
     if dtype is None:
         dtype = int64 if isinstance(fill_value, int) and not isinstance(fill_value, builtins.bool) else float32
     return _finish(_C.full(_shape((size,)), builtins.float(fill_value), _c_dtype(dtype)), requires_grad)
 
 
-def zeros_like(input, dtype=None, requires_grad=False):
+def zeros_like(input, dtype=None, device=None, requires_grad=False):
+    _check_device(device)
     return zeros(input.shape, dtype=dtype or input.dtype, requires_grad=requires_grad)
 
 
-def ones_like(input, dtype=None, requires_grad=False):
+def ones_like(input, dtype=None, device=None, requires_grad=False):
+    _check_device(device)
     return ones(input.shape, dtype=dtype or input.dtype, requires_grad=requires_grad)
 
 
-def randn(*size, dtype=None, requires_grad=False):
+def randn(*size, dtype=None, device=None, requires_grad=False):
     """Standard normal samples from the engine's generator. The generator is per thread (each spawn rank has
     its own); the values are tinyddp's stream, not PyTorch's."""
+    _check_device(device)
     return _finish(_C.randn(_shape(size), _c_dtype(dtype)), requires_grad)
 
 
-def rand(*size, dtype=None, requires_grad=False):
+def rand(*size, dtype=None, device=None, requires_grad=False):
+    _check_device(device)
     return _finish(_C.rand(_shape(size), _c_dtype(dtype)), requires_grad)
 
 
-def randint(low, high=None, size=None, dtype=None):
+def randint(low, high=None, size=None, dtype=None, device=None):
+    _check_device(device)
     if high is None:
         low, high = 0, low
     return _C.randint(low, high, list(size))
 
 
-def arange(end, dtype=None):
+def arange(end, dtype=None, device=None):
+    _check_device(device)
     return _C.arange(int(end), _c_dtype(dtype, int64))
 
 

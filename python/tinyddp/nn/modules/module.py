@@ -9,7 +9,8 @@ children or buffers, so the walk is written here once for Python modules.
 from collections import OrderedDict, namedtuple
 
 from tinyddp import _C
-from tinyddp._tensor import Tensor
+from tinyddp._device import _NO_CUDA, _parse_to
+from tinyddp._tensor import Tensor, dtype as _dtype
 from tinyddp.autograd.grad_mode import no_grad
 from tinyddp.nn.parameter import Parameter
 
@@ -305,6 +306,28 @@ class Module:
         return _IncompatibleKeys(missing, unexpected)
 
     # ---- training ----
+    def to(self, *args, **kwargs):
+        """Module.to(device, dtype), to(dtype), to(tensor): the device must be the CPU, where every tensor already
+        is. A dtype is accepted when the floating parameters and buffers already have it: tinyddp cannot swap a
+        parameter's storage for one of another dtype (PyTorch assigns param.data), so converting raises."""
+        _, dtype, _ = _parse_to(args, kwargs, _dtype, Tensor)
+        if dtype is not None:
+            if not dtype.is_floating_point:
+                raise TypeError(f"nn.Module.to only accepts floating point or complex dtypes, but got desired "
+                                f"dtype={dtype}")
+            for name, t in list(self.named_parameters()) + list(self.named_buffers()):
+                if t.is_floating_point() and t.dtype is not dtype:
+                    raise NotImplementedError(
+                        f"{self._get_name()}.to({dtype}): '{name}' is {t.dtype}; tinyddp cannot convert a module's "
+                        f"tensors to another dtype in place. Build the module's tensors in {dtype} instead.")
+        return self
+
+    def cpu(self):
+        return self
+
+    def cuda(self, device=None):
+        raise AssertionError(_NO_CUDA)
+
     def train(self, mode=True):
         if not isinstance(mode, bool):
             raise ValueError("training mode is expected to be boolean")
