@@ -1,7 +1,7 @@
 """torch.nn.functional: the engine's activations and losses (engine/ops/ops.h), PyTorch's names and defaults."""
 import warnings
 
-from tinyddp import _C
+from tinyddp import _C, _tensor
 
 
 def _check_reduction(reduction):
@@ -50,6 +50,24 @@ def softmax(input, dim=None, _stacklevel=3, dtype=None):
     if dtype is not None:
         input = input.to(dtype)
     return _C._nn.softmax(input, dim)
+
+
+def dropout(input, p=0.5, training=True, inplace=False):
+    """Zeroes each element with probability p and scales the others by 1/(1-p); the input itself in eval mode
+    or for p=0, as PyTorch's. The mask comes from tinyddp's generator (rand), so which elements drop is not
+    PyTorch's stream; the graph is input * mask (MulBackward0, as PyTorch's)."""
+    if p < 0.0 or p > 1.0:
+        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+    if not training or p == 0 or input.numel() == 0:
+        return input
+    if not input.is_floating_point():
+        name = {"int64": "Long", "bool": "Bool"}.get(str(input.dtype)[len("torch."):], str(input.dtype))
+        raise RuntimeError(f"result type Float can't be cast to the desired output type {name}")
+    if p == 1:   # every element drops; 1/(1-p) would make 0 * inf = nan
+        mask = _tensor.zeros((), dtype=input.dtype)
+    else:
+        mask = (_tensor.rand(input.shape, dtype=input.dtype) < 1 - p).to(input.dtype) * (1.0 / (1 - p))
+    return input.mul_(mask) if inplace else input * mask
 
 
 def mse_loss(input, target, size_average=None, reduce=None, reduction="mean"):

@@ -1,4 +1,4 @@
-"""torch.nn.ReLU, Tanh, Sigmoid: the engine's activations as modules."""
+"""torch.nn.ReLU, Tanh, Sigmoid: the engine's activations as modules; torch.nn.Identity."""
 from tinyddp.nn import functional as F
 from tinyddp.nn.modules.module import Module
 
@@ -22,3 +22,13 @@ class Tanh(Module):
 class Sigmoid(Module):
     def forward(self, input):
         return F.sigmoid(input)
+
+
+class Identity(Module):
+    """Returns its input; its arguments are ignored, as PyTorch's."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__()
+
+    def forward(self, input):
+        return input
