@@ -173,6 +173,67 @@ def _flatten(self, start_dim=0, end_dim=-1):
     return self.reshape(shape[:start] + [numel] + shape[end + 1:])
 
 
+def _wrap_dim(dim, ndim):
+    """A dim in [-ndim, ndim-1] (a 0-dim tensor takes 0 and -1) as a non-negative index, with PyTorch's IndexError."""
+    bound = builtins.max(ndim, 1)
+    if not -bound <= dim < bound:
+        raise IndexError(f"Dimension out of range (expected to be in range of [{-bound}, {bound - 1}], but got {dim})")
+    return dim % bound
+
+
+# unsqueeze, squeeze, stack and .T are views and concatenations over reshape, cat and transpose (the engine has
+# no unsqueeze, squeeze, stack or permute nodes), so grad_fn names differ from PyTorch's (ViewBackward0 for
+# UnsqueezeBackward0/SqueezeBackward*, CatBackward0 for StackBackward0) while values and gradients are its.
+
+def _unsqueeze(self, dim):
+    shape = list(self._shape())
+    shape.insert(_wrap_dim(dim, len(shape) + 1), 1)
+    return self.reshape(shape)
+
+
+def _squeeze(self, dim=None):
+    shape = list(self._shape())
+    if dim is None:
+        return self.reshape([d for d in shape if d != 1])
+    dim = _wrap_dim(dim, len(shape))
+    if shape and shape[dim] == 1:
+        del shape[dim]
+    return self.reshape(shape)
+
+
+def _numpy_T(self):
+    """Tensor.T: the dims reversed. PyTorch 1.13 deprecates it for other than 2 dims (and warns once)."""
+    n = self.dim()
+    if n == 2:
+        return self.t()
+    if n != 0:
+        _warn_once("The use of `x.T` on tensors of dimension other than 2 to reverse their shape is deprecated and "
+                   "it will throw an error in a future release. Consider `x.mT` to transpose batches of matrices or "
+                   "`x.permute(*torch.arange(x.ndim - 1, -1, -1))` to reverse the dimensions of a tensor. (Triggered "
+                   "internally at  ./aten/src/ATen/native/TensorShape.cpp:3277.)", stacklevel=2)
+    if n < 2:
+        return self.view(self._shape())
+    out = self
+    for i in range(n // 2):   # swapping dim i with dim n-1-i for each i < n/2 reverses them
+        out = out.transpose(i, n - 1 - i)
+    return out
+
+
+_warned = set()
+
+
+def _warn_once(message, stacklevel):
+    """PyTorch's TORCH_WARN_ONCE: one warning per process for each message."""
+    if message not in _warned:
+        _warned.add(message)
+        warnings.warn(message, UserWarning, stacklevel=stacklevel + 1)
+
+
+def _set_data(self, value):
+    raise NotImplementedError("tinyddp: assigning Tensor.data is not supported (the engine cannot swap a tensor's "
+                              "storage); copy values in place instead: `with torch.no_grad(): t.copy_(value)`.")
+
+
 class _MaxResult(tuple):
     """torch.return_types.max: (values, indices), also by name."""
     values = property(lambda self: self[0])
@@ -239,6 +300,11 @@ def _iter(self):
 Tensor.__getitem__ = _getitem
 Tensor.__iter__ = _iter
 Tensor.flatten = _flatten
+Tensor.unsqueeze = _unsqueeze
+Tensor.squeeze = _squeeze
+Tensor.T = property(_numpy_T)
+# Tensor.data: the same storage without history, as detach() (PyTorch's .data also has its own version counter)
+Tensor.data = property(lambda self: self.detach(), _set_data)
 Tensor.max = _max
 Tensor.argmax = _argmax
 Tensor.any = _any
@@ -407,6 +473,28 @@ def is_tensor(obj):
 
 def cat(tensors, dim=0):
     return _C.cat(list(tensors), dim)
+
+
+def stack(tensors, dim=0):
+    """The tensors (all of one shape) joined along a new dim: cat of their unsqueezes (CatBackward0)."""
+    tensors = list(tensors)
+    if not tensors:
+        raise RuntimeError("stack expects a non-empty TensorList")
+    shape = tensors[0]._shape()
+    for i, t in enumerate(tensors):
+        if t._shape() != shape:
+            raise RuntimeError(f"stack expects each tensor to be equal size, but got {list(shape)} at entry 0 and "
+                               f"{list(t._shape())} at entry {i}")
+    dim = _wrap_dim(dim, len(shape) + 1)
+    return _C.cat([_unsqueeze(t, dim) for t in tensors], dim)
+
+
+def unsqueeze(input, dim):
+    return _unsqueeze(input, dim)
+
+
+def squeeze(input, dim=None):
+    return _squeeze(input, dim)
 
 
 # ---- functions that mirror Tensor methods ----
