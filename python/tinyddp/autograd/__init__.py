@@ -1,5 +1,6 @@
 """torch.autograd: grad, backward, grad mode and anomaly mode over the engine (engine/autograd/)."""
 from tinyddp import _C
+from tinyddp._tensor import _warn_once
 from tinyddp.autograd import graph
 from tinyddp.autograd.anomaly_mode import detect_anomaly, set_detect_anomaly
 from tinyddp.autograd.grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
@@ -16,6 +17,12 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
 
 def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, inputs=None):
     """torch.autograd.backward: one graph task from all `tensors` (engine/autograd/functional.h)."""
+    if create_graph:   # 1.13's engine warns once per process for every backward that accumulates with a graph
+        _warn_once("Using backward() with create_graph=True will create a reference cycle between the parameter and "
+                   "its gradient which can cause a memory leak. We recommend using autograd.grad when creating the "
+                   "graph to avoid this. If you have to use this function, make sure to reset the .grad fields of "
+                   "your parameters to None after use to break the cycle and avoid the leak. (Triggered internally "
+                   "at  ./torch/csrc/autograd/engine.cpp:1059.)", stacklevel=1)
     _C._backward(tensors, grad_tensors, retain_graph, create_graph, inputs)
 
 

@@ -1,4 +1,6 @@
 """torch.optim.Optimizer over models/optim's Optimizer: the update rules run in C++ on the parameter handles."""
+import warnings
+
 from tinyddp._tensor import Tensor
 from tinyddp.autograd.grad_mode import enable_grad
 
@@ -23,6 +25,10 @@ class Optimizer:
         for p in params:
             if not isinstance(p, Tensor):
                 raise TypeError("optimizer can only optimize Tensors, but one of the params is " + type(p).__name__)
+        if len(set(map(id, params))) != len(params):
+            # PyTorch's text; its step then updates the parameter once per occurrence, models/optim does not
+            warnings.warn("optimizer contains a parameter group with duplicate parameters; in future, this will cause "
+                          "an error; see github.com/pytorch/pytorch/issues/40967 for more information", stacklevel=2)
         self._params = params
         # PyTorch keeps every parameter and skips, at each step, those whose .grad is None (models/optim does
         # too); one that does not require grad never gets a .grad, and models/optim refuses it, so it is left
