@@ -32,6 +32,12 @@ class DistributedDataParallel(Module):
                  process_group=None, bucket_cap_mb=25, find_unused_parameters=False, check_reduction=False,
                  gradient_as_bucket_view=False, static_graph=False):
         super().__init__()
+        # 1.13's check, for CPU modules (every tinyddp module): device_ids and output_device must not be given
+        if device_ids or output_device:
+            devices = {p.device for p in module.parameters()}
+            raise ValueError("DistributedDataParallel device_ids and output_device arguments only work with "
+                             "single-device/multiple-device GPU modules or CPU modules, but got device_ids "
+                             f"{device_ids}, output_device {output_device}, and module parameters {devices}.")
         if process_group is not None and process_group is not dist.group.WORLD:
             raise ValueError(f"DistributedDataParallel(process_group={process_group!r}): tinyddp has only the "
                              "default group; pass process_group=None or dist.group.WORLD.")
