@@ -1,20 +1,41 @@
 """torch.distributed (its distributed_c10d subset) over dist/: the default process group, per thread.
 
 Backends: "thread" (the ranks are threads of this process, started by tinyddp.multiprocessing.spawn; each rank
-thread has its own default group) and "mpi" (one rank per process, under mpirun).
+thread has its own default group) and "mpi" (one rank per process, under mpirun). "gloo", so that a PyTorch script
+runs with only its import changed, is the thread backend, or "mpi" when the process was started by mpirun (outside
+spawn); get_backend() still says "gloo".
 """
 import datetime
+import os
+import threading
 
 from tinyddp import _C
 from tinyddp.futures import Future
+from tinyddp.multiprocessing.spawn import _rank_thread
 
 _d = _C._dist
 
 is_initialized = _d.is_initialized
 get_rank = _d.get_rank
 get_world_size = _d.get_world_size
-get_backend = _d.get_backend
-destroy_process_group = _d.destroy_process_group
+# The backend name init_process_group was given, per thread as the default group is.
+_backend_name = threading.local()
+
+# What mpirun sets in its processes (Open MPI, then MPICH/Intel MPI's PMI): gloo there selects the mpi backend,
+# since the thread backend would give each process a world of its own.
+_MPIRUN_SIZE_VARS = ("OMPI_COMM_WORLD_SIZE", "PMI_SIZE")
+
+
+def get_backend(group=None):
+    _check_group(group, "get_backend")
+    name = _d.get_backend()   # raises PyTorch's text when there is no default group
+    return getattr(_backend_name, "name", None) or name
+
+
+def destroy_process_group(group=None):
+    _check_group(group, "destroy_process_group")
+    _d.destroy_process_group()
+    _backend_name.name = None
 
 
 def is_available():
@@ -78,8 +99,24 @@ class Work:
 def init_process_group(backend, init_method=None, timeout=datetime.timedelta(minutes=30), world_size=-1, rank=-1,
                        store=None, group_name="", pg_options=None):
     """The default group of this thread. `timeout` bounds every collective wait of the group (the thread
-    backend's waits use spawn's world timeout; see docs/python.md)."""
-    _d.init_process_group(backend, rank, world_size, timeout.total_seconds())
+    backend's waits use spawn's world timeout; see docs/python.md). "gloo" runs on the thread backend (inside
+    spawn, or a one-rank group outside it), or on "mpi" under mpirun; init_method ("env://", "tcp://...") and
+    MASTER_ADDR/MASTER_PORT are not needed by either and are ignored."""
+    name = str(backend).lower()   # as torch.distributed.Backend(name)
+    if name == "nccl":
+        raise RuntimeError("Distributed package doesn't have NCCL built in")
+    if name != "gloo" or _d.is_initialized():   # the latter raises PyTorch's "initialize ... twice" text
+        _d.init_process_group(backend, rank, world_size, timeout.total_seconds())
+    else:
+        mpirun = next((v for v in _MPIRUN_SIZE_VARS if v in os.environ), None)
+        actual = "thread" if mpirun is None or getattr(_rank_thread, "active", False) else "mpi"
+        try:
+            _d.init_process_group(actual, rank, world_size, timeout.total_seconds())
+        except RuntimeError as e:
+            where = f"under mpirun ({mpirun} is set)" if actual == "mpi" else "here"
+            raise RuntimeError(f"init_process_group(\"gloo\") {where} runs on tinyddp's \"{actual}\" backend: {e}") \
+                from None
+    _backend_name.name = name
 
 
 def barrier(group=None, async_op=False, device_ids=None):

@@ -7,6 +7,9 @@ import traceback
 
 from tinyddp import _C
 
+# Set on spawn's rank threads: there init_process_group("gloo") means the thread backend (tinyddp.distributed).
+_rank_thread = threading.local()
+
 
 class ProcessException(Exception):
     __slots__ = ["error_index", "pid"]
@@ -32,6 +35,7 @@ def spawn(fn, args=(), nprocs=1, join=True, daemon=False, start_method="spawn", 
     lock = threading.Lock()
 
     def run_rank(rank):
+        _rank_thread.active = True
         try:
             fn(rank, *args)
         except BaseException:
