@@ -243,7 +243,32 @@ class _MaxResult(tuple):
         return f"torch.return_types.max(\nvalues={self[0]!r},\nindices={self[1]!r})"
 
 
+def _maximum(self, other):
+    """torch.maximum (and max(a, b)): elementwise, broadcasting, NaN where either is NaN. Written with masks
+    (the engine has no maximum or where) so that the values are the selected elements exactly and the gradient
+    is 1.13's: all to the larger, half to each at a tie. grad_fn is SubBackward0 (PyTorch: MaximumBackward0)."""
+    if not isinstance(other, Tensor):
+        raise TypeError(f"maximum(): argument 'other' (position 2) must be Tensor, not {type(other).__name__}")
+    for t in (self, other):
+        if t.is_floating_point() and builtins.bool((t.detach().abs() == builtins.float("inf")).any()):
+            # an unselected infinite element would be multiplied by 0, giving NaN instead of the other element
+            raise NotImplementedError("tinyddp: maximum / max(input, other) of tensors holding inf or -inf is not "
+                                      "supported (it is computed with masks, and inf * 0 is NaN); the supported "
+                                      "forms are max(), max(dim, keepdim) and maximum/max(input, other) of finite "
+                                      "(or NaN) values.")
+    dt = self.dtype
+    greater, less, tie = (self > other).to(dt), (self < other).to(dt), (self == other).to(dt)
+    selected = self * (greater + tie) + other * less   # exactly the larger element (self at a tie)
+    # At a tie half of the gradient moves from self to other, through a term whose value is g.detach() - g, +0 for
+    # finite g; subtracting +0 leaves every value, -0. included, as it is. g has no other - self, which can overflow.
+    half_tie = tie * 0.5
+    g = other * half_tie - self * half_tie
+    return selected - (g.detach() - g)
+
+
 def _max(self, dim=None, keepdim=False):
+    if isinstance(dim, Tensor):   # max(input, other): the elementwise maximum, as PyTorch's
+        return _maximum(self, dim)
     if dim is None:
         return self._max()
     return _MaxResult(self._max_dim(dim, keepdim))
@@ -306,6 +331,7 @@ Tensor.T = property(_numpy_T)
 # Tensor.data: the same storage without history, as detach() (PyTorch's .data also has its own version counter)
 Tensor.data = property(lambda self: self.detach(), _set_data)
 Tensor.max = _max
+Tensor.maximum = _maximum
 Tensor.argmax = _argmax
 Tensor.any = _any
 Tensor.all = _all
@@ -537,6 +563,10 @@ def sigmoid(input):
 
 def max(input, dim=None, keepdim=False):  # noqa: A001
     return _max(input, dim, keepdim)
+
+
+def maximum(input, other):
+    return _maximum(input, other)
 
 
 def argmax(input, dim=None, keepdim=False):
