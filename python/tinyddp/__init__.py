@@ -5,20 +5,21 @@ is ``tinyddp._C``; the modules here give it PyTorch's names, one Python module p
 """
 from tinyddp import _C
 from tinyddp._device import device
-from tinyddp._tensor import (Size, Tensor, abs, arange, argmax, bool, cat, dtype, empty, eq, exp, flatten, ge, gt, le,
-                             logical_not, lt, max, maximum, ne, float32, float64, from_numpy, full,
-                             int64, is_tensor, log, manual_seed, matmul, mean, ones, ones_like, rand, randint, randn,
-                             relu, sigmoid, sqrt, squeeze, stack, sum, tanh, tensor, unsqueeze, zeros,
-                             zeros_like)
+from tinyddp._tensor import (Size, Tensor, abs, arange, argmax, bool, cat, dtype, empty, eq, exp, flatten, float32,
+                             float64, from_numpy, full, ge, gt, int64, is_tensor, le, log, logical_not, lt,
+                             manual_seed, matmul, max, maximum, mean, ne, ones, ones_like, rand, randint, randn, relu,
+                             sigmoid, sqrt, squeeze, stack, sum, tanh, tensor, unsqueeze, zeros, zeros_like)
 from tinyddp.autograd.grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
-from tinyddp import autograd, cuda, futures, nn, optim, distributed, multiprocessing, utils  # noqa: E402  (they import the names above)
+# they import the names above
+from tinyddp import autograd, cuda, futures, nn, optim, distributed, multiprocessing, utils  # noqa: E402
 
 float = float32    # PyTorch's aliases  # noqa: A001
 double = float64
 long = int64
 
-__all__ = ["Size", "Tensor", "abs", "arange", "argmax", "autograd", "bool", "cat", "cuda", "device", "distributed", "double", "dtype", "empty",
-           "enable_grad", "eq", "exp", "flatten", "float", "float32", "float64", "from_numpy", "full", "futures", "ge", "gt", "int64", "is_grad_enabled",
-           "is_tensor", "le", "log", "logical_not", "long", "lt", "manual_seed", "matmul", "max", "maximum", "mean", "ne", "multiprocessing", "nn", "no_grad", "ones",
-           "ones_like", "optim", "rand", "randint", "randn", "relu", "set_grad_enabled", "sigmoid", "sqrt", "squeeze", "stack", "sum",
-           "tanh", "tensor", "unsqueeze", "utils", "zeros", "zeros_like"]
+__all__ = ["Size", "Tensor", "abs", "arange", "argmax", "autograd", "bool", "cat", "cuda", "device", "distributed",
+           "double", "dtype", "empty", "enable_grad", "eq", "exp", "flatten", "float", "float32", "float64",
+           "from_numpy", "full", "futures", "ge", "gt", "int64", "is_grad_enabled", "is_tensor", "le", "log",
+           "logical_not", "long", "lt", "manual_seed", "matmul", "max", "maximum", "mean", "ne", "multiprocessing",
+           "nn", "no_grad", "ones", "ones_like", "optim", "rand", "randint", "randn", "relu", "set_grad_enabled",
+           "sigmoid", "sqrt", "squeeze", "stack", "sum", "tanh", "tensor", "unsqueeze", "utils", "zeros", "zeros_like"]

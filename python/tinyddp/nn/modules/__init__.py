@@ -5,4 +5,5 @@ from tinyddp.nn.modules.linear import Linear
 from tinyddp.nn.modules.loss import CrossEntropyLoss, MSELoss
 from tinyddp.nn.modules.module import Module
 
-__all__ = ["CrossEntropyLoss", "Dropout", "Identity", "Linear", "MSELoss", "Module", "ModuleList", "ReLU", "Sequential", "Sigmoid", "Tanh"]
+__all__ = ["CrossEntropyLoss", "Dropout", "Identity", "Linear", "MSELoss", "Module", "ModuleList", "ReLU", "Sequential",
+           "Sigmoid", "Tanh"]
