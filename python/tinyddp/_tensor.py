@@ -442,19 +442,19 @@ def empty(*size, dtype=None, device=None, requires_grad=False):
     return _finish(_C.empty(_shape(size), _c_dtype(dtype)), requires_grad)
 
 
-def full(size, fill_value, dtype=None, device=None, requires_grad=False):
+def full(size, fill_value, dtype=None, requires_grad=False, *, device=None):
     _check_device(device)
     if dtype is None:
         dtype = int64 if isinstance(fill_value, int) and not isinstance(fill_value, builtins.bool) else float32
     return _finish(_C.full(_shape((size,)), builtins.float(fill_value), _c_dtype(dtype)), requires_grad)
 
 
-def zeros_like(input, dtype=None, device=None, requires_grad=False):
+def zeros_like(input, dtype=None, requires_grad=False, *, device=None):
     _check_device(device)
     return zeros(input.shape, dtype=dtype or input.dtype, requires_grad=requires_grad)
 
 
-def ones_like(input, dtype=None, device=None, requires_grad=False):
+def ones_like(input, dtype=None, requires_grad=False, *, device=None):
     _check_device(device)
     return ones(input.shape, dtype=dtype or input.dtype, requires_grad=requires_grad)
 
@@ -471,14 +471,14 @@ def rand(*size, dtype=None, device=None, requires_grad=False):
     return _finish(_C.rand(_shape(size), _c_dtype(dtype)), requires_grad)
 
 
-def randint(low, high=None, size=None, dtype=None, device=None):
+def randint(low, high=None, size=None, dtype=None, *, device=None):
     _check_device(device)
     if high is None:
         low, high = 0, low
     return _C.randint(low, high, list(size))
 
 
-def arange(end, dtype=None, device=None):
+def arange(end, dtype=None, *, device=None):
     _check_device(device)
     return _C.arange(int(end), _c_dtype(dtype, int64))
 
