@@ -183,6 +183,13 @@ RUNS = [
       gan=True),
     R("gan/g-loss-through-main-term", GAN.replace("backward(g_adv)", "backward(g_adv+a+b+t)"),
       "as gan, the G step's loss adds G's task losses: backward(g_adv+a+b+t)", gan=True),
+    # the debug levels' texts where several parameters are named (found by a differential run against 1.13)
+    R("debug-names/info", "forward; backward(a); step",
+      "one head's loss under TORCH_DISTRIBUTED_DEBUG=INFO: the next forward's error names the four parameters "
+      "of head_b and text_decoder, which got no gradient", debug="INFO"),
+    R("debug-names/detail-find-unused", "forward(no_text); backward(a+b); step",
+      "text_decoder unused with find_unused_parameters=True under DETAIL: no error; what 1.13 warns (its "
+      "'marked as unused' lines are INFO logs, not warnings)", debug="DETAIL", find_unused_parameters=True),
 ]
 
 
