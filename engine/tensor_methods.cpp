@@ -74,6 +74,8 @@ void Tensor::register_post_accumulate_grad_hook(PostAccumulateGradHook hook) con
   impl_->post_accumulate_grad_hooks.push_back(std::move(hook));
 }
 
+bool Tensor::retains_grad() const { return impl_->retains_grad; }
+
 void Tensor::retain_grad() const {
   TINYDDP_CHECK(requires_grad(), "can't retain_grad on Tensor that has requires_grad=False");
   if (is_leaf() || impl_->retains_grad) return;

@@ -62,8 +62,7 @@ Tensor& Tensor::requires_grad_(bool requires_grad) {
   TINYDDP_CHECK(is_leaf() || requires_grad,
                 "you can only change requires_grad flags of leaf variables. If you want to use a computed variable "
                 "in a subgraph that doesn't require differentiation use var_no_grad = var.detach().");
-  TINYDDP_CHECK(!requires_grad || is_floating(dtype()),
-                "only Tensors of floating point dtype can require gradients; this one is ", dtype_name(dtype()), ".");
+  TINYDDP_CHECK(!requires_grad || is_floating(dtype()), "only Tensors of floating point dtype can require gradients");
   impl_->requires_grad = requires_grad;
   return *this;
 }

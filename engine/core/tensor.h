@@ -109,6 +109,7 @@ class Tensor {
   void register_hook(GradHook hook) const;
   void register_post_accumulate_grad_hook(PostAccumulateGradHook hook) const;
   void retain_grad() const;                    // keep .grad on a non-leaf
+  bool retains_grad() const;                   // whether retain_grad() was called (always false on a leaf)
 
   // ---- sugar over engine/ops/ops.h ----
   Tensor operator-() const;

@@ -95,6 +95,7 @@ void bind_autograd(py::module_& m) {
         options.create_graph = create_graph;
         if (!inputs.is_none()) options.inputs = tensors_from_py(inputs);
         Tensor g = from_py(gradient);
+        if (create_graph) py::module_::import("tinyddp.autograd").attr("_warn_create_graph")();
         py::gil_scoped_release gil;
         t.backward(g, options);
       },

@@ -204,7 +204,12 @@ void bind_tensor(py::module_& m) {
       // ---- autograd ----
       .def_property(
           "requires_grad", &Tensor::requires_grad,
-          [](Tensor& t, bool value) { t.requires_grad_(value); }, release())
+          [](Tensor& t, bool value) {
+            // 1.13's setter refuses a non-leaf either way; requires_grad_() only refuses False (the engine).
+            TINYDDP_CHECK(t.is_leaf() || !value, "you can only change requires_grad flags of leaf variables.");
+            t.requires_grad_(value);
+          },
+          release())
       .def("requires_grad_",
            [](py::object self, bool requires_grad) {
              self.cast<Tensor&>().requires_grad_(requires_grad);
@@ -212,8 +217,22 @@ void bind_tensor(py::module_& m) {
            },
            py::arg("requires_grad") = true)
       .def_property_readonly("is_leaf", &Tensor::is_leaf)
+      .def_property_readonly("retains_grad", &Tensor::retains_grad)
       .def_property(
-          "grad", [](const Tensor& t) { return to_py(t.grad()); },
+          "grad",
+          [](const Tensor& t) {
+            if (!t.is_leaf() && !t.retains_grad())   // 1.13's TORCH_WARN, with its origin as it prints it
+              py::module_::import("warnings")
+                  .attr("warn")("The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. Its "
+                                ".grad attribute won't be populated during autograd.backward(). If you indeed want "
+                                "the .grad field to be populated for a non-leaf Tensor, use .retain_grad() on the "
+                                "non-leaf Tensor. If you access the non-leaf Tensor by mistake, make sure you "
+                                "access the leaf Tensor instead. See github.com/pytorch/pytorch/pull/30531 for more "
+                                "informations. (Triggered internally at  ./build/aten/src/ATen/core/"
+                                "TensorBody.h:480.)",
+                                py::handle(PyExc_UserWarning));
+            return to_py(t.grad());
+          },
           [](const Tensor& t, const py::object& g) { t.set_grad(from_py(g)); })
       .def_property_readonly("grad_fn",
                              [](const Tensor& t) -> py::object {

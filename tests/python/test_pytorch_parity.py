@@ -364,6 +364,34 @@ def test_autograd_backward_create_graph_warns_once(fresh_warn_once):
     assert recorded(lambda: torch.autograd.backward([(x * x).sum()], create_graph=True)) == []
     assert x.grad.tolist() == [4.0, 4.0]
 
+    # Tensor.backward shares the once-per-process warning (1.13's Tensor.backward calls autograd.backward)
+    tinyddp._tensor._warned.clear()
+    assert recorded(lambda: (x * x).sum().backward(create_graph=True)) == [(text, "UserWarning")]
+    assert recorded(lambda: (x * x).sum().backward(create_graph=True)) == []
+
+
+def test_non_leaf_grad_warns_and_requires_grad_is_a_leaf_flag():
+    text = ("The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. Its .grad attribute won't "
+            "be populated during autograd.backward(). If you indeed want the .grad field to be populated for a "
+            "non-leaf Tensor, use .retain_grad() on the non-leaf Tensor. If you access the non-leaf Tensor by "
+            "mistake, make sure you access the leaf Tensor instead. See github.com/pytorch/pytorch/pull/30531 for "
+            "more informations. (Triggered internally at  ./build/aten/src/ATen/core/TensorBody.h:480.)")
+    x = torch.ones(2, requires_grad=True)
+    y = x * 2
+    assert recorded(lambda: y.grad) == [(text, "UserWarning")]   # every access, not once
+    assert recorded(lambda: y.grad) == [(text, "UserWarning")]
+    kept = x * 3
+    kept.retain_grad()
+    assert kept.retains_grad and not y.retains_grad
+    assert recorded(lambda: (kept.grad, x.grad, (torch.ones(2) * 2).grad)) == []
+    with pytest.raises(RuntimeError, match=r"^you can only change requires_grad flags of leaf variables\.$"):
+        y.requires_grad = True
+    with pytest.raises(RuntimeError, match=r"^you can only change requires_grad flags of leaf variables\. If you "
+                                           r"want to use a computed variable in a subgraph that doesn't require "
+                                           r"differentiation use var_no_grad = var\.detach\(\)\.$"):
+        y.requires_grad = False
+    assert y.requires_grad_(True) is y   # 1.13 refuses only False here
+
 
 # ---- distributed: "gloo" and DDP's device_ids ----
 

@@ -15,14 +15,20 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     return _C._grad(outputs, inputs, grad_outputs, retain_graph, create_graph, allow_unused)
 
 
+def _warn_create_graph():
+    """1.13's engine warns once per process for a backward that accumulates with a graph (Tensor.backward
+    comes here from the binding)."""
+    _warn_once("Using backward() with create_graph=True will create a reference cycle between the parameter and "
+               "its gradient which can cause a memory leak. We recommend using autograd.grad when creating the "
+               "graph to avoid this. If you have to use this function, make sure to reset the .grad fields of "
+               "your parameters to None after use to break the cycle and avoid the leak. (Triggered internally "
+               "at  ./torch/csrc/autograd/engine.cpp:1059.)", stacklevel=1)
+
+
 def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, inputs=None):
     """torch.autograd.backward: one graph task from all `tensors` (engine/autograd/functional.h)."""
-    if create_graph:   # 1.13's engine warns once per process for every backward that accumulates with a graph
-        _warn_once("Using backward() with create_graph=True will create a reference cycle between the parameter and "
-                   "its gradient which can cause a memory leak. We recommend using autograd.grad when creating the "
-                   "graph to avoid this. If you have to use this function, make sure to reset the .grad fields of "
-                   "your parameters to None after use to break the cycle and avoid the leak. (Triggered internally "
-                   "at  ./torch/csrc/autograd/engine.cpp:1059.)", stacklevel=1)
+    if create_graph:
+        _warn_create_graph()
     _C._backward(tensors, grad_tensors, retain_graph, create_graph, inputs)
 
 
