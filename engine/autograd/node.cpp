@@ -112,7 +112,13 @@ Tensor SavedTensor::unpack(Node& owner) const {
     std::ostringstream msg;
     msg << "one of the variables needed for gradient computation has been modified by an inplace operation: ["
         << legacy_type_name(data_.dtype()) << " " << shape_str(data_.shape()) << "]";
-    const std::string grad_fn_name = is_output_ ? owner.name() : (data_.grad_fn() ? data_.grad_fn()->name() : "");
+    // Note [Views of a modified base]: 1.13 regenerates the grad_fn of a view whose base was modified in place
+    // (an optimizer's step on W, saved as W.t() by addmm) when it is read, as the strided view it is: the message
+    // names AsStridedBackward0, not the op that made the view.
+    const std::string grad_fn_name = is_output_          ? owner.name()
+                                     : !data_.grad_fn() ? ""
+                                     : data_.impl()->is_view ? "AsStridedBackward0"
+                                                             : data_.grad_fn()->name();
     if (!grad_fn_name.empty()) msg << ", which is output " << output_nr_ << " of " << grad_fn_name << ",";
     msg << " is at version " << current << "; expected version " << saved_version_
         << " instead. Hint: enable anomaly detection to find the operation that failed to compute its gradient, "

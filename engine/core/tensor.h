@@ -162,6 +162,7 @@ struct TensorImpl {
   // Autograd. A tensor requires grad iff it is a leaf with requires_grad set, or has a grad_fn.
   bool requires_grad = false;
   bool retains_grad = false;
+  bool is_view = false;   // the output of a view op (t, view, transpose, narrow, expand, unsqueeze)
   Tensor grad;
   std::shared_ptr<autograd::Node> grad_fn;   // the node that produced this tensor (null for leaves)
   uint32_t output_nr = 0;                    // which output of grad_fn this tensor is

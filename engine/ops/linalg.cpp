@@ -53,8 +53,11 @@ Tensor transpose_last(const Tensor& x) { return transpose(x, -2, -1); }
 // (nn::Linear's W.t()), computing (g^T @ a)^T gives the gradient in b's own layout, so that after
 // TBackward0 the weight's gradient is contiguous and AccumulateGrad copies it without transposing
 // (PyTorch's mm_mat2_backward does the same).
-Tensor mm_grad_b(const Tensor& a, const Tensor& b, const Tensor& g) {
-  const bool b_transposed = b.strides()[0] == 1 && b.shape()[1] > 1;
+// Whether b is laid out as the transpose of a contiguous matrix (what mm_grad_b needs of it: the backward
+// keeps this flag, not b, so that b is saved only when a's gradient needs its values, as PyTorch saves it).
+bool is_transposed_layout(const Tensor& b) { return b.strides()[0] == 1 && b.shape()[1] > 1; }
+
+Tensor mm_grad_b(const Tensor& a, bool b_transposed, const Tensor& g) {
   return b_transposed ? t(mm(t(g), a)) : mm(t(a), g);
 }
 
@@ -103,13 +106,14 @@ Tensor mm(const Tensor& a, const Tensor& b) {
   TINYDDP_CHECK(a.shape()[1] == b.shape()[0], "mm: mat1 and mat2 shapes cannot be multiplied (", a.shape()[0], "x",
                 a.shape()[1], " and ", b.shape()[0], "x", b.shape()[1], ").");
   Tensor out = mm_kernel(a, b);
-  auto node = autograd::make_node("MmBackward0", {a, b}, [](const TensorList& g, OpNode& n) {
+  const bool b_transposed = is_transposed_layout(b);
+  auto node = autograd::make_node("MmBackward0", {a, b}, [b_transposed](const TensorList& g, OpNode& n) {
     return TensorList{n.needs_input_grad(0) ? mm(g[0], t(n.saved(1))) : Tensor(),
-                      n.needs_input_grad(1) ? mm_grad_b(n.saved(0), n.saved(1), g[0]) : Tensor()};
+                      n.needs_input_grad(1) ? mm_grad_b(n.saved(0), b_transposed, g[0]) : Tensor()};
   });
-  if (node) {
+  if (node) {   // each operand only where the other's gradient needs it
     node->save(node->needs_input_grad(1) ? a : Tensor());
-    node->save(b);   // its layout is read even when only b's gradient is wanted
+    node->save(node->needs_input_grad(0) ? b : Tensor());
   }
   autograd::set_history(out, node);
   return out;
@@ -137,14 +141,17 @@ Tensor addmm(const Tensor& bias, const Tensor& a, const Tensor& b) {
     // pass over the output fewer than a zero-filled product plus a separate add, and no second buffer.
     out = mm_kernel(a, b, clone(expand(bias.detach(), out_shape)));
   }
-  auto node = autograd::make_node("AddmmBackward0", {bias, a, b}, [sbias = bias.shape()](const TensorList& g, OpNode& n) {
+  const bool b_transposed = is_transposed_layout(b);
+  auto node = autograd::make_node("AddmmBackward0", {bias, a, b},
+                                  [sbias = bias.shape(), b_transposed](const TensorList& g, OpNode& n) {
     return TensorList{n.needs_input_grad(0) ? sum_to(g[0], sbias) : Tensor(),
                       n.needs_input_grad(1) ? mm(g[0], t(n.saved(1))) : Tensor(),
-                      n.needs_input_grad(2) ? mm_grad_b(n.saved(0), n.saved(1), g[0]) : Tensor()};
+                      n.needs_input_grad(2) ? mm_grad_b(n.saved(0), b_transposed, g[0]) : Tensor()};
   });
-  if (node) {
+  if (node) {   // each operand only where the other's gradient needs it (a layer whose input needs no
+                // gradient keeps no reference to its weight: an optimizer step before its backward is fine)
     node->save(node->needs_input_grad(2) ? a : Tensor());
-    node->save(b);   // its layout is read even when only b's gradient is wanted
+    node->save(node->needs_input_grad(1) ? b : Tensor());
   }
   autograd::set_history(out, node);
   return out;

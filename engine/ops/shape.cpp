@@ -9,6 +9,13 @@ using namespace detail;
 
 namespace {
 
+// A view op's output (Note [Views of a modified base] in engine/autograd/node.cpp).
+Tensor view_op_result(const Tensor& x, Shape shape, Shape strides, int64_t offset) {
+  Tensor out = make_view(x, std::move(shape), std::move(strides), offset);
+  out.impl()->is_view = true;
+  return out;
+}
+
 Shape infer_shape(const Shape& shape, int64_t numel, const char* op, const Shape& from) {
   Shape out = shape;
   int64_t known = 1, infer_at = -1;
@@ -39,7 +46,7 @@ Tensor view(const Tensor& x, const Shape& shape) {
   const Shape s = infer_shape(shape, x.numel(), "view", x.shape());
   TINYDDP_CHECK(x.is_contiguous(), "view size is not compatible with input tensor's size and stride (at least one "
                                    "dimension spans across two contiguous subspaces). Use .reshape(...) instead.");
-  Tensor out = make_view(x, s, contiguous_strides(s), x.offset());
+  Tensor out = view_op_result(x, s, contiguous_strides(s), x.offset());
   autograd::set_history(out, autograd::make_node("ViewBackward0", {x}, [in = x.shape()](const TensorList& g, OpNode&) {
     return TensorList{reshape(g[0], in)};
   }));
@@ -62,7 +69,7 @@ Tensor transpose(const Tensor& x, int64_t dim0, int64_t dim1) {
     std::swap(shape[d0], shape[d1]);
     std::swap(strides[d0], strides[d1]);
   }
-  Tensor out = make_view(x, shape, strides, x.offset());
+  Tensor out = view_op_result(x, shape, strides, x.offset());
   autograd::set_history(out, autograd::make_node("TransposeBackward0", {x}, [d0, d1](const TensorList& g, OpNode&) {
     return TensorList{transpose(g[0], d0, d1)};
   }));
@@ -74,7 +81,7 @@ Tensor t(const Tensor& x) {
   TINYDDP_CHECK(x.dim() <= 2, "t() expects a tensor with <= 2 dimensions, but self is ", x.dim(),
                 "D. Use transpose(dim0, dim1) for higher dimensions.");
   if (x.dim() < 2) return x;
-  Tensor out = make_view(x, {x.shape()[1], x.shape()[0]}, {x.strides()[1], x.strides()[0]}, x.offset());
+  Tensor out = view_op_result(x, {x.shape()[1], x.shape()[0]}, {x.strides()[1], x.strides()[0]}, x.offset());
   autograd::set_history(out, autograd::make_node("TBackward0", {x}, [](const TensorList& g, OpNode&) {
     return TensorList{t(g[0])};
   }));
@@ -92,7 +99,7 @@ Tensor narrow(const Tensor& x, int64_t dim, int64_t start, int64_t length) {
                 ") exceeds dimension size (", size, ") of dim ", dim, " in a tensor of shape ", shape_str(x.shape()), ".");
   Shape shape = x.shape();
   shape[dim] = length;
-  Tensor out = make_view(x, shape, x.strides(), x.offset() + start * x.strides()[dim]);
+  Tensor out = view_op_result(x, shape, x.strides(), x.offset() + start * x.strides()[dim]);
   auto node = autograd::make_node("SliceBackward0", {x}, [in = x.shape(), dim, start, length](const TensorList& g, OpNode&) {
     std::vector<Tensor> parts;
     Shape before = in, after = in;
@@ -130,7 +137,7 @@ Tensor expand(const Tensor& x, const Shape& shape) {
     strides[i] = have == want ? x.strides()[i - lead] : 0;
   }
   if (out_shape == x.shape()) return x;
-  Tensor out = make_view(x, out_shape, strides, x.offset());
+  Tensor out = view_op_result(x, out_shape, strides, x.offset());
   autograd::set_history(out, autograd::make_node("ExpandBackward0", {x}, [in = x.shape()](const TensorList& g, OpNode&) {
     return TensorList{sum_to(g[0], in)};
   }));
@@ -145,7 +152,7 @@ Tensor unsqueeze(const Tensor& x, int64_t dim) {
   const int64_t stride = dim < x.dim() ? shape[dim] * strides[dim] : 1;
   shape.insert(shape.begin() + dim, 1);
   strides.insert(strides.begin() + dim, stride);
-  Tensor out = make_view(x, shape, strides, x.offset());
+  Tensor out = view_op_result(x, shape, strides, x.offset());
   autograd::set_history(out, autograd::make_node("UnsqueezeBackward0", {x}, [in = x.shape()](const TensorList& g, OpNode&) {
     return TensorList{reshape(g[0], in)};
   }));

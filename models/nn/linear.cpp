@@ -24,6 +24,10 @@ Linear::Linear(int64_t in_features, int64_t out_features, bool bias, DType dtype
   const double bound = in_features > 0 ? 1.0 / std::sqrt(static_cast<double>(in_features)) : 0.0;
   weight_ = register_parameter("weight", uniform({out_features, in_features}, bound, dtype));
   if (bias) bias_ = register_parameter("bias", uniform({out_features}, bound, dtype));
+  // 1.13's reset_parameters fills both in place (init.kaiming_uniform_, init.uniform_): each starts at version
+  // 1, which its "modified by an inplace operation" messages count from.
+  weight_.bump_version();
+  if (bias) bias_.bump_version();
 }
 
 std::string Linear::extra_repr() const {

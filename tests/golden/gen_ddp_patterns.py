@@ -190,6 +190,10 @@ RUNS = [
     R("debug-names/detail-find-unused", "forward(no_text); backward(a+b); step",
       "text_decoder unused with find_unused_parameters=True under DETAIL: no error; what 1.13 warns (its "
       "'marked as unused' lines are INFO logs, not warnings)", debug="DETAIL", find_unused_parameters=True),
+    R("step-between-backwards", "forward; backward(a+b+t, retain); step; backward(a+b+t); step",
+      "optimizer.step() between two backward calls of one retained graph: the second backward meets a weight "
+      "the step changed in place (its saved W.t(), a view: 1.13 names it AsStridedBackward0; nn.Linear's "
+      "in-place init makes the versions 1 higher than a bare tensor's)"),
 ]
 
 

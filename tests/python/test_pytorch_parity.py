@@ -453,3 +453,27 @@ def test_ddp_device_ids_on_a_cpu_module():
         dist.destroy_process_group()
 
     mp.spawn(run, nprocs=1, timeout=30)
+
+
+def test_optimizer_step_between_two_backwards_as_1_13():
+    # Texts and versions from PyTorch 1.13.1. A layer whose input needs no gradient keeps no reference to its
+    # weight (addmm saves W.t() only for the input's gradient), so the step before the second backward is fine.
+    torch.manual_seed(0)
+    first = nn.Linear(3, 2)
+    assert (first.weight._version, first.bias._version) == (1, 1)   # nn.Linear's init runs in place
+    opt = torch.optim.SGD(first.parameters(), lr=0.1)
+    loss = first(torch.ones(4, 3)).sum()
+    loss.backward(retain_graph=True)
+    opt.step()
+    loss.backward()
+    # A second layer saves W.t() for its input's gradient: a view, whose grad_fn 1.13 regenerates once the step
+    # changed W, hence AsStridedBackward0.
+    second = nn.Linear(2, 3)
+    opt = torch.optim.SGD(second.parameters(), lr=0.1)
+    loss = second(first(torch.ones(4, 3))).sum()
+    loss.backward(retain_graph=True)
+    opt.step()
+    with pytest.raises(RuntimeError, match=r"^one of the variables needed for gradient computation has been modified "
+                                           r"by an inplace operation: \[torch\.FloatTensor \[2, 3\]\], which is output "
+                                           r"0 of AsStridedBackward0, is at version 2; expected version 1 instead\. "):
+        loss.backward()
