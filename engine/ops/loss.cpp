@@ -13,8 +13,28 @@ Tensor mse_loss(const Tensor& input, const Tensor& target) {
                 " but target has shape ", shape_str(target.shape()),
                 ". They must match (tinyddp does not broadcast losses, which usually hides a bug); reshape the "
                 "target, e.g. target.reshape(", shape_str(input.shape()), ").");
-  const Tensor diff = input - target;
-  return mean(diff.pow(2.0));
+  // mean((input - target)^2) as one node named as PyTorch's; its backward is that composition's, op for op
+  // (mean's, pow's, sub's), so the gradients' bits are the composition's. It keeps input and target, as
+  // PyTorch's does, and its backward is differentiable (create_graph).
+  Tensor out;
+  {
+    NoGradGuard no_grad;
+    out = mean((input - target).pow(2.0));
+  }
+  auto node = autograd::make_node("MseLossBackward0", {input, target}, [shape = input.shape()](const TensorList& g,
+                                                                                             OpNode& n) {
+    const double scale = 1.0 / static_cast<double>(numel_of(shape));
+    const Tensor diff = n.saved(0) - n.saved(1);
+    const Tensor grad_diff =
+        expand(reshape(mul(g[0], scale), Shape(shape.size(), 1)), shape) * mul(pow(diff, 1.0), 2.0);
+    return TensorList{n.needs_input_grad(0) ? grad_diff : Tensor(), n.needs_input_grad(1) ? neg(grad_diff) : Tensor()};
+  });
+  if (node) {
+    node->save(input);
+    node->save(target);
+  }
+  autograd::set_history(out, node);
+  return out;
 }
 
 // -mean_n log_softmax(logits)[n, target[n]]: cross-entropy with class indices, mean over the batch. The
@@ -41,8 +61,24 @@ Tensor cross_entropy(const Tensor& logits, const Tensor& target) {
   // checks on the device instead and reports a device-side assert).
   const std::vector<int64_t> classes = target.to_vector<int64_t>();
   for (int64_t k : classes) TINYDDP_CHECK_INDEX(k >= 0 && k < c, "Target ", k, " is out of bounds.");
-  const Tensor picked = log_softmax(logits, 1) * one_hot(target, c, logits.dtype());
-  return mul(sum(picked), -1.0 / static_cast<double>(n));
+  // nll_loss over log_softmax, as PyTorch's graph (NllLossBackward0 over LogSoftmaxBackward0): the forward is
+  // -1/n * sum(log_softmax * one_hot), and the node's backward that composition's, op for op, so the bits are
+  // the composition's.
+  const Tensor log_probs = log_softmax(logits, 1);
+  const Tensor picks = one_hot(target, c, logits.dtype());
+  const double scale = -1.0 / static_cast<double>(n);
+  Tensor out;
+  {
+    NoGradGuard no_grad;
+    out = mul(sum(log_probs * picks), scale);
+  }
+  auto node = autograd::make_node("NllLossBackward0", {log_probs}, [scale](const TensorList& g, OpNode& node) {
+    const Tensor& picks = node.saved(0);
+    return TensorList{expand(reshape(mul(g[0], scale), {1, 1}), picks.shape()) * picks};
+  });
+  if (node) node->save(picks);
+  autograd::set_history(out, node);
+  return out;
 }
 
 }  // namespace tinyddp

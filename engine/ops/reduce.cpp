@@ -82,7 +82,6 @@ Tensor sum(const Tensor& x) {
   return out;
 }
 
-// mean = sum / count: composed of differentiable ops, so its backward comes for free.
 // PyTorch's text for a mean of integers or bools.
 void check_mean_dtype(const Tensor& x) {
   check_defined(x, "mean");
@@ -90,19 +89,40 @@ void check_mean_dtype(const Tensor& x) {
                 "point or complex dtype. Got: ", x.dtype() == DType::b8 ? "Bool" : "Long");
 }
 
-Tensor mean(const Tensor& x, const std::vector<int64_t>& dims, bool keepdim) {
-  check_mean_dtype(x);
-  const std::vector<bool> mask = reduce_mask(x, dims, "mean");
+namespace {
+
+// mean = sum * (1 / count), recorded as one node named as PyTorch's (MeanBackward0 for all elements,
+// MeanBackward1 over dims), so that grad_fn reads as there. Its backward is the composition's, op for op:
+// g * (1 / count), then sum's expand, so the gradient's bits are those of sum(x) * (1 / count).
+Tensor mean_of(const Tensor& x, const std::vector<bool>& mask, bool keepdim, const char* node_name) {
   int64_t count = 1;
   for (size_t d = 0; d < mask.size(); ++d)
     if (mask[d]) count *= x.shape()[d];
-  return mul(sum(x, dims, keepdim), 1.0 / static_cast<double>(count));
+  const double scale = 1.0 / static_cast<double>(count);
+  Tensor out;
+  {
+    NoGradGuard no_grad;
+    out = mul(sum_kernel(x, mask, keepdim), scale);
+  }
+  auto node = autograd::make_node(node_name, {x}, [shape = x.shape(), kshape = keepdim_shape(x.shape(), mask),
+                                                   scale](const TensorList& g, OpNode&) {
+    return TensorList{expand(reshape(mul(g[0], scale), kshape), shape)};
+  });
+  autograd::set_history(out, node);
+  return out;
+}
+
+}  // namespace
+
+Tensor mean(const Tensor& x, const std::vector<int64_t>& dims, bool keepdim) {
+  check_mean_dtype(x);
+  return mean_of(x, reduce_mask(x, dims, "mean"), keepdim, "MeanBackward1");
 }
 
 Tensor mean(const Tensor& x) {
   check_mean_dtype(x);
   TINYDDP_CHECK(x.numel() > 0, "mean: cannot take the mean of an empty tensor of shape ", shape_str(x.shape()), ".");
-  return mul(sum(x), 1.0 / static_cast<double>(x.numel()));
+  return mean_of(x, std::vector<bool>(x.dim(), true), false, "MeanBackward0");
 }
 
 // y = max over all elements.  dy/dx = 1/k at each of the k elements equal to the maximum (PyTorch 1.13
@@ -191,7 +211,26 @@ Tensor log_softmax(const Tensor& x, int64_t dim) {
   return out;
 }
 
-Tensor softmax(const Tensor& x, int64_t dim) { return exp(log_softmax(x, dim)); }
+// y = exp(log_softmax(x)), recorded as one node named as PyTorch's (SoftmaxBackward0). Its backward is that
+// composition's, op for op: exp's g * y, then log_softmax's g' - exp(log y) * sum(g'), with exp(log y) the
+// output's own values (exp is what computed them), so the bits are the composition's.
+Tensor softmax(const Tensor& x, int64_t dim) {
+  check_floating(x, "softmax");
+  dim = wrap_dim(dim, x.dim());
+  Tensor out;
+  {
+    NoGradGuard no_grad;
+    out = exp(log_softmax(x, dim));
+  }
+  auto node = autograd::make_node("SoftmaxBackward0", {x}, [dim](const TensorList& g, OpNode& n) {
+    const Tensor y = n.saved(0);
+    const Tensor through_exp = g[0] * y;
+    return TensorList{through_exp - y * sum(through_exp, {dim}, /*keepdim=*/true)};
+  });
+  autograd::set_history(out, node);
+  if (node) node->save(out, true);
+  return out;
+}
 
 Tensor sum_to(const Tensor& grad, const Shape& shape) {
   if (grad.shape() == shape) return grad;

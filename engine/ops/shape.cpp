@@ -38,26 +38,32 @@ Shape infer_shape(const Shape& shape, int64_t numel, const char* op, const Shape
   return out;
 }
 
-}  // namespace
-
-// A view of a contiguous tensor with another shape.  dx = g reshaped back.
-Tensor view(const Tensor& x, const Shape& shape) {
-  check_defined(x, "view");
+// A view of a contiguous tensor with another shape, its node named `node_name`.  dx = g reshaped back.
+Tensor view_as_shape(const Tensor& x, const Shape& shape, const char* node_name) {
   const Shape s = infer_shape(shape, x.numel(), "view", x.shape());
   TINYDDP_CHECK(x.is_contiguous(), "view size is not compatible with input tensor's size and stride (at least one "
                                    "dimension spans across two contiguous subspaces). Use .reshape(...) instead.");
   Tensor out = view_op_result(x, s, contiguous_strides(s), x.offset());
-  autograd::set_history(out, autograd::make_node("ViewBackward0", {x}, [in = x.shape()](const TensorList& g, OpNode&) {
+  autograd::set_history(out, autograd::make_node(node_name, {x}, [in = x.shape()](const TensorList& g, OpNode&) {
     return TensorList{reshape(g[0], in)};
   }));
   return out;
 }
 
+}  // namespace
+
+Tensor view(const Tensor& x, const Shape& shape) {
+  check_defined(x, "view");
+  return view_as_shape(x, shape, "ViewBackward0");
+}
+
+// A view where the layout allows, else a copy, with 1.13's node names: _reshape_alias of a contiguous tensor,
+// _unsafe_view of a contiguous clone otherwise.
 Tensor reshape(const Tensor& x, const Shape& shape) {
   check_defined(x, "reshape");
-  if (x.is_contiguous()) return view(x, shape);
+  if (x.is_contiguous()) return view_as_shape(x, shape, "ReshapeAliasBackward0");
   infer_shape(shape, x.numel(), "reshape", x.shape());   // check before copying
-  return view(clone(x), shape);
+  return view_as_shape(clone(x), shape, "UnsafeViewBackward0");
 }
 
 // Swaps two dims (a view).  dx = g with the same dims swapped back.

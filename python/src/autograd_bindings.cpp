@@ -74,7 +74,10 @@ std::vector<Tensor> checkpoint(const py::function& fn, const std::vector<Tensor>
 
 void bind_autograd(py::module_& m) {
   py::class_<autograd::Node, std::shared_ptr<autograd::Node>>(m, "Node")
-      .def("name", &autograd::Node::name)
+      // 1.13 names its C++-only nodes with their namespace ("torch::autograd::AccumulateGrad"); the repr keeps
+      // the bare class name, as there.
+      .def("name",
+           [](const autograd::Node& n) { return n.name() == "AccumulateGrad" ? "torch::autograd::" + n.name() : n.name(); })
       .def_property_readonly("next_functions", [](const autograd::Node& n) {
         py::list out;
         for (const autograd::Edge& e : n.next_edges())

@@ -477,3 +477,23 @@ def test_optimizer_step_between_two_backwards_as_1_13():
                                            r"by an inplace operation: \[torch\.FloatTensor \[2, 3\]\], which is output "
                                            r"0 of AsStridedBackward0, is at version 2; expected version 1 instead\. "):
         loss.backward()
+
+
+def test_grad_fn_names_of_losses_means_softmax_and_reshape_as_1_13():
+    # What print(loss) shows: 1.13's node names (PyTorch 1.13.1 printed these for the same expressions).
+    x = torch.tensor([[0.5, -1.0, 2.0], [1.5, 0.0, -0.5]], requires_grad=True)
+    ce = F.cross_entropy(x, torch.tensor([2, 0]))
+    assert ce.grad_fn.name() == "NllLossBackward0"
+    assert ce.grad_fn.next_functions[0][0].name() == "LogSoftmaxBackward0"
+    assert repr(nn.CrossEntropyLoss()(x, torch.tensor([2, 0]))).endswith(", grad_fn=<NllLossBackward0>)")
+    assert F.mse_loss(x, torch.zeros(2, 3)).grad_fn.name() == "MseLossBackward0"
+    assert x.mean().grad_fn.name() == "MeanBackward0" and x.mean(0).grad_fn.name() == "MeanBackward1"
+    assert F.softmax(x, 1).grad_fn.name() == "SoftmaxBackward0"
+    assert x.reshape(3, 2).grad_fn.name() == "ReshapeAliasBackward0" and x.view(6).grad_fn.name() == "ViewBackward0"
+    assert x.t().reshape(6).grad_fn.name() == "UnsafeViewBackward0"
+    leaf = x.reshape(6).grad_fn.next_functions[0][0]
+    assert leaf.name() == "torch::autograd::AccumulateGrad" and repr(leaf).startswith("<AccumulateGrad object")
+    # the values and gradients are 1.13's too
+    assert abs(ce.item() - 0.27383357) < 1e-6
+    ce.backward()
+    assert [round(v, 6) for v in x.grad.tolist()[0]] == [0.087645, 0.019556, -0.107201]
