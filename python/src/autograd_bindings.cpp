@@ -115,9 +115,16 @@ void bind_autograd(py::module_& m) {
       py::gil_scoped_acquire gil;
       py::object out = ref.get()(to_py(grad));
       if (out.is_none()) return Tensor();
-      TINYDDP_CHECK(py::isinstance<Tensor>(out), "hook returned an object that is not a Tensor or None: ",
-                    py::str(py::type::of(out)).cast<std::string>());
-      return out.cast<Tensor>();
+      // 1.13's checks of what a hook returns, with its texts and types (validate_outputs in its hook wrapper)
+      if (!py::isinstance<Tensor>(out))
+        throw py::type_error("expected Variable, but hook returned '" +
+                             py::str(py::type::of(out).attr("__name__")).cast<std::string>() + "'");
+      Tensor replaced = out.cast<Tensor>();
+      const std::string name = py::str(py::getattr(ref.get(), "__name__", py::str("hook"))).cast<std::string>();
+      TINYDDP_CHECK(replaced.shape() == grad.shape(), "hook '", name, "' has changed the size of value");
+      TINYDDP_CHECK(replaced.dtype() == grad.dtype(), "hook '", name, "' has changed the type of value (was ",
+                    legacy_type_name(grad.dtype()), " got ", legacy_type_name(replaced.dtype()), ")");
+      return replaced;
     });
     return handle;
   });

@@ -497,3 +497,23 @@ def test_grad_fn_names_of_losses_means_softmax_and_reshape_as_1_13():
     assert abs(ce.item() - 0.27383357) < 1e-6
     ce.backward()
     assert [round(v, 6) for v in x.grad.tolist()[0]] == [0.087645, 0.019556, -0.107201]
+
+
+def test_what_a_tensor_hook_returns_is_checked_as_1_13_checks_it():
+    w = torch.ones(2, requires_grad=True)
+    w.register_hook(lambda g: torch.ones(3))
+    with pytest.raises(RuntimeError, match=r"^hook '<lambda>' has changed the size of value$"):
+        (w * 2).sum().backward()
+    y = torch.ones(2, requires_grad=True) * 2
+
+    def to_double(g):
+        return g.double()
+
+    y.register_hook(to_double)
+    with pytest.raises(RuntimeError, match=r"^hook 'to_double' has changed the type of value \(was torch\.FloatTensor "
+                                           r"got torch\.DoubleTensor\)$"):
+        y.sum().backward()
+    z = torch.ones(2, requires_grad=True)
+    z.register_hook(lambda g: 1)
+    with pytest.raises(TypeError, match=r"^expected Variable, but hook returned 'int'$"):
+        (z * 2).sum().backward()
