@@ -156,15 +156,18 @@ Tensor SavedTensor::unpack_hooked(Node& owner) const {
 
 // ---- OpNode ----
 TensorList OpNode::apply(TensorList&& grads) {
-  bool any_defined = false;
-  for (const auto& g : grads) any_defined |= g.defined();
-  if (!any_defined) return TensorList(next_edges().size());   // nothing flows: skip the rule
   struct ClearUnpacked {   // also on a throw: an unpacked output holds this node
     TensorList& unpacked;
     ~ClearUnpacked() { unpacked.clear(); }
   } clear{unpacked_};
+  // Unpacked first, whatever flows in, as PyTorch's generated apply() does: a node of a freed graph, or one
+  // whose saved tensor changed in place, raises even when only undefined gradients reach it (an output the
+  // loss does not use, through DDP's sink).
   unpacked_.reserve(saved_.size());
   for (const SavedTensor& s : saved_) unpacked_.push_back(s.unpack(*this));
+  bool any_defined = false;
+  for (const auto& g : grads) any_defined |= g.defined();
+  if (!any_defined) return TensorList(next_edges().size());   // nothing flows: skip the rule
   TensorList out = rule_(grads, *this);
   TINYDDP_INTERNAL_ASSERT(out.size() == next_edges().size(), name(), " returned ", out.size(),
                           " gradients for ", next_edges().size(), " inputs.");

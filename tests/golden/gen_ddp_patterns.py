@@ -194,6 +194,10 @@ RUNS = [
       "optimizer.step() between two backward calls of one retained graph: the second backward meets a weight "
       "the step changed in place (its saved W.t(), a view: 1.13 names it AsStridedBackward0; nn.Linear's "
       "in-place init makes the versions 1 higher than a bare tensor's)"),
+    R("freed-graph-through-sink", "forward; backward(a+b+t); forward(no_text); backward(a@1); step",
+      "a backward of the first forward's loss after its graph was freed, find_unused_parameters=True: DDP's "
+      "sink hands undefined gradients to the unused heads, whose freed nodes raise before any hook fires",
+      find_unused_parameters=True),
 ]
 
 
