@@ -217,6 +217,13 @@ void zero_grad_of(const std::vector<Tensor>& params, bool set_to_none) {
     // before zeroing so that the zeros do not feed the old graph. Detaching keeps the storage, so the
     // zeroing below still happens in the memory .grad has always used (DDP's bucket views rely on that).
     if (grad.grad_fn() != nullptr) {
+      // PyTorch's detach_() refuses a view (a weight's gradient is a transpose of a product under
+      // create_graph), with its text.
+      TINYDDP_CHECK(!grad.impl()->is_view,
+                    "Can't detach views in-place. Use detach() instead. If you are using DistributedDataParallel "
+                    "(DDP) for training, and gradient_as_bucket_view is set as True, gradients are views of DDP "
+                    "buckets, and hence detach_() cannot be called on these gradients. To fix this error, please "
+                    "refer to the Optimizer.zero_grad() function in torch/optim/optimizer.py as the solution.");
       grad = grad.detach();
       p.set_grad(grad);
     } else if (grad.requires_grad()) {

@@ -198,6 +198,9 @@ RUNS = [
       "a backward of the first forward's loss after its graph was freed, find_unused_parameters=True: DDP's "
       "sink hands undefined gradients to the unused heads, whose freed nodes raise before any hook fires",
       find_unused_parameters=True),
+    R("grad-create-graph-then-zero-grad", "forward; grad(a, create_graph); step",
+      "gradients from autograd.grad(create_graph=True) assigned to .grad: the next iteration's zero_grad() "
+      "(set_to_none=False) cannot detach a weight's gradient in place, a view", iterations=2),
 ]
 
 

@@ -246,6 +246,8 @@ RankResult run_rank(std::shared_ptr<dist::ProcessGroup> pg, const std::vector<Pl
     for (int it = 1; it <= iterations_of(o, pg->rank()); ++it) {
       auto iteration_span =
           trace::span([&] { return trace::What{"iteration", "iteration " + std::to_string(it), {{"iteration", it}}}; });
+      where = "zero_grad of iteration " + std::to_string(it);   // the PyTorch script's optimizer.zero_grad()
+      in_call = false;
       sgd.zero_grad();
       if (disc_sgd) disc_sgd->zero_grad();
       forwards.clear();
