@@ -225,7 +225,7 @@ void Reducer::search_unused_parameters(const std::vector<Tensor>& outputs) {
          "adversely affect performance. If your model indeed never has any unused parameters in the forward pass, "
          "consider turning this flag off. Note that this warning may be a false positive if your model has flow "
          "control causing later iterations to have unused parameters.",
-         WarningOrigin::stderr);
+         WarningOrigin::c10_log);
   }
   // 1.13 also logs "[Rank R]: Parameter NAME at index I is marked as unused." here under DETAIL, at c10's INFO
   // level, which it does not print by default: no warning, only the trace's event.

@@ -91,11 +91,11 @@ enum class UnsyncedGradPolicy { warn, error, ignore };
 // prints them all).
 //   python:  a TORCH_WARN raised inside backward() (on the calling thread, under the warning handler of
 //            1.13's binding) or a warnings.warn of 1.13's DDP: Python's `warnings` records it.
-//   stderr:  a TORCH_WARN raised in the forward's prepare_for_backward, where 1.13's binding installs no
+//   c10_log: a TORCH_WARN raised in the forward's prepare_for_backward, where 1.13's binding installs no
 //            handler: printed by c10, never recorded by `warnings`.
 //   tinyddp: tinyddp's own diagnosis, which 1.13 does not give: printed, not recorded, so that a script
 //            records exactly the warnings it records under 1.13.
-enum class WarningOrigin { python, stderr, tinyddp };
+enum class WarningOrigin { python, c10_log, tinyddp };
 using WarningHandler = std::function<void(const std::string& message, WarningOrigin origin)>;
 
 // A bucket as a comm hook sees it: a flat buffer of gradients (not divided by world size).

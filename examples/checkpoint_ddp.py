@@ -16,8 +16,8 @@ runs under torch.utils.checkpoint, three heads, one combined loss, three iterati
                   fires trunk.2's hooks in a nested backward, and the reducer raises "Expected to mark a variable
                   ready only once ... Parameter at index 3 has been marked as ready twice".
   non-reentrant   checkpoint-non-reentrant: use_reentrant=False keeps the ordinary graph (saved-tensor hooks
-                  recompute the activations), so the search sees trunk.2. No error; 1.13 prints (to stderr) its "did not find any
-                  unused parameters" warning, since none is.
+                  recompute the activations), so the search sees trunk.2. No error; 1.13 prints (to stderr)
+                  its "did not find any unused parameters" warning, since none is.
   static-graph    checkpoint-static-graph: DDP(static_graph=True) learns the hooks of the first iteration and
                   stops searching. No error; 1.13 warns that find_unused_parameters is redundant with it.
   no-find-unused  checkpoint-no-find-unused: without the search nothing is marked early. No error.

@@ -77,7 +77,9 @@ void bind_autograd(py::module_& m) {
       // 1.13 names its C++-only nodes with their namespace ("torch::autograd::AccumulateGrad"); the repr keeps
       // the bare class name, as there.
       .def("name",
-           [](const autograd::Node& n) { return n.name() == "AccumulateGrad" ? "torch::autograd::" + n.name() : n.name(); })
+           [](const autograd::Node& n) {
+             return n.name() == "AccumulateGrad" ? "torch::autograd::" + n.name() : n.name();
+           })
       .def_property_readonly("next_functions", [](const autograd::Node& n) {
         py::list out;
         for (const autograd::Edge& e : n.next_edges())

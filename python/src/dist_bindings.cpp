@@ -174,7 +174,7 @@ class PyDDP {
         return;
       }
       // c10's format for the one 1.13 prints; one write per line, so that rank threads do not interleave.
-      const std::string line = origin == dist::WarningOrigin::stderr
+      const std::string line = origin == dist::WarningOrigin::c10_log
                                    ? "[W reducer.cpp] Warning: " + message + "\n"
                                    : "[W reducer rank " + std::to_string(rank) + "] " + message + "\n";
       py::module_::import("sys").attr("stderr").attr("write")(line);

@@ -232,7 +232,8 @@ TEST(Errors, CrossEntropyTargetProblemsAreReportedAsPyTorchReportsThem) {
   EXPECT_EQ(message([&] { cross_entropy(logits, out_of_range); }), "Target 4 is out of bounds.");
   const Tensor negative = from_vector(std::vector<int64_t>{0, -1, 1}, {3});
   EXPECT_EQ(message([&] { cross_entropy(logits, negative); }), "Target -1 is out of bounds.");
-  EXPECT_EQ(message([&] { cross_entropy(logits, zeros({3}, DType::f32)); }), "expected scalar type Long but found Float");
+  EXPECT_EQ(message([&] { cross_entropy(logits, zeros({3}, DType::f32)); }),
+            "expected scalar type Long but found Float");
   EXPECT_TRUE(throws_containing([&] { cross_entropy(logits, zeros({3, 4}, DType::f32)); }, {"probabilities", "int64"}));
   const Tensor wrong_length = from_vector(std::vector<int64_t>{0, 1}, {2});
   EXPECT_THROW(cross_entropy(logits, wrong_length), ValueError);
@@ -317,7 +318,8 @@ TEST(Errors, AutogradMisuse) {
                                 {"grad", "1 outputs", "2 output gradients"}));
   EXPECT_TRUE(throws_containing([&] { autograd::grad({sum(y)}, {}); }, {"grad", "at least one input"}));
   // Integer tensors never require grad.
-  EXPECT_TRUE(throws_containing([&] { zeros({2}, DType::i64).requires_grad_(); }, {"only Tensors of floating point dtype can require gradients"}));
+  EXPECT_TRUE(throws_containing([&] { zeros({2}, DType::i64).requires_grad_(); },
+                                {"only Tensors of floating point dtype can require gradients"}));
   // Hooks need a tensor that requires grad; post-accumulate hooks need a leaf.
   EXPECT_TRUE(throws_containing([&] { zeros({2}).register_hook([](const Tensor&) { return Tensor(); }); },
                                 {"hook", "doesn't require gradient"}));
