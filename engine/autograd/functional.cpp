@@ -22,9 +22,9 @@ void make_roots(const std::vector<Tensor>& outputs, const std::vector<Tensor>& g
       TINYDDP_CHECK(out.numel() == 1, "grad can be implicitly created only for scalar outputs");
       seed = ones_like(out);
     } else {
-      TINYDDP_CHECK(seed.shape() == out.shape(), api, ": the gradient for output ", i, " has shape ",
-                    shape_str(seed.shape()), " but the output has shape ", shape_str(out.shape()),
-                    "; the gradient must have the output's shape.");
+      const auto size = [](const Shape& s) { return "torch.Size(" + shape_str(s) + ")"; };   // PyTorch's text
+      TINYDDP_CHECK(seed.shape() == out.shape(), "Mismatch in shape: grad_output[", i, "] has a shape of ",
+                    size(seed.shape()), " and output[", i, "] has a shape of ", size(out.shape()), ".");
       TINYDDP_CHECK(seed.dtype() == out.dtype(), api, ": the gradient for output ", i, " is ",
                     dtype_name(seed.dtype()), " but the output is ", dtype_name(out.dtype()), ".");
     }

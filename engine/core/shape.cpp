@@ -30,16 +30,16 @@ std::string shape_str(const Shape& shape) {
   return os.str();
 }
 
-Shape broadcast_shapes(const Shape& a, const Shape& b, const char* op) {
+Shape broadcast_shapes(const Shape& a, const Shape& b) {
   const size_t n = std::max(a.size(), b.size());
   Shape out(n);
-  for (size_t i = 0; i < n; ++i) {
+  for (size_t k = 0; k < n; ++k) {   // from the right, as PyTorch's infer_size: the rightmost mismatch is named
+    const size_t i = n - 1 - k;
     // Align from the right, NumPy style; missing leading dims count as 1.
     const int64_t da = i < n - a.size() ? 1 : a[i - (n - a.size())];
     const int64_t db = i < n - b.size() ? 1 : b[i - (n - b.size())];
-    TINYDDP_CHECK(da == db || da == 1 || db == 1, op, ": shapes ", shape_str(a), " and ", shape_str(b),
-                  " cannot be broadcast together: dimension ", i, " (aligned from the right) is ", da, " vs ", db,
-                  ". Each dimension must be equal or 1; reshape or expand one operand first.");
+    TINYDDP_CHECK(da == db || da == 1 || db == 1, "The size of tensor a (", da, ") must match the size of tensor b (",
+                  db, ") at non-singleton dimension ", i);
     out[i] = da == 1 ? db : da;
   }
   return out;

@@ -70,8 +70,7 @@ Tensor& Tensor::requires_grad_(bool requires_grad) {
 bool Tensor::is_leaf() const { return impl_->grad_fn == nullptr; }
 const Tensor& Tensor::grad() const { return impl_->grad; }
 void Tensor::set_grad(const Tensor& grad) const {
-  TINYDDP_CHECK(!grad.defined() || grad.shape() == shape(), "set_grad: assigned grad has shape ",
-                grad.defined() ? shape_str(grad.shape()) : "", " but the tensor has shape ", shape_str(shape()), ".");
+  TINYDDP_CHECK(!grad.defined() || grad.shape() == shape(), "assigned grad has data of a different size");
   impl_->grad = grad;
 }
 const std::shared_ptr<autograd::Node>& Tensor::grad_fn() const { return impl_->grad_fn; }

@@ -50,7 +50,7 @@ Tensor& add_(Tensor& self, const Tensor& other, double alpha) {
   check_floating(other, "add_");
   check_same_dtype(self, other, "add_");
   check_same_device(self, other, "add_");
-  TINYDDP_CHECK(broadcast_shapes(self.shape(), other.shape(), "add_") == self.shape(), "add_: the source of shape ",
+  TINYDDP_CHECK(broadcast_shapes(self.shape(), other.shape()) == self.shape(), "add_: the source of shape ",
                 shape_str(other.shape()), " does not broadcast to the destination's shape ", shape_str(self.shape()),
                 ".");
   if (self.is_contiguous() && other.is_contiguous() && other.shape() == self.shape()) {
@@ -112,7 +112,7 @@ Tensor& fill_(Tensor& self, double value) {
 Tensor& copy_(Tensor& self, const Tensor& src) {
   check_inplace(self, &src, "copy_");
   check_defined(src, "copy_", "source");
-  TINYDDP_CHECK(broadcast_shapes(self.shape(), src.shape(), "copy_") == self.shape(), "copy_: the source of shape ",
+  TINYDDP_CHECK(broadcast_shapes(self.shape(), src.shape()) == self.shape(), "copy_: the source of shape ",
                 shape_str(src.shape()), " does not broadcast to the destination's shape ", shape_str(self.shape()), ".");
   NoGradGuard no_grad;
   // Like PyTorch's copy_, the source may live on another device and hold another dtype.

@@ -69,7 +69,7 @@ Tensor batched_matmul(const Tensor& a, const Tensor& b) {
                 shape_str(a.shape()), " and ", shape_str(b.shape()), "): the last dim of the first (", k,
                 ") must equal the second-to-last dim of the second (", b.shape()[b.dim() - 2], ").");
   const Shape batch_a(a.shape().begin(), a.shape().end() - 2), batch_b(b.shape().begin(), b.shape().end() - 2);
-  const Shape batch = broadcast_shapes(batch_a, batch_b, "matmul (batch dims)");
+  const Shape batch = broadcast_shapes(batch_a, batch_b);
   Shape sa = batch, sb = batch, so = batch;
   sa.insert(sa.end(), {m, k});
   sb.insert(sb.end(), {k, n});
@@ -131,9 +131,7 @@ Tensor addmm(const Tensor& bias, const Tensor& a, const Tensor& b) {
                 shape_str(b.shape()), ".");
   TINYDDP_CHECK(a.shape()[1] == b.shape()[0], "addmm: mat1 and mat2 shapes cannot be multiplied (", a.shape()[0], "x",
                 a.shape()[1], " and ", b.shape()[0], "x", b.shape()[1], ").");
-  const Shape out_shape{a.shape()[0], b.shape()[1]};
-  TINYDDP_CHECK(broadcast_shapes(bias.shape(), out_shape, "addmm") == out_shape, "addmm: bias of shape ",
-                shape_str(bias.shape()), " does not broadcast to the product's shape ", shape_str(out_shape), ".");
+  const Shape out_shape{a.shape()[0], b.shape()[1]};   // the bias's expand below checks it, with PyTorch's text
   Tensor out;
   {
     NoGradGuard no_grad;
@@ -163,6 +161,8 @@ Tensor matmul(const Tensor& a, const Tensor& b) {
                 shape_str(a.shape()), " and ", shape_str(b.shape()), ".");
   // Checked here, on the shapes the caller passed (the branches below reshape 1-D operands and call mm).
   const int64_t k_a = a.shape().back(), k_b = b.dim() == 1 ? b.shape()[0] : b.shape()[b.dim() - 2];
+  TINYDDP_CHECK(k_a == k_b || a.dim() != 2 || b.dim() != 2, "mat1 and mat2 shapes cannot be multiplied (",
+                a.shape()[0], "x", a.shape()[1], " and ", b.shape()[0], "x", b.shape()[1], ")");   // 1.13's mm text
   TINYDDP_CHECK(k_a == k_b, "matmul: shapes ", shape_str(a.shape()), " and ", shape_str(b.shape()),
                 " cannot be multiplied: the last dim of the first (", k_a, ") must equal ",
                 b.dim() == 1 ? "the size of the second (" : "the second-to-last dim of the second (", k_b, ").");

@@ -17,7 +17,8 @@ void check_defined(const Tensor& t, const char* op, const char* what) {
 void check_floating(const Tensor& t, const char* op) {
   check_defined(t, op);
   TINYDDP_CHECK(is_floating(t.dtype()), op, ": expected a floating tensor (float32 or float64) but got ",
-                dtype_name(t.dtype()), " of shape ", shape_str(t.shape()), ". Convert it with .to(DType::f32).");
+                dtype_name(t.dtype()), " of shape ", shape_str(t.shape()),
+                ". Convert it first: .to(DType::f32) (Python: .float()).");
 }
 
 void check_same_dtype(const Tensor& a, const Tensor& b, const char* op) {
@@ -55,7 +56,7 @@ Tensor binary_kernel(BinaryOp op, const Tensor& a, const Tensor& b, const char* 
   check_floating(b, name);
   check_same_dtype(a, b, name);
   check_same_device(a, b, name);
-  const Shape shape = broadcast_shapes(a.shape(), b.shape(), name);
+  const Shape shape = broadcast_shapes(a.shape(), b.shape());
   Tensor out = empty(shape, a.dtype(), a.device());
   dispatch_floating(a.dtype(), name, [&]<typename T>() {
     backend::binary<T>(a.device(), op, shape, a.data_ptr<T>(), broadcast_strides(a, shape), b.data_ptr<T>(),
@@ -78,7 +79,7 @@ Tensor compare_kernel(CompareOp op, const Tensor& a, const Tensor& b, const char
   check_defined(a, name);
   check_defined(b, name);
   check_same_device(a, b, name);
-  const Shape shape = broadcast_shapes(a.shape(), b.shape(), name);
+  const Shape shape = broadcast_shapes(a.shape(), b.shape());
   const DType dtype = compare_dtype(a.dtype(), b.dtype());
   const Tensor x = a.detach().to(dtype), y = b.detach().to(dtype);
   Tensor out = empty(shape, DType::b8, a.device());

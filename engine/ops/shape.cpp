@@ -16,31 +16,33 @@ Tensor view_op_result(const Tensor& x, Shape shape, Shape strides, int64_t offse
   return out;
 }
 
-Shape infer_shape(const Shape& shape, int64_t numel, const char* op, const Shape& from) {
+// The shape `shape` (one -1 inferred) for `numel` elements, with PyTorch's texts (view and reshape give the same).
+Shape infer_shape(const Shape& shape, int64_t numel) {
   Shape out = shape;
   int64_t known = 1, infer_at = -1;
   for (size_t i = 0; i < out.size(); ++i) {
     if (out[i] == -1) {
-      TINYDDP_CHECK(infer_at < 0, op, ": only one dimension can be inferred (-1) in ", shape_str(shape), ".");
+      TINYDDP_CHECK(infer_at < 0, "only one dimension can be inferred");
       infer_at = static_cast<int64_t>(i);
     } else {
-      TINYDDP_CHECK(out[i] >= 0, op, ": invalid shape dimension ", out[i], " in ", shape_str(shape), ".");
+      TINYDDP_CHECK(out[i] >= 0, "invalid shape dimension ", out[i]);
       known *= out[i];
     }
   }
   if (infer_at >= 0) {
-    TINYDDP_CHECK(known != 0 && numel % known == 0, op, ": shape ", shape_str(shape), " is invalid for input of size ",
-                  numel, ".");
+    TINYDDP_CHECK(known != 0 || numel == 0, "shape '", shape_str(shape), "' is invalid for input of size ", numel);
+    TINYDDP_CHECK(known != 0, "cannot reshape tensor of 0 elements into shape ", shape_str(shape),
+                  " because the unspecified dimension size -1 can be any value and is ambiguous");
+    TINYDDP_CHECK(numel % known == 0, "shape '", shape_str(shape), "' is invalid for input of size ", numel);
     out[infer_at] = numel / known;
   }
-  TINYDDP_CHECK(numel_of(out) == numel, op, ": shape '", shape_str(shape), "' is invalid for input of size ", numel,
-                " (the input has shape ", shape_str(from), "). The new shape must have the same number of elements.");
+  TINYDDP_CHECK(numel_of(out) == numel, "shape '", shape_str(shape), "' is invalid for input of size ", numel);
   return out;
 }
 
 // A view of a contiguous tensor with another shape, its node named `node_name`.  dx = g reshaped back.
 Tensor view_as_shape(const Tensor& x, const Shape& shape, const char* node_name) {
-  const Shape s = infer_shape(shape, x.numel(), "view", x.shape());
+  const Shape s = infer_shape(shape, x.numel());
   TINYDDP_CHECK(x.is_contiguous(), "view size is not compatible with input tensor's size and stride (at least one "
                                    "dimension spans across two contiguous subspaces). Use .reshape(...) instead.");
   Tensor out = view_op_result(x, s, contiguous_strides(s), x.offset());
@@ -62,7 +64,7 @@ Tensor view(const Tensor& x, const Shape& shape) {
 Tensor reshape(const Tensor& x, const Shape& shape) {
   check_defined(x, "reshape");
   if (x.is_contiguous()) return view_as_shape(x, shape, "ReshapeAliasBackward0");
-  infer_shape(shape, x.numel(), "reshape", x.shape());   // check before copying
+  infer_shape(shape, x.numel());   // check before copying
   return view_as_shape(clone(x), shape, "UnsafeViewBackward0");
 }
 
@@ -136,7 +138,7 @@ Tensor expand(const Tensor& x, const Shape& shape) {
     }
     const int64_t have = x.shape()[i - lead];
     const int64_t want = shape[i] == -1 ? have : shape[i];
-    TINYDDP_CHECK(have == want || have == 1, "expand: the expanded size of the tensor (", want,
+    TINYDDP_CHECK(have == want || have == 1, "The expanded size of the tensor (", want,
                   ") must match the existing size (", have, ") at non-singleton dimension ", i, ".  Target sizes: ",
                   shape_str(shape), ".  Tensor sizes: ", shape_str(x.shape()));
     out_shape[i] = want;

@@ -207,6 +207,8 @@ void bind_tensor(py::module_& m) {
           [](Tensor& t, bool value) {
             // 1.13's setter refuses a non-leaf either way; requires_grad_() only refuses False (the engine).
             TINYDDP_CHECK(t.is_leaf() || !value, "you can only change requires_grad flags of leaf variables.");
+            TINYDDP_CHECK(!value || is_floating(t.dtype()),   // the setter's text (requires_grad_() has its own)
+                          "only Tensors of floating point and complex dtype can require gradients");
             t.requires_grad_(value);
           },
           release())

@@ -377,6 +377,8 @@ def _bool_free_item(t):
 # ---- factories ----
 
 def _finish(t, requires_grad):
+    if requires_grad and not t.dtype.is_floating_point:   # the factories' text (requires_grad_() has its own)
+        raise RuntimeError("Only Tensors of floating point and complex dtype can require gradients")
     return t.requires_grad_() if requires_grad else t
 
 

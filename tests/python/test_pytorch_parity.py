@@ -517,3 +517,41 @@ def test_what_a_tensor_hook_returns_is_checked_as_1_13_checks_it():
     z.register_hook(lambda g: 1)
     with pytest.raises(TypeError, match=r"^expected Variable, but hook returned 'int'$"):
         (z * 2).sum().backward()
+
+
+def test_common_shape_and_argument_errors_read_as_1_13s():
+    # The texts PyTorch 1.13.1 raised for the same calls.
+    cases = [
+        (lambda: torch.ones(2) + torch.ones(3),
+         "The size of tensor a (2) must match the size of tensor b (3) at non-singleton dimension 0"),
+        (lambda: torch.ones(2, 1, 3) * torch.ones(4, 2),
+         "The size of tensor a (3) must match the size of tensor b (2) at non-singleton dimension 2"),
+        (lambda: torch.ones(1, 2) @ torch.ones(1, 2), "mat1 and mat2 shapes cannot be multiplied (1x2 and 1x2)"),
+        (lambda: torch.ones(3).view(2, 2), "shape '[2, 2]' is invalid for input of size 3"),
+        (lambda: torch.ones(6).view(-1, -1), "only one dimension can be inferred"),
+        (lambda: torch.ones(3).reshape(2, 2), "shape '[2, 2]' is invalid for input of size 3"),
+        (lambda: torch.tensor([1, 2], requires_grad=True),
+         "Only Tensors of floating point and complex dtype can require gradients"),
+        (lambda: torch.ones(3, requires_grad=True).sum().backward(torch.ones(2)),
+         "Mismatch in shape: grad_output[0] has a shape of torch.Size([2]) and output[0] has a shape of "
+         "torch.Size([])."),
+    ]
+    for call, text in cases:
+        with pytest.raises(RuntimeError) as e:
+            call()
+        assert str(e.value) == text
+    x = torch.ones(3, requires_grad=True)
+    with pytest.raises(RuntimeError, match=r"^assigned grad has data of a different size$"):
+        x.grad = torch.ones(1)
+    p = [nn.Parameter(torch.ones(1))]
+    for make, text in [(lambda: torch.optim.Adam(p, lr=0.1, betas=(1.0, 0.9)),
+                        "Invalid beta parameter at index 0: 1.0"),
+                       (lambda: torch.optim.Adam(p, lr=0.1, betas=(0.9, 1)), "Invalid beta parameter at index 1: 1"),
+                       (lambda: torch.optim.SGD(p, lr=-1.0), "Invalid learning rate: -1.0"),
+                       (lambda: torch.optim.SGD(p, lr=0.1, nesterov=True),
+                        "Nesterov momentum requires a momentum and zero dampening"),
+                       (lambda: torch.optim.SGD(p),
+                        "parameter group didn't specify a value of required optimization parameter lr")]:
+        with pytest.raises(ValueError) as e:
+            make()
+        assert str(e.value) == text
