@@ -156,29 +156,25 @@ def _getitem(self, index):
     return out.reshape([sizes[d] for d in kept])
 
 
-def _flatten(self, start_dim=0, end_dim=-1):
-    shape = list(self._shape())
-    if not shape:
-        return self.reshape([1])
-    n = len(shape)
-    for d in (start_dim, end_dim):
-        if not -n <= d < n:
-            raise IndexError(f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], but got {d})")
-    start, end = start_dim % n, end_dim % n
-    if start > end:
-        raise RuntimeError("flatten() has invalid args: start_dim cannot come after end_dim")
-    numel = 1
-    for size in shape[start:end + 1]:
-        numel *= size
-    return self.reshape(shape[:start] + [numel] + shape[end + 1:])
-
-
 def _wrap_dim(dim, ndim):
     """A dim in [-ndim, ndim-1] (a 0-dim tensor takes 0 and -1) as a non-negative index, with PyTorch's IndexError."""
     bound = builtins.max(ndim, 1)
     if not -bound <= dim < bound:
         raise IndexError(f"Dimension out of range (expected to be in range of [{-bound}, {bound - 1}], but got {dim})")
     return dim % bound
+
+
+def _flatten(self, start_dim=0, end_dim=-1):
+    shape = list(self._shape())
+    if not shape:
+        return self.reshape([1])
+    start, end = _wrap_dim(start_dim, len(shape)), _wrap_dim(end_dim, len(shape))
+    if start > end:
+        raise RuntimeError("flatten() has invalid args: start_dim cannot come after end_dim")
+    numel = 1
+    for size in shape[start:end + 1]:
+        numel *= size
+    return self.reshape(shape[:start] + [numel] + shape[end + 1:])
 
 
 # unsqueeze, squeeze, stack and .T are views and concatenations over reshape, cat and transpose (the engine has

@@ -227,27 +227,19 @@ TEST(Errors, MatmulShapeMismatchNamesOpAndShapes) {
 // PyTorch 1.13's texts and exception types (F.cross_entropy on (3, 4) logits).
 TEST(Errors, CrossEntropyTargetProblemsAreReportedAsPyTorchReportsThem) {
   const Tensor logits = zeros({3, 4}, DType::f32);
-  const auto message = [](const std::function<void()>& f) {
-    try {
-      f();
-    } catch (const Error& e) {
-      return std::string(e.what());
-    }
-    return std::string("no error");
-  };
   const Tensor out_of_range = from_vector(std::vector<int64_t>{0, 4, 1}, {3});
   EXPECT_THROW(cross_entropy(logits, out_of_range), IndexError);
-  EXPECT_EQ(message([&] { cross_entropy(logits, out_of_range); }), "Target 4 is out of bounds.");
+  EXPECT_EQ(error_message([&] { cross_entropy(logits, out_of_range); }), "Target 4 is out of bounds.");
   const Tensor negative = from_vector(std::vector<int64_t>{0, -1, 1}, {3});
-  EXPECT_EQ(message([&] { cross_entropy(logits, negative); }), "Target -1 is out of bounds.");
-  EXPECT_EQ(message([&] { cross_entropy(logits, zeros({3}, DType::f32)); }),
+  EXPECT_EQ(error_message([&] { cross_entropy(logits, negative); }), "Target -1 is out of bounds.");
+  EXPECT_EQ(error_message([&] { cross_entropy(logits, zeros({3}, DType::f32)); }),
             "expected scalar type Long but found Float");
   EXPECT_TRUE(throws_containing([&] { cross_entropy(logits, zeros({3, 4}, DType::f32)); }, {"probabilities", "int64"}));
   const Tensor wrong_length = from_vector(std::vector<int64_t>{0, 1}, {2});
   EXPECT_THROW(cross_entropy(logits, wrong_length), ValueError);
-  EXPECT_EQ(message([&] { cross_entropy(logits, wrong_length); }),
+  EXPECT_EQ(error_message([&] { cross_entropy(logits, wrong_length); }),
             "Expected input batch_size (3) to match target batch_size (2).");
-  EXPECT_EQ(message([&] { cross_entropy(logits, zeros({3, 1}, DType::i64)); }),
+  EXPECT_EQ(error_message([&] { cross_entropy(logits, zeros({3, 1}, DType::i64)); }),
             "1D target tensor expected, multi-target not supported");
   EXPECT_TRUE(throws_containing([&] { cross_entropy(zeros({3}, DType::f32), wrong_length); }, {"cross_entropy", "[3]"}));
 }
