@@ -8,4 +8,5 @@
 #include "engine/autograd/grad_mode.h"
 #include "engine/autograd/saved_tensor_hooks.h"
 #include "engine/core/tensor.h"
+#include "engine/ops/generator.h"
 #include "engine/ops/ops.h"

@@ -115,15 +115,24 @@ Tensor& mul_(Tensor& self, const Tensor& other);
 Tensor& fill_(Tensor& self, double value);
 Tensor& copy_(Tensor& self, const Tensor& src);
 
-// ---- random numbers: one generator per thread, seeded with manual_seed (0 until then) ----
-void manual_seed(uint64_t seed);
-// The generator's whole state (torch.get_rng_state / set_rng_state): setting a state got earlier replays the
-// same draws from there. Opaque text; only set_rng_state reads it.
+// ---- random numbers (generator.h): PyTorch 1.13's values for a seed; gen = nullptr draws from the calling
+// thread's default generator ----
+class Generator;
+void manual_seed(uint64_t seed);   // seeds this thread's default generator
+// The default generator's whole state (torch.get_rng_state / set_rng_state): setting a state got earlier replays
+// the same draws from there. Opaque text; only set_rng_state reads it.
 std::string get_rng_state();
 void set_rng_state(const std::string& state);
-Tensor randn(const Shape& shape, DType dtype = DType::f32);          // standard normal
-Tensor rand(const Shape& shape, DType dtype = DType::f32);           // uniform [0, 1)
-Tensor randint(int64_t low, int64_t high, const Shape& shape);       // uniform integers in [low, high), int64
+Tensor randn(const Shape& shape, DType dtype = DType::f32, Generator* gen = nullptr);   // standard normal
+Tensor rand(const Shape& shape, DType dtype = DType::f32, Generator* gen = nullptr);    // uniform [0, 1)
+// uniform integers in [low, high), int64
+Tensor randint(int64_t low, int64_t high, const Shape& shape, Generator* gen = nullptr);
+Tensor randperm(int64_t n, Generator* gen = nullptr);   // a random permutation of 0..n-1, int64
+// In place, as the in-place ops above (a version bump; refused on a leaf that requires grad outside NoGradGuard).
+Tensor& uniform_(Tensor& self, double from = 0.0, double to = 1.0, Generator* gen = nullptr);
+Tensor& normal_(Tensor& self, double mean = 0.0, double stddev = 1.0, Generator* gen = nullptr);
+Tensor& bernoulli_(Tensor& self, double p = 0.5, Generator* gen = nullptr);   // 1 with probability p, else 0
+Tensor& random_(Tensor& self, Generator* gen = nullptr);   // integers in [0, 2^63) for int64 (PyTorch's random_())
 
 // ---- multi-tensor (kernels/{cpu,cuda}/multi_tensor.h): one pass over a list on one device, no autograd ----
 // The tensors must be contiguous, of one floating dtype and on one device. Results stay on that device:

@@ -4,30 +4,27 @@
 
 namespace tinyddp::nn {
 
-namespace {
-
-// Uniform in [-bound, bound): u in [0, 1) mapped by u * 2 bound - bound.
-Tensor uniform(const Shape& shape, double bound, DType dtype) {
-  NoGradGuard no_grad;
-  return rand(shape, dtype) * (2.0 * bound) - bound;
-}
-
-}  // namespace
-
 Linear::Linear(int64_t in_features, int64_t out_features, bool bias, DType dtype)
     : in_features_(in_features), out_features_(out_features) {
   TINYDDP_CHECK(in_features >= 0 && out_features >= 0, "Linear: in_features and out_features must be >= 0, got ",
                 "in_features=", in_features, ", out_features=", out_features, ".");
   TINYDDP_CHECK(is_floating(dtype), "Linear: parameters must be floating point (DType::f32 or DType::f64), got ",
                 dtype_name(dtype), ".");
-  // With no inputs the bound would be infinite; PyTorch's bias rule uses 0 then, and so do we for both.
-  const double bound = in_features > 0 ? 1.0 / std::sqrt(static_cast<double>(in_features)) : 0.0;
-  weight_ = register_parameter("weight", uniform({out_features, in_features}, bound, dtype));
-  if (bias) bias_ = register_parameter("bias", uniform({out_features}, bound, dtype));
-  // 1.13's reset_parameters fills both in place (init.kaiming_uniform_, init.uniform_): each starts at version
-  // 1, which its "modified by an inplace operation" messages count from.
-  weight_.bump_version();
-  if (bias) bias_.bump_version();
+  // PyTorch's reset_parameters, computed as its Python computes it, so that a seed gives its values bitwise:
+  // kaiming_uniform_(a=sqrt(5)) takes gain = sqrt(2 / (1 + a^2)), std = gain / sqrt(fan_in) and
+  // bound = sqrt(3) * std, which is 1/sqrt(fan_in) up to rounding (a^2 is 5.000000000000001); the bias takes
+  // 1/sqrt(fan_in) itself. With no inputs PyTorch's bias bound is 0, and so is the weight's here.
+  const double a = std::sqrt(5.0), fan_in = static_cast<double>(in_features);
+  const double weight_bound = in_features > 0 ? std::sqrt(3.0) * (std::sqrt(2.0 / (1.0 + a * a)) / std::sqrt(fan_in))
+                                              : 0.0;
+  const double bias_bound = in_features > 0 ? 1.0 / std::sqrt(fan_in) : 0.0;
+  weight_ = register_parameter("weight", empty({out_features, in_features}, dtype));
+  if (bias) bias_ = register_parameter("bias", empty({out_features}, dtype));
+  // Filled in place, weight first, as 1.13's init.kaiming_uniform_ and init.uniform_ do: each starts at
+  // version 1, which its "modified by an inplace operation" messages count from.
+  NoGradGuard no_grad;
+  uniform_(weight_, -weight_bound, weight_bound);
+  if (bias) uniform_(bias_, -bias_bound, bias_bound);
 }
 
 std::string Linear::extra_repr() const {

@@ -6,9 +6,9 @@
 //   Tensor w = fc->weight();                                  // the registered handle: change it in place only
 //
 // Legend: N = batch (any number of leading dims), I = in_features, O = out_features.
-// Init: W and b uniform in [-1/sqrt(I), 1/sqrt(I)), drawn from the engine's per-thread RNG (manual_seed), W
-// first. This is what PyTorch's reset_parameters (kaiming_uniform_(a=sqrt(5)) and its bias rule) reduce to:
-// gain = sqrt(2 / (1 + a^2)) = sqrt(1/3), bound = gain * sqrt(3 / I) = 1/sqrt(I).
+// Init: PyTorch's reset_parameters, W then b, each uniform in [-1/sqrt(I), 1/sqrt(I)) (kaiming_uniform_(a=sqrt(5))
+// and its bias rule), drawn from the calling thread's default generator: after manual_seed(s) the values are
+// torch.manual_seed(s); nn.Linear(I, O)'s, bitwise.
 #pragma once
 
 #include "models/nn/module.h"

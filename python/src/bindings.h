@@ -59,6 +59,7 @@ std::vector<Tensor> tensors_from_py(const py::handle& obj);   // a Tensor or a s
 Shape shape_from_args(const py::args& args);
 
 void bind_tensor(py::module_& m);
+void bind_random(py::module_& m);   // after bind_tensor: adds methods to Tensor
 void bind_autograd(py::module_& m);
 void bind_nn(py::module_& m);
 void bind_dist(py::module_& m);

@@ -35,6 +35,7 @@ PYBIND11_MODULE(_C, m) {
     }
   });
   tinyddp::python::bind_tensor(m);
+  tinyddp::python::bind_random(m);
   tinyddp::python::bind_autograd(m);
   tinyddp::python::bind_nn(m);
   tinyddp::python::bind_dist(m);

@@ -433,11 +433,7 @@ void bind_tensor(py::module_& m) {
   m.def("ones", [](const Shape& s, DType d) { return ones(s, d); }, release());
   m.def("full", [](const Shape& s, double v, DType d) { return full(s, v, d); }, release());
   m.def("empty", [](const Shape& s, DType d) { return empty(s, d); }, release());
-  m.def("randn", [](const Shape& s, DType d) { return randn(s, d); }, release());
-  m.def("rand", [](const Shape& s, DType d) { return rand(s, d); }, release());
-  m.def("randint", [](int64_t low, int64_t high, const Shape& s) { return randint(low, high, s); }, release());
   m.def("arange", [](int64_t n, DType d) { return arange(n, d); }, release());
-  m.def("manual_seed", [](uint64_t seed) { manual_seed(seed); }, release());
   m.def("cat", [](const std::vector<Tensor>& ts, int64_t dim) { return cat(ts, dim); }, release());
 }
 

@@ -7,19 +7,21 @@ from tinyddp import _C
 from tinyddp._device import device
 from tinyddp._tensor import (Size, Tensor, abs, arange, argmax, bool, cat, dtype, empty, eq, exp, flatten, float32,
                              float64, from_numpy, full, ge, gt, int64, is_tensor, le, log, logical_not, lt,
-                             manual_seed, matmul, max, maximum, mean, ne, ones, ones_like, rand, randint, randn, relu,
+                             matmul, max, maximum, mean, ne, ones, ones_like, rand, randint, randn, randperm, relu,
                              sigmoid, sqrt, squeeze, stack, sum, tanh, tensor, unsqueeze, zeros, zeros_like)
+from tinyddp.random import Generator, get_rng_state, initial_seed, manual_seed, seed, set_rng_state
 from tinyddp.autograd.grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
 # they import the names above
-from tinyddp import autograd, cuda, futures, nn, optim, distributed, multiprocessing, utils  # noqa: E402
+from tinyddp import autograd, cuda, futures, nn, optim, distributed, multiprocessing, random, utils  # noqa: E402
 
 float = float32    # PyTorch's aliases  # noqa: A001
 double = float64
 long = int64
 
-__all__ = ["Size", "Tensor", "abs", "arange", "argmax", "autograd", "bool", "cat", "cuda", "device", "distributed",
-           "double", "dtype", "empty", "enable_grad", "eq", "exp", "flatten", "float", "float32", "float64",
-           "from_numpy", "full", "futures", "ge", "gt", "int64", "is_grad_enabled", "is_tensor", "le", "log",
-           "logical_not", "long", "lt", "manual_seed", "matmul", "max", "maximum", "mean", "ne", "multiprocessing",
-           "nn", "no_grad", "ones", "ones_like", "optim", "rand", "randint", "randn", "relu", "set_grad_enabled",
-           "sigmoid", "sqrt", "squeeze", "stack", "sum", "tanh", "tensor", "unsqueeze", "utils", "zeros", "zeros_like"]
+__all__ = ["abs", "arange", "argmax", "autograd", "bool", "cat", "cuda", "device", "distributed", "double", "dtype",
+           "empty", "enable_grad", "eq", "exp", "flatten", "float", "float32", "float64", "from_numpy", "full",
+           "futures", "ge", "Generator", "get_rng_state", "gt", "initial_seed", "int64", "is_grad_enabled",
+           "is_tensor", "le", "log", "logical_not", "long", "lt", "manual_seed", "matmul", "max", "maximum", "mean",
+           "multiprocessing", "ne", "nn", "no_grad", "ones", "ones_like", "optim", "rand", "randint", "randn",
+           "random", "randperm", "relu", "seed", "set_grad_enabled", "set_rng_state", "sigmoid", "Size", "sqrt",
+           "squeeze", "stack", "sum", "tanh", "Tensor", "tensor", "unsqueeze", "utils", "zeros", "zeros_like"]

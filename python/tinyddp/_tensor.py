@@ -457,33 +457,40 @@ def ones_like(input, dtype=None, requires_grad=False, *, device=None):
     return ones(input.shape, dtype=dtype or input.dtype, requires_grad=requires_grad)
 
 
-def randn(*size, dtype=None, device=None, requires_grad=False):
-    """Standard normal samples from the engine's generator. The generator is per thread (each spawn rank has
-    its own); the values are tinyddp's stream, not PyTorch's."""
+def randn(*size, generator=None, dtype=None, device=None, requires_grad=False):
+    """Standard normal samples: after manual_seed(s), PyTorch 1.13's values for s, bitwise (engine/ops/random.cpp).
+    The default generator is per thread (each spawn rank has its own, as each process has in PyTorch)."""
     _check_device(device)
-    return _finish(_C.randn(_shape(size), _c_dtype(dtype)), requires_grad)
+    return _finish(_C.randn(_shape(size), _c_dtype(dtype), generator), requires_grad)
 
 
-def rand(*size, dtype=None, device=None, requires_grad=False):
+def rand(*size, generator=None, dtype=None, device=None, requires_grad=False):
     _check_device(device)
-    return _finish(_C.rand(_shape(size), _c_dtype(dtype)), requires_grad)
+    return _finish(_C.rand(_shape(size), _c_dtype(dtype), generator), requires_grad)
 
 
-def randint(low, high=None, size=None, dtype=None, *, device=None):
+def randint(low, high=None, size=None, *, generator=None, dtype=None, device=None, requires_grad=False):
+    """randint(high, size) or randint(low, high, size), as PyTorch's."""
     _check_device(device)
-    if high is None:
+    if size is None:
+        if high is None:
+            raise TypeError("randint() missing 1 required positional arguments: \"size\"")
+        low, high, size = 0, low, high
+    elif high is None:
         low, high = 0, low
-    return _C.randint(low, high, list(size))
+    out = _C.randint(int(low), int(high), _shape((size,)), generator)
+    return _finish(out if dtype is None or dtype is int64 else out.to(dtype), requires_grad)
+
+
+def randperm(n, *, generator=None, dtype=None, device=None, requires_grad=False):
+    _check_device(device)
+    out = _C.randperm(int(n), generator)
+    return _finish(out if dtype is None or dtype is int64 else out.to(dtype), requires_grad)
 
 
 def arange(end, dtype=None, *, device=None):
     _check_device(device)
     return _C.arange(int(end), _c_dtype(dtype, int64))
-
-
-def manual_seed(seed):
-    """Seeds the calling thread's generator (PyTorch's is process-wide; see docs/python.md)."""
-    _C.manual_seed(int(seed))
 
 
 def from_numpy(ndarray):

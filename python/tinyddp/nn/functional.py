@@ -54,8 +54,8 @@ def softmax(input, dim=None, _stacklevel=3, dtype=None):
 
 def dropout(input, p=0.5, training=True, inplace=False):
     """Zeroes each element with probability p and scales the others by 1/(1-p); the input itself in eval mode
-    or for p=0, as PyTorch's. The mask comes from tinyddp's generator (rand), so which elements drop is not
-    PyTorch's stream; the graph is input * mask (MulBackward0, as PyTorch's)."""
+    or for p=0, as PyTorch's. The mask is PyTorch's draw, element for element (bernoulli_(1 - p), then divided
+    by 1 - p), so a seed drops the same elements; the graph is input * mask (MulBackward0, as PyTorch's)."""
     if p < 0.0 or p > 1.0:
         raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
     if not training or p == 0 or input.numel() == 0:
@@ -66,7 +66,7 @@ def dropout(input, p=0.5, training=True, inplace=False):
     if p == 1:   # every element drops; 1/(1-p) would make 0 * inf = nan
         mask = _tensor.zeros((), dtype=input.dtype)
     else:
-        mask = (_tensor.rand(input.shape, dtype=input.dtype) < 1 - p).to(input.dtype) * (1.0 / (1 - p))
+        mask = _tensor.empty(input.shape, dtype=input.dtype).bernoulli_(1 - p) / (1 - p)
     return input.mul_(mask) if inplace else input * mask
 
 

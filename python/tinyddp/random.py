@@ -1,0 +1,46 @@
+"""torch.random: seeding and the state of the calling thread's default generator, and torch.Generator.
+
+The numbers are PyTorch 1.13's CPU generator's (engine/ops/generator.h): after ``manual_seed(s)``, randn, rand,
+randint, randperm, nn.Linear's init, dropout's mask and a DistributedSampler's order are PyTorch's for ``s``. The
+default generator is per thread: under ``tinyddp.multiprocessing.spawn`` each rank seeds its own, as each process
+does in PyTorch.
+"""
+from tinyddp import _C
+from tinyddp._device import device as _device_type
+
+
+class Generator(_C.Generator):
+    """torch.Generator on the CPU: an independent stream, seeded with kDefaultSeed until manual_seed."""
+
+    def __init__(self, device="cpu"):
+        d = _device_type(device)
+        if d.type != "cpu":
+            raise RuntimeError(f"tinyddp has no {d.type} generators: its Python front end runs on the CPU only.")
+        super().__init__()
+
+    @property
+    def device(self):
+        return _device_type("cpu")
+
+
+def manual_seed(seed):
+    """Seeds the calling thread's default generator and returns it (PyTorch's is process-wide; docs/python.md)."""
+    return _C.manual_seed(int(seed))
+
+
+def seed():
+    """Seeds the calling thread's default generator non-deterministically and returns the seed."""
+    return _C.default_generator().seed()
+
+
+def initial_seed():
+    return _C.default_generator().initial_seed()
+
+
+def get_rng_state():
+    """The default generator's whole state, opaque bytes (PyTorch's is a ByteTensor) for set_rng_state."""
+    return _C.default_generator().get_state()
+
+
+def set_rng_state(new_state):
+    _C.default_generator().set_state(bytes(new_state))
