@@ -433,3 +433,27 @@ def test_scheduler_drives_the_next_step():
         moves.append(before - p.item())
     assert moves == [1.0, 0.5, 0.25] and sched.last_epoch == 3
     assert math.isclose(opt.param_groups[0]["initial_lr"], 1.0)
+
+
+def test_a_subclass_step_calling_super_counts_once_for_the_scheduler():
+    class Logged(torch.optim.SGD):
+        def step(self, closure=None):
+            return super().step(closure)
+    p = torch.nn.Parameter(torch.ones(1))
+    opt = Logged([p], lr=0.1)
+    sched = torch.optim.lr_scheduler.StepLR(opt, step_size=1)
+    opt.step()
+    opt.step()
+    assert opt._step_count == 2   # 1.13's counter wraps the instance's step, once
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        sched.step()
+
+
+@pytest.mark.parametrize("make", [lambda ps: torch.optim.SGD(ps, lr=0.1, differentiable=True),
+                                  lambda ps: torch.optim.Adam(ps, fused=True),
+                                  lambda ps: torch.optim.Adam(ps, capturable=True),
+                                  lambda ps: torch.optim.AdamW(ps, capturable=True)])
+def test_variants_without_an_implementation_say_so(make):
+    with pytest.raises(NotImplementedError, match="leave"):
+        make([torch.nn.Parameter(torch.ones(1))])

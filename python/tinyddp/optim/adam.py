@@ -27,9 +27,9 @@ class Adam(Optimizer):
     def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0, amsgrad=False, *,
                  foreach=None, maximize=False, capturable=False, differentiable=False, fused=False):
         _check(lr, betas, eps, weight_decay)
-        if capturable or fused:
-            raise NotImplementedError("tinyddp's Adam has neither the capturable (CUDA graph) nor the fused (CUDA) "
-                                      "variant; leave capturable and fused False.")
+        if capturable or fused or differentiable:
+            raise NotImplementedError("tinyddp's Adam has no capturable (CUDA graph), fused (CUDA) or differentiable "
+                                      "variant; leave capturable, fused and differentiable False.")
         defaults = dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay, amsgrad=amsgrad, maximize=maximize,
                         foreach=foreach, capturable=capturable, differentiable=differentiable, fused=fused)
         super().__init__(params, defaults)

@@ -42,10 +42,11 @@ required = _RequiredParameter()
 
 def _counts_steps(step):
     """Wraps a subclass's step so that each call adds one to the instance's _step_count, once a learning-rate
-    scheduler has set it: 1.13's schedulers read it to warn when their step() comes first (lr_scheduler.py)."""
+    scheduler has set it: 1.13's schedulers read it to warn when their step() comes first (lr_scheduler.py).
+    Only the class's own step counts, so a subclass's step calling super().step() counts once, as in 1.13."""
     @functools.wraps(step)
     def counted_step(self, *args, **kwargs):
-        if hasattr(self, "_step_count"):
+        if hasattr(self, "_step_count") and type(self).step is counted_step:
             self._step_count += 1
         return step(self, *args, **kwargs)
     counted_step._with_counter = True

@@ -18,6 +18,9 @@ class SGD(Optimizer):
                         maximize=maximize, foreach=foreach, differentiable=differentiable)
         if nesterov and (momentum <= 0 or dampening != 0):
             raise ValueError("Nesterov momentum requires a momentum and zero dampening")
+        if differentiable:
+            raise NotImplementedError("tinyddp's SGD has no differentiable variant (its update runs in C++ under "
+                                      "no_grad); leave differentiable False.")
         super().__init__(params, defaults)
 
     def __setstate__(self, state):
