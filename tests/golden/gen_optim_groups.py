@@ -24,6 +24,8 @@ tagged (encode below): tensors {"tensor", "dtype"}, tuples {"tuple"}, dicts {"di
 their type and order), Counters {"counter": [[key, count]]}.
 """
 import collections
+import contextlib
+import io
 import json
 import math
 import sys
@@ -145,6 +147,12 @@ RUNS = [
              [["LambdaLR", {"lr_lambda": "half_every_2"}]], params=make_params(("a", "b")), edits=[(3, ["resume"])]),
     run_spec("adamw-resume-cosine", "AdamW", ["a"], {"lr": 0.01}, [["CosineAnnealingLR", {"T_max": 3}]],
              params=make_params(("a",)), edits=[(2, ["resume"])]),
+    # OneCycleLR cycles SGD's momentum and Adam's beta1 in the groups: the next step must use the new values
+    run_spec("sgd-onecycle-momentum", "SGD", [{"params": ["a"]}, {"params": ["b"], "nesterov": True}],
+             {"lr": 0.1, "momentum": 0.9}, [["OneCycleLR", {"max_lr": 0.5, "total_steps": 6}]],
+             params=make_params(("a", "b"))),
+    run_spec("adam-onecycle-betas", "Adam", ["a", "b"], {"lr": 0.01},
+             [["OneCycleLR", {"max_lr": 0.05, "total_steps": 8, "pct_start": 0.5}]], params=make_params(("a", "b"))),
     # two schedulers on one optimizer, stepped in turn (their chainable updates compose)
     run_spec("sgd-two-schedulers", "SGD", ["a"], {"lr": 1.0},
              [["ExponentialLR", {"gamma": 0.9}], ["StepLR", {"step_size": 3, "gamma": 0.1}]],
@@ -163,6 +171,8 @@ def encode(x):
         return {"tuple": [encode(v) for v in x]}
     if isinstance(x, list):
         return [encode(v) for v in x]
+    if callable(x):
+        return {"callable": x.__name__}
     assert x is None or isinstance(x, (bool, int, float, str)), type(x)
     return x
 
@@ -244,22 +254,31 @@ def recorded(fn):
     return [[str(w.message), w.category.__name__] for w in caught]
 
 
-def lr_trace(make_sched, n=8, opt_kwargs=None, epochs=None):
+def lr_trace(make_sched, n=8, epochs=None, metrics=None):
     """get_last_lr() after each of n (optimizer.step(), scheduler.step()) pairs, on SGD over two groups with lrs
-    0.1 and 0.05; with `epochs`, step(epoch) is called with those epochs (the closed form)."""
+    0.1 and 0.05; with `epochs`, step(epoch) is called with those epochs (the closed form); with `metrics`,
+    step(metric) (ReduceLROnPlateau). Also the scheduler's state_dict and the groups' values at the end, and what
+    it warned."""
     a, b = torch.nn.Parameter(torch.ones(1)), torch.nn.Parameter(torch.ones(1))
-    opt = torch.optim.SGD([{"params": [a]}, {"params": [b], "lr": 0.05}], lr=0.1, **(opt_kwargs or {}))
+    opt = torch.optim.SGD([{"params": [a]}, {"params": [b], "lr": 0.05}], lr=0.1)
     out = {}
 
     def go():
         sched = make_sched(opt)
-        lrs = [sched.get_last_lr()]
-        for i in range(n):
+        lrs = [sched.get_last_lr()] if metrics is None else []   # ReduceLROnPlateau has none before its step
+        for i in range(n if metrics is None else len(metrics)):
             opt.step()
-            sched.step() if epochs is None else sched.step(epochs[i])
-            lrs.append(sched.get_last_lr())
+            if metrics is not None:
+                sched.step(metrics[i])
+            elif epochs is not None:
+                sched.step(epochs[i])
+            else:
+                sched.step()
+            # (1.13's ReduceLROnPlateau has no get_last_lr())
+            lrs.append(sched.get_last_lr() if metrics is None else [g["lr"] for g in opt.param_groups])
         out["lrs"] = lrs
         out["state_dict"] = encode(sched.state_dict())
+        out["groups"] = encode([{k: v for k, v in g.items() if k != "params"} for g in opt.param_groups])
     out["warnings"] = recorded(go)
     return out
 
@@ -279,11 +298,26 @@ SCHEDULES = {
                                                  S.ExponentialLR(o, gamma=0.9)], milestones=[3]),
     "ChainedScheduler": lambda o: S.ChainedScheduler([S.ExponentialLR(o, gamma=0.9),
                                                       S.StepLR(o, step_size=2, gamma=0.5)]),
+    "CosineAnnealingWarmRestarts": lambda o: S.CosineAnnealingWarmRestarts(o, T_0=2, T_mult=2, eta_min=0.01),
+    "CosineAnnealingWarmRestarts-Tmult1": lambda o: S.CosineAnnealingWarmRestarts(o, T_0=3),
+    "OneCycleLR": lambda o: S.OneCycleLR(o, max_lr=[1.0, 0.5], total_steps=10),
+    "OneCycleLR-three-phase-linear": lambda o: S.OneCycleLR(o, max_lr=0.8, epochs=3, steps_per_epoch=3,
+                                                            pct_start=0.4, anneal_strategy="linear",
+                                                            three_phase=True, base_momentum=0.8),
+}
+# ReduceLROnPlateau: step(metric) with these metrics
+PLATEAU_METRICS = [1.0, 0.9, 0.95, 0.95, 0.95, 0.89, 0.9, 0.9, 0.9, 0.9, 0.9, 0.9]
+PLATEAUS = {
+    "ReduceLROnPlateau": lambda o: S.ReduceLROnPlateau(o, patience=2, cooldown=1, factor=0.5, min_lr=[0.02, 0.0]),
+    "ReduceLROnPlateau-max-abs": lambda o: S.ReduceLROnPlateau(o, mode="max", threshold_mode="abs", threshold=0.01,
+                                                               patience=1, verbose=True),
 }
 # step(epoch): the closed forms, jumping around
 CLOSED_FORM_EPOCHS = [1, 2, 5, 3, 3, 8, 0, 4]
 CLOSED_FORMS = ["StepLR", "MultiStepLR", "ExponentialLR", "CosineAnnealingLR", "LinearLR", "ConstantLR",
-                "PolynomialLR", "LambdaLR"]
+                "PolynomialLR", "LambdaLR", "CosineAnnealingWarmRestarts", "CosineAnnealingWarmRestarts-Tmult1"]
+# CosineAnnealingWarmRestarts takes fractional epochs
+FRACTIONAL_EPOCHS = [0.5, 1.5, 2.0, 3.7, 9.2, 4.0, 0.0, 10.0]
 
 
 def _p():
@@ -300,6 +334,14 @@ def _resumed_without_initial_lr():
 
 def _load_groups_mismatch():
     _sgd().load_state_dict(torch.optim.SGD([{"params": [_p()]}, {"params": [_p()]}], lr=0.1).state_dict())
+
+
+def _onecycle_past_the_end():
+    o = _sgd()
+    s = S.OneCycleLR(o, max_lr=0.1, total_steps=2)
+    for _ in range(3):
+        o.step()
+        s.step()
 
 
 def _load_size_mismatch():
@@ -333,6 +375,19 @@ ERRORS = {
     "sequentiallr-milestones": lambda: (lambda o: S.SequentialLR(o, [S.StepLR(o, 1)], milestones=[2]))(_sgd()),
     "sequentiallr-other-optimizer": lambda: (lambda o: S.SequentialLR(o, [S.StepLR(_sgd(), 1)], milestones=[]))(
         _sgd()),
+    "plateau-factor": lambda: S.ReduceLROnPlateau(_sgd(), factor=1.0),
+    "plateau-mode": lambda: S.ReduceLROnPlateau(_sgd(), mode="lowest"),
+    "plateau-threshold-mode": lambda: S.ReduceLROnPlateau(_sgd(), threshold_mode="ratio"),
+    "plateau-min-lrs": lambda: S.ReduceLROnPlateau(_sgd(), min_lr=[0.1, 0.2]),
+    "warm-restarts-T0": lambda: S.CosineAnnealingWarmRestarts(_sgd(), T_0=0),
+    "warm-restarts-Tmult": lambda: S.CosineAnnealingWarmRestarts(_sgd(), T_0=2, T_mult=1.5),
+    "warm-restarts-negative-epoch": lambda: S.CosineAnnealingWarmRestarts(_sgd(), T_0=2).step(-1),
+    "onecycle-no-length": lambda: S.OneCycleLR(_sgd(), max_lr=0.1),
+    "onecycle-total-steps": lambda: S.OneCycleLR(_sgd(), max_lr=0.1, total_steps=0),
+    "onecycle-pct-start": lambda: S.OneCycleLR(_sgd(), max_lr=0.1, total_steps=4, pct_start=1),
+    "onecycle-strategy": lambda: S.OneCycleLR(_sgd(), max_lr=0.1, total_steps=4, anneal_strategy="exp"),
+    "onecycle-max-lrs": lambda: S.OneCycleLR(_sgd(), max_lr=[0.1, 0.2], total_steps=4),
+    "onecycle-past-the-end": _onecycle_past_the_end,
 }
 
 
@@ -402,9 +457,18 @@ def main():
         run["records"], run["repr"] = execute(run)
         runs.append(run)
     check_resume_is_seamless(runs)
-    schedules = [{"name": name, **lr_trace(make)} for name, make in SCHEDULES.items()]
-    schedules += [{"name": name + "-closed-form", "epochs": CLOSED_FORM_EPOCHS,
+    schedules = [{"name": name, "scheduler": name, **lr_trace(make)} for name, make in SCHEDULES.items()]
+    schedules += [{"name": name + "-closed-form", "scheduler": name, "epochs": CLOSED_FORM_EPOCHS,
                    **lr_trace(SCHEDULES[name], epochs=CLOSED_FORM_EPOCHS)} for name in CLOSED_FORMS]
+    schedules += [{"name": name + "-fractional-epochs", "scheduler": name, "epochs": FRACTIONAL_EPOCHS,
+                   **lr_trace(SCHEDULES[name], epochs=FRACTIONAL_EPOCHS)}
+                  for name in ("CosineAnnealingWarmRestarts", "CosineAnnealingWarmRestarts-Tmult1")]
+    for name, make in PLATEAUS.items():
+        printed = io.StringIO()
+        with contextlib.redirect_stdout(printed):
+            trace = lr_trace(make, metrics=PLATEAU_METRICS)
+        schedules.append({"name": name, "scheduler": name, "metrics": PLATEAU_METRICS, **trace,
+                          "stdout": printed.getvalue()})
     errors = []
     for name, fn in ERRORS.items():
         try:
@@ -413,8 +477,6 @@ def main():
             errors.append({"name": name, "type": type(e).__name__, "message": str(e)})
         else:
             raise AssertionError(f"{name}: PyTorch raised nothing")
-    import contextlib
-    import io
     warned = []
     for name, fn in WARNINGS.items():
         printed = io.StringIO()

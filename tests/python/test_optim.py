@@ -56,6 +56,8 @@ def encode(x):
         return {"tuple": [encode(v) for v in x]}
     if isinstance(x, list):
         return [encode(v) for v in x]
+    if callable(x):
+        return {"callable": x.__name__}
     assert x is None or isinstance(x, (bool, int, float, str)), type(x)
     return x
 
@@ -149,20 +151,27 @@ def recorded(fn):
     return [[str(w.message), w.category.__name__] for w in caught]
 
 
-def lr_trace(make_sched, n=8, epochs=None):
+def lr_trace(make_sched, n=8, epochs=None, metrics=None):
     a, b = torch.nn.Parameter(torch.ones(1)), torch.nn.Parameter(torch.ones(1))
     opt = torch.optim.SGD([{"params": [a]}, {"params": [b], "lr": 0.05}], lr=0.1)
     out = {}
 
     def go():
         sched = make_sched(opt)
-        lrs = [sched.get_last_lr()]
-        for i in range(n):
+        lrs = [sched.get_last_lr()] if metrics is None else []   # ReduceLROnPlateau has none before its step
+        for i in range(n if metrics is None else len(metrics)):
             opt.step()
-            sched.step() if epochs is None else sched.step(epochs[i])
-            lrs.append(sched.get_last_lr())
+            if metrics is not None:
+                sched.step(metrics[i])
+            elif epochs is not None:
+                sched.step(epochs[i])
+            else:
+                sched.step()
+            # (1.13's ReduceLROnPlateau has no get_last_lr())
+            lrs.append(sched.get_last_lr() if metrics is None else [g["lr"] for g in opt.param_groups])
         out["lrs"] = lrs
         out["state_dict"] = encode(sched.state_dict())
+        out["groups"] = encode([{k: v for k, v in g.items() if k != "params"} for g in opt.param_groups])
     out["warnings"] = recorded(go)
     return out
 
@@ -183,17 +192,34 @@ SCHEDULES = {
                                                  S.ExponentialLR(o, gamma=0.9)], milestones=[3]),
     "ChainedScheduler": lambda o: S.ChainedScheduler([S.ExponentialLR(o, gamma=0.9),
                                                       S.StepLR(o, step_size=2, gamma=0.5)]),
+    "CosineAnnealingWarmRestarts": lambda o: S.CosineAnnealingWarmRestarts(o, T_0=2, T_mult=2, eta_min=0.01),
+    "CosineAnnealingWarmRestarts-Tmult1": lambda o: S.CosineAnnealingWarmRestarts(o, T_0=3),
+    "OneCycleLR": lambda o: S.OneCycleLR(o, max_lr=[1.0, 0.5], total_steps=10),
+    "OneCycleLR-three-phase-linear": lambda o: S.OneCycleLR(o, max_lr=0.8, epochs=3, steps_per_epoch=3,
+                                                            pct_start=0.4, anneal_strategy="linear",
+                                                            three_phase=True, base_momentum=0.8),
+}
+# ReduceLROnPlateau: step(metric) with these metrics
+PLATEAU_METRICS = [1.0, 0.9, 0.95, 0.95, 0.95, 0.89, 0.9, 0.9, 0.9, 0.9, 0.9, 0.9]
+PLATEAUS = {
+    "ReduceLROnPlateau": lambda o: S.ReduceLROnPlateau(o, patience=2, cooldown=1, factor=0.5, min_lr=[0.02, 0.0]),
+    "ReduceLROnPlateau-max-abs": lambda o: S.ReduceLROnPlateau(o, mode="max", threshold_mode="abs", threshold=0.01,
+                                                               patience=1, verbose=True),
 }
 
 
 @pytest.mark.parametrize("golden", GOLDEN["schedules"], ids=[s["name"] for s in GOLDEN["schedules"]])
 def test_schedules_match_pytorch(golden):
-    name = golden["name"].removesuffix("-closed-form")
-    ours = lr_trace(SCHEDULES[name], epochs=golden.get("epochs"))
+    make = {**SCHEDULES, **PLATEAUS}[golden["scheduler"]]
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed):
+        ours = lr_trace(make, epochs=golden.get("epochs"), metrics=golden.get("metrics"))
     # exact: the same Python float operations in the same order (chainable and closed forms round differently)
     assert ours["lrs"] == golden["lrs"]
     assert_same(ours["state_dict"], golden["state_dict"], "state_dict", 0, 0)
+    assert_same(ours["groups"], golden["groups"], "param_groups", 0, 0)
     assert ours["warnings"] == golden["warnings"]
+    assert printed.getvalue() == golden.get("stdout", "")
 
 
 def _p():
@@ -210,6 +236,14 @@ def _resumed_without_initial_lr():
 
 def _load_groups_mismatch():
     _sgd().load_state_dict(torch.optim.SGD([{"params": [_p()]}, {"params": [_p()]}], lr=0.1).state_dict())
+
+
+def _onecycle_past_the_end():
+    o = _sgd()
+    s = S.OneCycleLR(o, max_lr=0.1, total_steps=2)
+    for _ in range(3):
+        o.step()
+        s.step()
 
 
 def _load_size_mismatch():
@@ -244,6 +278,19 @@ ERRORS = {
     "sequentiallr-milestones": lambda: (lambda o: S.SequentialLR(o, [S.StepLR(o, 1)], milestones=[2]))(_sgd()),
     "sequentiallr-other-optimizer": lambda: (lambda o: S.SequentialLR(o, [S.StepLR(_sgd(), 1)], milestones=[]))(
         _sgd()),
+    "plateau-factor": lambda: S.ReduceLROnPlateau(_sgd(), factor=1.0),
+    "plateau-mode": lambda: S.ReduceLROnPlateau(_sgd(), mode="lowest"),
+    "plateau-threshold-mode": lambda: S.ReduceLROnPlateau(_sgd(), threshold_mode="ratio"),
+    "plateau-min-lrs": lambda: S.ReduceLROnPlateau(_sgd(), min_lr=[0.1, 0.2]),
+    "warm-restarts-T0": lambda: S.CosineAnnealingWarmRestarts(_sgd(), T_0=0),
+    "warm-restarts-Tmult": lambda: S.CosineAnnealingWarmRestarts(_sgd(), T_0=2, T_mult=1.5),
+    "warm-restarts-negative-epoch": lambda: S.CosineAnnealingWarmRestarts(_sgd(), T_0=2).step(-1),
+    "onecycle-no-length": lambda: S.OneCycleLR(_sgd(), max_lr=0.1),
+    "onecycle-total-steps": lambda: S.OneCycleLR(_sgd(), max_lr=0.1, total_steps=0),
+    "onecycle-pct-start": lambda: S.OneCycleLR(_sgd(), max_lr=0.1, total_steps=4, pct_start=1),
+    "onecycle-strategy": lambda: S.OneCycleLR(_sgd(), max_lr=0.1, total_steps=4, anneal_strategy="exp"),
+    "onecycle-max-lrs": lambda: S.OneCycleLR(_sgd(), max_lr=[0.1, 0.2], total_steps=4),
+    "onecycle-past-the-end": _onecycle_past_the_end,
 }
 
 
@@ -327,7 +374,8 @@ def test_warnings_match_pytorch(golden):
 def test_golden_covers_the_api():
     # a regenerated golden must keep exercising what this file claims to test
     names = {r["name"] for r in GOLDEN["runs"]}
-    assert {"sgd-resume", "adam-resume", "adamw-cosine", "adam-add-param-group", "sgd-edit-group-values"} <= names
+    assert {"sgd-resume", "adam-resume", "adamw-cosine", "adam-add-param-group", "sgd-edit-group-values",
+            "sgd-onecycle-momentum", "adam-onecycle-betas"} <= names
     assert {r["optimizer"] for r in GOLDEN["runs"]} == {"SGD", "Adam", "AdamW"}
     assert len(GOLDEN["errors"]) == len(ERRORS) and len(GOLDEN["warnings"]) == len(WARNINGS)
 

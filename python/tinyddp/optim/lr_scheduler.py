@@ -23,7 +23,8 @@ from collections import Counter
 from tinyddp.optim.optimizer import Optimizer
 
 __all__ = ["LambdaLR", "MultiplicativeLR", "StepLR", "MultiStepLR", "ConstantLR", "LinearLR", "ExponentialLR",
-           "SequentialLR", "CosineAnnealingLR", "ChainedScheduler", "PolynomialLR"]
+           "SequentialLR", "CosineAnnealingLR", "ChainedScheduler", "ReduceLROnPlateau", "CosineAnnealingWarmRestarts",
+           "OneCycleLR", "PolynomialLR"]
 
 EPOCH_DEPRECATION_WARNING = (
     "The epoch parameter in `scheduler.step()` was not necessary and is being deprecated where possible. Please use "
@@ -405,3 +406,263 @@ class ChainedScheduler(_Composite, _LRScheduler):
         for s in self._schedulers:
             s.step()
         self._last_lr = [group["lr"] for group in self._schedulers[-1].optimizer.param_groups]
+
+
+class ReduceLROnPlateau:
+    """lr *= factor (not below min_lr) once the metric given to step(metric) has not improved by more than
+    threshold for more than `patience` steps; then waits `cooldown` steps before counting again. Not an
+    _LRScheduler in 1.13 either: no base_lrs, no initial step."""
+
+    def __init__(self, optimizer, mode="min", factor=0.1, patience=10, threshold=1e-4, threshold_mode="rel",
+                 cooldown=0, min_lr=0, eps=1e-8, verbose=False):
+        if factor >= 1.0:
+            raise ValueError("Factor should be < 1.0.")
+        self.factor = factor
+        if not isinstance(optimizer, Optimizer):
+            raise TypeError(f"{type(optimizer).__name__} is not an Optimizer")
+        self.optimizer = optimizer
+        n_groups = len(optimizer.param_groups)
+        if isinstance(min_lr, (list, tuple)):
+            if len(min_lr) != n_groups:
+                raise ValueError(f"expected {n_groups} min_lrs, got {len(min_lr)}")
+            self.min_lrs = list(min_lr)
+        else:
+            self.min_lrs = [min_lr] * n_groups
+        self.patience = patience
+        self.verbose = verbose
+        self.cooldown = cooldown
+        self.cooldown_counter = 0
+        self.mode = mode
+        self.threshold = threshold
+        self.threshold_mode = threshold_mode
+        self.best = None
+        self.num_bad_epochs = None
+        self.mode_worse = None   # the worst value of the metric in this mode, where best starts
+        self.eps = eps
+        self.last_epoch = 0
+        self._init_is_better(mode=mode, threshold=threshold, threshold_mode=threshold_mode)
+        self._reset()
+
+    def _reset(self):
+        self.best = self.mode_worse
+        self.cooldown_counter = 0
+        self.num_bad_epochs = 0
+
+    def step(self, metrics, epoch=None):
+        current = float(metrics)
+        if epoch is None:
+            epoch = self.last_epoch + 1
+        else:
+            warnings.warn(EPOCH_DEPRECATION_WARNING, UserWarning)
+        self.last_epoch = epoch
+        if self.is_better(current, self.best):
+            self.best = current
+            self.num_bad_epochs = 0
+        else:
+            self.num_bad_epochs += 1
+        if self.in_cooldown:   # bad epochs are not counted while cooling down
+            self.cooldown_counter -= 1
+            self.num_bad_epochs = 0
+        if self.num_bad_epochs > self.patience:
+            self._reduce_lr(epoch)
+            self.cooldown_counter = self.cooldown
+            self.num_bad_epochs = 0
+        self._last_lr = [group["lr"] for group in self.optimizer.param_groups]
+
+    def _reduce_lr(self, epoch):
+        for i, group in enumerate(self.optimizer.param_groups):
+            old_lr = float(group["lr"])
+            new_lr = max(old_lr * self.factor, self.min_lrs[i])
+            if old_lr - new_lr > self.eps:   # changes smaller than eps are ignored
+                group["lr"] = new_lr
+                if self.verbose:
+                    epoch_str = ("%.2f" if isinstance(epoch, float) else "%.5d") % epoch
+                    print(f"Epoch {epoch_str}: reducing learning rate of group {i} to {new_lr:.4e}.")
+
+    @property
+    def in_cooldown(self):
+        return self.cooldown_counter > 0
+
+    def is_better(self, a, best):
+        if self.threshold_mode == "rel":
+            return a < best * (1.0 - self.threshold) if self.mode == "min" else a > best * (self.threshold + 1.0)
+        return a < best - self.threshold if self.mode == "min" else a > best + self.threshold
+
+    def _init_is_better(self, mode, threshold, threshold_mode):
+        if mode not in {"min", "max"}:
+            raise ValueError("mode " + mode + " is unknown!")
+        if threshold_mode not in {"rel", "abs"}:
+            raise ValueError("threshold mode " + threshold_mode + " is unknown!")
+        self.mode_worse = math.inf if mode == "min" else -math.inf
+        self.mode = mode
+        self.threshold = threshold
+        self.threshold_mode = threshold_mode
+
+    def state_dict(self):
+        return {key: value for key, value in self.__dict__.items() if key != "optimizer"}
+
+    def load_state_dict(self, state_dict):
+        self.__dict__.update(state_dict)
+        self._init_is_better(mode=self.mode, threshold=self.threshold, threshold_mode=self.threshold_mode)
+
+
+class CosineAnnealingWarmRestarts(_LRScheduler):
+    """SGDR: lr = eta_min + (initial_lr - eta_min) * (1 + cos(pi * T_cur / T_i)) / 2, T_cur counting the epochs
+    since the last restart; a restart every T_i epochs, T_i growing by T_mult each time. Closed form only."""
+
+    def __init__(self, optimizer, T_0, T_mult=1, eta_min=0, last_epoch=-1, verbose=False):
+        if T_0 <= 0 or not isinstance(T_0, int):
+            raise ValueError(f"Expected positive integer T_0, but got {T_0}")
+        if T_mult < 1 or not isinstance(T_mult, int):
+            raise ValueError(f"Expected integer T_mult >= 1, but got {T_mult}")
+        self.T_0 = T_0
+        self.T_i = T_0
+        self.T_mult = T_mult
+        self.eta_min = eta_min
+        self.T_cur = last_epoch
+        super().__init__(optimizer, last_epoch, verbose)
+
+    def get_lr(self):
+        self._warn_unless_in_step()
+        return [self.eta_min + (base_lr - self.eta_min) * (1 + math.cos(math.pi * self.T_cur / self.T_i)) / 2
+                for base_lr in self.base_lrs]
+
+    def step(self, epoch=None):
+        # (1.13 warns neither about the order of the steps nor about the epoch argument here; epoch may be a
+        # float, a fraction of the way through an epoch.)
+        if epoch is None and self.last_epoch < 0:
+            epoch = 0
+        if epoch is None:
+            epoch = self.last_epoch + 1
+            self.T_cur = self.T_cur + 1
+            if self.T_cur >= self.T_i:
+                self.T_cur = self.T_cur - self.T_i
+                self.T_i = self.T_i * self.T_mult
+        elif epoch < 0:
+            raise ValueError(f"Expected non-negative epoch, but got {epoch}")
+        elif epoch >= self.T_0:
+            if self.T_mult == 1:
+                self.T_cur = epoch % self.T_0
+            else:   # the restart n that epoch falls in: T_0 (T_mult^n - 1) / (T_mult - 1) <= epoch
+                n = int(math.log(epoch / self.T_0 * (self.T_mult - 1) + 1, self.T_mult))
+                self.T_cur = epoch - self.T_0 * (self.T_mult ** n - 1) / (self.T_mult - 1)
+                self.T_i = self.T_0 * self.T_mult ** n
+        else:
+            self.T_i = self.T_0
+            self.T_cur = epoch
+        self.last_epoch = math.floor(epoch)
+        self._get_lr_called_within_step = True
+        try:
+            for i, (group, lr) in enumerate(zip(self.optimizer.param_groups, self.get_lr())):
+                group["lr"] = lr
+                self.print_lr(self.verbose, i, lr, epoch)
+        finally:
+            self._get_lr_called_within_step = False
+        self._last_lr = [group["lr"] for group in self.optimizer.param_groups]
+
+
+class OneCycleLR(_LRScheduler):
+    """The 1cycle policy, stepped once per batch: lr rises from max_lr / div_factor to max_lr over the first
+    pct_start of total_steps, then falls to initial_lr / final_div_factor (three_phase: back to initial_lr
+    first); momentum (or Adam's beta1) moves the opposite way between max_momentum and base_momentum. It stores
+    initial_lr, max_lr, min_lr (and max_momentum, base_momentum) in each group, as 1.13 does."""
+
+    def __init__(self, optimizer, max_lr, total_steps=None, epochs=None, steps_per_epoch=None, pct_start=0.3,
+                 anneal_strategy="cos", cycle_momentum=True, base_momentum=0.85, max_momentum=0.95, div_factor=25.0,
+                 final_div_factor=1e4, three_phase=False, last_epoch=-1, verbose=False):
+        if not isinstance(optimizer, Optimizer):
+            raise TypeError(f"{type(optimizer).__name__} is not an Optimizer")
+        self.optimizer = optimizer
+        if total_steps is None and epochs is None and steps_per_epoch is None:
+            raise ValueError("You must define either total_steps OR (epochs AND steps_per_epoch)")
+        if total_steps is not None:
+            if total_steps <= 0 or not isinstance(total_steps, int):
+                raise ValueError(f"Expected positive integer total_steps, but got {total_steps}")
+            self.total_steps = total_steps
+        else:
+            if epochs <= 0 or not isinstance(epochs, int):
+                raise ValueError(f"Expected positive integer epochs, but got {epochs}")
+            if steps_per_epoch <= 0 or not isinstance(steps_per_epoch, int):
+                raise ValueError(f"Expected positive integer steps_per_epoch, but got {steps_per_epoch}")
+            self.total_steps = epochs * steps_per_epoch
+
+        def phase(end_step, start_lr, end_lr, start_momentum, end_momentum):
+            return {"end_step": end_step, "start_lr": start_lr, "end_lr": end_lr, "start_momentum": start_momentum,
+                    "end_momentum": end_momentum}
+        rise_end = float(pct_start * self.total_steps) - 1
+        if three_phase:
+            self._schedule_phases = [
+                phase(rise_end, "initial_lr", "max_lr", "max_momentum", "base_momentum"),
+                phase(float(2 * pct_start * self.total_steps) - 2, "max_lr", "initial_lr", "base_momentum",
+                      "max_momentum"),
+                phase(self.total_steps - 1, "initial_lr", "min_lr", "max_momentum", "max_momentum")]
+        else:
+            self._schedule_phases = [
+                phase(rise_end, "initial_lr", "max_lr", "max_momentum", "base_momentum"),
+                phase(self.total_steps - 1, "max_lr", "min_lr", "base_momentum", "max_momentum")]
+        if pct_start < 0 or pct_start > 1 or not isinstance(pct_start, float):
+            raise ValueError(f"Expected float between 0 and 1 pct_start, but got {pct_start}")
+        if anneal_strategy not in ["cos", "linear"]:
+            raise ValueError(f"anneal_strategy must by one of 'cos' or 'linear', instead got {anneal_strategy}")
+        self.anneal_func = self._annealing_cos if anneal_strategy == "cos" else self._annealing_linear
+        max_lrs = self._format_param("max_lr", optimizer, max_lr)
+        if last_epoch == -1:
+            for group, top in zip(optimizer.param_groups, max_lrs):
+                group["initial_lr"] = top / div_factor
+                group["max_lr"] = top
+                group["min_lr"] = group["initial_lr"] / final_div_factor
+        self.cycle_momentum = cycle_momentum
+        if cycle_momentum:
+            if "momentum" not in optimizer.defaults and "betas" not in optimizer.defaults:
+                raise ValueError("optimizer must support momentum with `cycle_momentum` option enabled")
+            self.use_beta1 = "betas" in optimizer.defaults
+            tops = self._format_param("max_momentum", optimizer, max_momentum)
+            bottoms = self._format_param("base_momentum", optimizer, base_momentum)
+            if last_epoch == -1:
+                for top, bottom, group in zip(tops, bottoms, optimizer.param_groups):
+                    self._set_momentum(group, top)
+                    group["max_momentum"] = top
+                    group["base_momentum"] = bottom
+        super().__init__(optimizer, last_epoch, verbose)
+
+    def _set_momentum(self, group, value):
+        if self.use_beta1:
+            group["betas"] = (value, *group["betas"][1:])
+        else:
+            group["momentum"] = value
+
+    def _format_param(self, name, optimizer, param):
+        if isinstance(param, (list, tuple)):
+            if len(param) != len(optimizer.param_groups):
+                raise ValueError(f"expected {len(optimizer.param_groups)} values for {name}, got {len(param)}")
+            return param
+        return [param] * len(optimizer.param_groups)
+
+    def _annealing_cos(self, start, end, pct):
+        return end + (start - end) / 2.0 * (math.cos(math.pi * pct) + 1)
+
+    def _annealing_linear(self, start, end, pct):
+        return (end - start) * pct + start
+
+    def get_lr(self):
+        self._warn_unless_in_step()
+        step = self.last_epoch
+        if step > self.total_steps:
+            raise ValueError(f"Tried to step {step + 1} times. The specified number of total steps is "
+                             f"{self.total_steps}")
+        lrs = []
+        for group in self.optimizer.param_groups:
+            start_step = 0
+            for i, ph in enumerate(self._schedule_phases):
+                end_step = ph["end_step"]
+                if step <= end_step or i == len(self._schedule_phases) - 1:   # the phase step falls in
+                    pct = (step - start_step) / (end_step - start_step)
+                    lr = self.anneal_func(group[ph["start_lr"]], group[ph["end_lr"]], pct)
+                    if self.cycle_momentum:
+                        momentum = self.anneal_func(group[ph["start_momentum"]], group[ph["end_momentum"]], pct)
+                    break
+                start_step = end_step
+            lrs.append(lr)
+            if self.cycle_momentum:
+                self._set_momentum(group, momentum)
+        return lrs
