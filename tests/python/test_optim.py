@@ -56,8 +56,8 @@ def encode(x):
         return {"tuple": [encode(v) for v in x]}
     if isinstance(x, list):
         return [encode(v) for v in x]
-    if callable(x):
-        return {"callable": x.__name__}
+    if callable(x):   # a function or bound method by name; CyclicLR's weakref.WeakMethod by its type
+        return {"callable": getattr(x, "__name__", type(x).__name__)}
     assert x is None or isinstance(x, (bool, int, float, str)), type(x)
     return x
 
@@ -195,6 +195,13 @@ SCHEDULES = {
     "CosineAnnealingWarmRestarts": lambda o: S.CosineAnnealingWarmRestarts(o, T_0=2, T_mult=2, eta_min=0.01),
     "CosineAnnealingWarmRestarts-Tmult1": lambda o: S.CosineAnnealingWarmRestarts(o, T_0=3),
     "OneCycleLR": lambda o: S.OneCycleLR(o, max_lr=[1.0, 0.5], total_steps=10),
+    "CyclicLR": lambda o: S.CyclicLR(o, base_lr=0.01, max_lr=[0.1, 0.2], step_size_up=2, step_size_down=3),
+    "CyclicLR-triangular2": lambda o: S.CyclicLR(o, base_lr=0.01, max_lr=0.1, step_size_up=2, mode="triangular2",
+                                                 cycle_momentum=False),
+    "CyclicLR-exp-range": lambda o: S.CyclicLR(o, base_lr=[0.01, 0.02], max_lr=0.1, step_size_up=1, mode="exp_range",
+                                               gamma=0.9, base_momentum=0.7, max_momentum=[0.8, 0.95]),
+    "CyclicLR-scale-fn": lambda o: S.CyclicLR(o, base_lr=0.01, max_lr=0.1, step_size_up=3, scale_fn=LAMBDAS["inverse"],
+                                              scale_mode="iterations"),
     "OneCycleLR-three-phase-linear": lambda o: S.OneCycleLR(o, max_lr=0.8, epochs=3, steps_per_epoch=3,
                                                             pct_start=0.4, anneal_strategy="linear",
                                                             three_phase=True, base_momentum=0.8),
@@ -291,6 +298,10 @@ ERRORS = {
     "onecycle-strategy": lambda: S.OneCycleLR(_sgd(), max_lr=0.1, total_steps=4, anneal_strategy="exp"),
     "onecycle-max-lrs": lambda: S.OneCycleLR(_sgd(), max_lr=[0.1, 0.2], total_steps=4),
     "onecycle-past-the-end": _onecycle_past_the_end,
+    "cyclic-mode": lambda: S.CyclicLR(_sgd(), base_lr=0.1, max_lr=1.0, mode="sawtooth"),
+    "cyclic-no-momentum": lambda: S.CyclicLR(torch.optim.Adam([_p()]), base_lr=0.1, max_lr=1.0),
+    "onecycle-no-momentum": lambda: S.OneCycleLR(torch.optim.Optimizer([_p()], {"lr": 0.1}), max_lr=1.0,
+                                                 total_steps=3),
 }
 
 

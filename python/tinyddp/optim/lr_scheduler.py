@@ -17,14 +17,15 @@ attributes below are assigned in 1.13's order and no others are kept on the inst
 import math
 import types
 import warnings
+import weakref
 from bisect import bisect_right
 from collections import Counter
 
 from tinyddp.optim.optimizer import Optimizer
 
 __all__ = ["LambdaLR", "MultiplicativeLR", "StepLR", "MultiStepLR", "ConstantLR", "LinearLR", "ExponentialLR",
-           "SequentialLR", "CosineAnnealingLR", "ChainedScheduler", "ReduceLROnPlateau", "CosineAnnealingWarmRestarts",
-           "OneCycleLR", "PolynomialLR"]
+           "SequentialLR", "CosineAnnealingLR", "ChainedScheduler", "ReduceLROnPlateau", "CyclicLR",
+           "CosineAnnealingWarmRestarts", "OneCycleLR", "PolynomialLR"]
 
 EPOCH_DEPRECATION_WARNING = (
     "The epoch parameter in `scheduler.step()` was not necessary and is being deprecated where possible. Please use "
@@ -122,6 +123,15 @@ class _LRScheduler:
 
     def _scaled(self, factor):
         return [group["lr"] * factor for group in self.optimizer.param_groups]
+
+
+def _format_param(name, optimizer, param):
+    """One value per parameter group: a list or tuple as given (of the right length), else param repeated."""
+    if isinstance(param, (list, tuple)):
+        if len(param) != len(optimizer.param_groups):
+            raise ValueError(f"expected {len(optimizer.param_groups)} values for {name}, got {len(param)}")
+        return param
+    return [param] * len(optimizer.param_groups)
 
 
 def _per_group(optimizer, lr_lambda):
@@ -506,6 +516,85 @@ class ReduceLROnPlateau:
         self._init_is_better(mode=self.mode, threshold=self.threshold, threshold_mode=self.threshold_mode)
 
 
+class CyclicLR(_LRScheduler):
+    """The cyclical learning rate policy (Smith 2017), stepped once per batch: the lr goes from base_lr up to
+    max_lr over step_size_up steps and back over step_size_down, the amplitude scaled by mode ('triangular': 1,
+    'triangular2': halved each cycle, 'exp_range': gamma ** step) or by scale_fn; momentum moves the opposite way
+    between max_momentum and base_momentum. It sets each group's lr (and momentum) to the base values first."""
+
+    def __init__(self, optimizer, base_lr, max_lr, step_size_up=2000, step_size_down=None, mode="triangular",
+                 gamma=1.0, scale_fn=None, scale_mode="cycle", cycle_momentum=True, base_momentum=0.8,
+                 max_momentum=0.9, last_epoch=-1, verbose=False):
+        if not isinstance(optimizer, Optimizer):
+            raise TypeError(f"{type(optimizer).__name__} is not an Optimizer")
+        self.optimizer = optimizer
+        base_lrs = _format_param("base_lr", optimizer, base_lr)
+        if last_epoch == -1:
+            for lr, group in zip(base_lrs, optimizer.param_groups):
+                group["lr"] = lr
+        self.max_lrs = _format_param("max_lr", optimizer, max_lr)
+        up = float(step_size_up)
+        down = float(step_size_down) if step_size_down is not None else up
+        self.total_size = up + down   # steps per cycle
+        self.step_ratio = up / self.total_size
+        if mode not in ["triangular", "triangular2", "exp_range"] and scale_fn is None:
+            raise ValueError("mode is invalid and scale_fn is None")
+        self.mode = mode
+        self.gamma = gamma
+        if scale_fn is None:
+            # a weak reference to the bound method, as 1.13 keeps (no cycle through the instance)
+            self._scale_fn_custom = None
+            self._scale_fn_ref = weakref.WeakMethod({"triangular": self._triangular_scale_fn,
+                                                     "triangular2": self._triangular2_scale_fn,
+                                                     "exp_range": self._exp_range_scale_fn}[mode])
+            self.scale_mode = "iterations" if mode == "exp_range" else "cycle"
+        else:
+            self._scale_fn_custom = scale_fn
+            self._scale_fn_ref = None
+            self.scale_mode = scale_mode
+        self.cycle_momentum = cycle_momentum
+        if cycle_momentum:
+            if "momentum" not in optimizer.defaults:
+                raise ValueError("optimizer must support momentum with `cycle_momentum` option enabled")
+            base_momentums = _format_param("base_momentum", optimizer, base_momentum)
+            if last_epoch == -1:
+                for momentum, group in zip(base_momentums, optimizer.param_groups):
+                    group["momentum"] = momentum
+            self.base_momentums = [group["momentum"] for group in optimizer.param_groups]
+            self.max_momentums = _format_param("max_momentum", optimizer, max_momentum)
+        super().__init__(optimizer, last_epoch, verbose)
+        self.base_lrs = base_lrs
+
+    def scale_fn(self, x):
+        if self._scale_fn_custom is not None:
+            return self._scale_fn_custom(x)
+        return self._scale_fn_ref()(x)
+
+    def _triangular_scale_fn(self, x):
+        return 1.0
+
+    def _triangular2_scale_fn(self, x):
+        return 1 / 2.0 ** (x - 1)
+
+    def _exp_range_scale_fn(self, x):
+        return self.gamma ** x
+
+    def get_lr(self):
+        self._warn_unless_in_step()
+        cycle = math.floor(1 + self.last_epoch / self.total_size)
+        x = 1.0 + self.last_epoch / self.total_size - cycle   # where in the cycle, in [0, 1)
+        scale_factor = x / self.step_ratio if x <= self.step_ratio else (x - 1) / (self.step_ratio - 1)
+        at = cycle if self.scale_mode == "cycle" else self.last_epoch   # (scale_fn is called per group, as 1.13)
+        lrs = [base_lr + (max_lr - base_lr) * scale_factor * self.scale_fn(at)
+               for base_lr, max_lr in zip(self.base_lrs, self.max_lrs)]
+        if self.cycle_momentum:
+            momenta = [max_m - (max_m - base_m) * scale_factor * self.scale_fn(at)
+                       for base_m, max_m in zip(self.base_momentums, self.max_momentums)]
+            for group, momentum in zip(self.optimizer.param_groups, momenta):
+                group["momentum"] = momentum
+        return lrs
+
+
 class CosineAnnealingWarmRestarts(_LRScheduler):
     """SGDR: lr = eta_min + (initial_lr - eta_min) * (1 + cos(pi * T_cur / T_i)) / 2, T_cur counting the epochs
     since the last restart; a restart every T_i epochs, T_i growing by T_mult each time. Closed form only."""
@@ -605,7 +694,7 @@ class OneCycleLR(_LRScheduler):
         if anneal_strategy not in ["cos", "linear"]:
             raise ValueError(f"anneal_strategy must by one of 'cos' or 'linear', instead got {anneal_strategy}")
         self.anneal_func = self._annealing_cos if anneal_strategy == "cos" else self._annealing_linear
-        max_lrs = self._format_param("max_lr", optimizer, max_lr)
+        max_lrs = _format_param("max_lr", optimizer, max_lr)
         if last_epoch == -1:
             for group, top in zip(optimizer.param_groups, max_lrs):
                 group["initial_lr"] = top / div_factor
@@ -616,8 +705,8 @@ class OneCycleLR(_LRScheduler):
             if "momentum" not in optimizer.defaults and "betas" not in optimizer.defaults:
                 raise ValueError("optimizer must support momentum with `cycle_momentum` option enabled")
             self.use_beta1 = "betas" in optimizer.defaults
-            tops = self._format_param("max_momentum", optimizer, max_momentum)
-            bottoms = self._format_param("base_momentum", optimizer, base_momentum)
+            tops = _format_param("max_momentum", optimizer, max_momentum)
+            bottoms = _format_param("base_momentum", optimizer, base_momentum)
             if last_epoch == -1:
                 for top, bottom, group in zip(tops, bottoms, optimizer.param_groups):
                     self._set_momentum(group, top)
@@ -630,13 +719,6 @@ class OneCycleLR(_LRScheduler):
             group["betas"] = (value, *group["betas"][1:])
         else:
             group["momentum"] = value
-
-    def _format_param(self, name, optimizer, param):
-        if isinstance(param, (list, tuple)):
-            if len(param) != len(optimizer.param_groups):
-                raise ValueError(f"expected {len(optimizer.param_groups)} values for {name}, got {len(param)}")
-            return param
-        return [param] * len(optimizer.param_groups)
 
     def _annealing_cos(self, start, end, pct):
         return end + (start - end) / 2.0 * (math.cos(math.pi * pct) + 1)
