@@ -301,6 +301,10 @@ SCHEDULES = {
     "CosineAnnealingWarmRestarts": lambda o: S.CosineAnnealingWarmRestarts(o, T_0=2, T_mult=2, eta_min=0.01),
     "CosineAnnealingWarmRestarts-Tmult1": lambda o: S.CosineAnnealingWarmRestarts(o, T_0=3),
     "OneCycleLR": lambda o: S.OneCycleLR(o, max_lr=[1.0, 0.5], total_steps=10),
+    # resumed with last_epoch > 0 over groups that carry initial_lr (set by a first scheduler here)
+    "CosineAnnealingLR-resumed": lambda o: (S.CosineAnnealingLR(o, T_max=6),
+                                            S.CosineAnnealingLR(o, T_max=6, eta_min=0.01, last_epoch=4))[1],
+    "StepLR-resumed": lambda o: (S.StepLR(o, 2), S.StepLR(o, step_size=2, gamma=0.5, last_epoch=3))[1],
     "CyclicLR": lambda o: S.CyclicLR(o, base_lr=0.01, max_lr=[0.1, 0.2], step_size_up=2, step_size_down=3),
     "CyclicLR-triangular2": lambda o: S.CyclicLR(o, base_lr=0.01, max_lr=0.1, step_size_up=2, mode="triangular2",
                                                  cycle_momentum=False),
