@@ -1,4 +1,4 @@
-// optim::Optimizer: the base of parameter-update rules (SGD in optim/sgd.h).
+// optim::Optimizer: the base of parameter-update rules (SGD in optim/sgd.h, Adam and AdamW in optim/adam.h).
 //
 //   optim::SGD opt(model.parameters(), {.lr = 0.1, .momentum = 0.9});
 //   opt.zero_grad();          // PyTorch 1.13's default: zero existing .grad in place
@@ -7,6 +7,9 @@
 //
 // An optimizer holds parameter handles, so it sees exactly the tensors the module owns; they must be leaves
 // that require grad. Per-parameter state (e.g. momentum buffers) is indexed like params().
+//
+// Parameter groups, state_dict and learning-rate schedules are Python's (tinyddp.optim, as in PyTorch): it keeps
+// the state and calls each rule's per-parameter update (sgd_update, adam_update) with a group's current values.
 #pragma once
 
 #include <vector>

@@ -15,27 +15,30 @@ SGD::SGD(std::vector<Tensor> params, SGDOptions options)
                 "Nesterov momentum requires a momentum and zero dampening");
 }
 
-void SGD::step() {
+void sgd_update(const Tensor& p, const Tensor& grad, Tensor& momentum_buffer, const SGDOptions& o) {
   NoGradGuard no_grad;
-  const SGDOptions& o = options_;
-  for (size_t i = 0; i < params_.size(); ++i) {
-    Tensor& p = params_[i];
-    const Tensor& grad = p.grad();
-    if (!grad.defined()) continue;
-    // d_p aliases .grad until an out-of-place op replaces it; nothing below writes into d_p in place.
-    Tensor d_p = o.maximize ? neg(grad) : grad;
-    if (o.weight_decay != 0.0) d_p = add(d_p, mul(p, o.weight_decay));
-    if (o.momentum != 0.0) {
-      Tensor& buf = momentum_buffers_[i];
-      if (!buf.defined()) {
-        buf = d_p.clone();
-      } else {
-        buf.mul_(o.momentum);
-        buf.add_(d_p, 1.0 - o.dampening);
-      }
-      d_p = o.nesterov ? add(d_p, mul(buf, o.momentum)) : buf;
+  // d_p aliases .grad until an out-of-place op replaces it; nothing below writes into d_p in place.
+  Tensor d_p = o.maximize ? neg(grad) : grad;
+  if (o.weight_decay != 0.0) d_p = add(d_p, mul(p, o.weight_decay));
+  if (o.momentum != 0.0) {
+    Tensor& buf = momentum_buffer;
+    if (!buf.defined()) {
+      buf = d_p.clone();
+    } else {
+      buf.mul_(o.momentum);
+      buf.add_(d_p, 1.0 - o.dampening);
     }
-    p.add_(d_p, -o.lr);
+    d_p = o.nesterov ? add(d_p, mul(buf, o.momentum)) : buf;
+  }
+  Tensor param = p;   // a handle: the update is in place, on the parameter's storage
+  param.add_(d_p, -o.lr);
+}
+
+void SGD::step() {
+  for (size_t i = 0; i < params_.size(); ++i) {
+    const Tensor& grad = params_[i].grad();
+    if (!grad.defined()) continue;
+    sgd_update(params_[i], grad, momentum_buffers_[i], options_);
   }
 }
 

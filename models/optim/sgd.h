@@ -10,6 +10,9 @@
 //   d_p = nesterov ? d_p + momentum * buf : buf        (if momentum != 0)
 //   p  -= lr * d_p                                     (in place: the parameter keeps its identity)
 // Units: lr is per step; weight_decay is the L2 coefficient lambda of (lambda / 2) ||p||^2.
+//
+// sgd_update is that body for one parameter, given its state: SGD::step calls it per parameter with its options,
+// tinyddp.optim.SGD per parameter group with the group's current hyperparameters (1.13 reads them at each step).
 #pragma once
 
 #include <limits>
@@ -27,6 +30,11 @@ struct SGDOptions {
   bool nesterov = false;
   bool maximize = false;   // PyTorch 1.13: step along +grad instead of -grad
 };
+
+// One SGD update of p in place with gradient grad, under NoGradGuard. momentum_buffer is p's buffer: undefined
+// before its first step with momentum != 0, which sets it to a clone of the step's direction; later steps update
+// it in place. The options are not checked (a parameter group's values are used as they are, as in 1.13).
+void sgd_update(const Tensor& p, const Tensor& grad, Tensor& momentum_buffer, const SGDOptions& options);
 
 class SGD : public Optimizer {
  public:

@@ -45,26 +45,48 @@ void bind_nn(py::module_& m) {
   nn.def("zero_grad", [](const std::vector<Tensor>& params, bool set_to_none) { nn::zero_grad_of(params, set_to_none); },
          release());
 
+  // The per-parameter updates over one parameter group's lists (1.13's _single_tensor_sgd/_adam/_adamw); the
+  // state lives in tinyddp.optim's Optimizer.state, as in PyTorch, and the group's values are read at each step.
   py::module_ optim = m.def_submodule("_optim", "models/optim for tinyddp.optim");
-  py::class_<optim::Optimizer>(optim, "Optimizer")
-      .def("step", &optim::Optimizer::step, release())
-      .def("zero_grad", &optim::Optimizer::zero_grad, py::arg("set_to_none") = false, release());
-  py::class_<optim::SGD, optim::Optimizer>(optim, "SGD")
-      .def(py::init([](std::vector<Tensor> params, double lr, double momentum, double dampening, double weight_decay,
-                       bool nesterov, bool maximize) {
-             py::gil_scoped_release gil;
-             return std::make_unique<optim::SGD>(std::move(params),
-                                                 optim::SGDOptions{lr, momentum, dampening, weight_decay, nesterov, maximize});
-           }))
-      .def("momentum_buffer", [](const optim::SGD& o, size_t i) { return to_py(o.momentum_buffer(i)); });
-  py::class_<optim::Adam, optim::Optimizer>(optim, "Adam")
-      .def(py::init([](std::vector<Tensor> params, double lr, double beta1, double beta2, double eps, double weight_decay,
-                       bool amsgrad, bool maximize) {
-             py::gil_scoped_release gil;
-             return std::make_unique<optim::Adam>(
-                 std::move(params), optim::AdamOptions{lr, {beta1, beta2}, eps, weight_decay, amsgrad, maximize});
-           }))
-      .def("step_count", &optim::Adam::step_count);
+  optim.def(
+      "sgd",
+      [](const py::object& params, const py::object& grads, const py::object& momentum_buffers, double lr,
+         double momentum, double dampening, double weight_decay, bool nesterov, bool maximize) {
+        const std::vector<Tensor> ps = tensors_from_py(params), gs = tensors_from_py(grads);
+        std::vector<Tensor> bufs = tensors_from_py(momentum_buffers);   // None: no buffer yet
+        TINYDDP_INTERNAL_ASSERT(ps.size() == gs.size() && ps.size() == bufs.size(), "sgd: list lengths differ");
+        {
+          py::gil_scoped_release gil;
+          const optim::SGDOptions o{lr, momentum, dampening, weight_decay, nesterov, maximize};
+          for (size_t i = 0; i < ps.size(); ++i) optim::sgd_update(ps[i], gs[i], bufs[i], o);
+        }
+        py::list out;
+        for (const Tensor& b : bufs) out.append(to_py(b));
+        return out;
+      },
+      py::arg("params"), py::arg("grads"), py::arg("momentum_buffers"), py::arg("lr"), py::arg("momentum"),
+      py::arg("dampening"), py::arg("weight_decay"), py::arg("nesterov"), py::arg("maximize"));
+  optim.def(
+      "adam",
+      [](const py::object& params, const py::object& grads, const py::object& exp_avgs, const py::object& exp_avg_sqs,
+         const py::object& max_exp_avg_sqs, const std::vector<double>& steps, double lr, double beta1, double beta2,
+         double eps, double weight_decay, bool amsgrad, bool maximize, bool decoupled_weight_decay) {
+        const std::vector<Tensor> ps = tensors_from_py(params), gs = tensors_from_py(grads);
+        const std::vector<Tensor> ms = tensors_from_py(exp_avgs), vs = tensors_from_py(exp_avg_sqs);
+        const std::vector<Tensor> vmaxs = tensors_from_py(max_exp_avg_sqs);   // empty unless amsgrad
+        TINYDDP_INTERNAL_ASSERT(ps.size() == gs.size() && ps.size() == ms.size() && ps.size() == vs.size() &&
+                                    ps.size() == steps.size() && (!amsgrad || vmaxs.size() == ps.size()),
+                                "adam: list lengths differ");
+        py::gil_scoped_release gil;
+        const optim::AdamOptions o{lr, {beta1, beta2}, eps, weight_decay, amsgrad, maximize};
+        for (size_t i = 0; i < ps.size(); ++i) {
+          optim::adam_update(ps[i], gs[i], ms[i], vs[i], amsgrad ? vmaxs[i] : Tensor(), steps[i], o,
+                             decoupled_weight_decay);
+        }
+      },
+      py::arg("params"), py::arg("grads"), py::arg("exp_avgs"), py::arg("exp_avg_sqs"), py::arg("max_exp_avg_sqs"),
+      py::arg("steps"), py::arg("lr"), py::arg("beta1"), py::arg("beta2"), py::arg("eps"), py::arg("weight_decay"),
+      py::arg("amsgrad"), py::arg("maximize"), py::arg("decoupled_weight_decay"));
 }
 
 }  // namespace tinyddp::python

@@ -1,4 +1,5 @@
-"""torch.optim.SGD over models/optim/sgd.h (PyTorch 1.13's update, step for step)."""
+"""torch.optim.SGD: 1.13's groups and checks; each step runs models/optim/sgd.h's update (1.13's
+_single_tensor_sgd, step for step) on every parameter of a group that has a .grad, with the group's values."""
 from tinyddp import _C
 from tinyddp.optim.optimizer import Optimizer, required
 
@@ -13,15 +14,32 @@ class SGD(Optimizer):
             raise ValueError(f"Invalid momentum value: {momentum}")
         if weight_decay < 0.0:
             raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+        defaults = dict(lr=lr, momentum=momentum, dampening=dampening, weight_decay=weight_decay, nesterov=nesterov,
+                        maximize=maximize, foreach=foreach, differentiable=differentiable)
         if nesterov and (momentum <= 0 or dampening != 0):
             raise ValueError("Nesterov momentum requires a momentum and zero dampening")
-        self.defaults = dict(lr=lr, momentum=momentum, dampening=dampening, weight_decay=weight_decay,
-                             nesterov=nesterov, maximize=maximize)
+        if differentiable:
+            raise NotImplementedError("tinyddp's SGD has no differentiable variant (its update runs in C++ under "
+                                      "no_grad); leave differentiable False.")
+        super().__init__(params, defaults)
 
-        def make(ps):   # after the parameters' checks, where 1.13's add_param_group finds lr missing
-            if lr is required:
-                raise ValueError("parameter group didn't specify a value of required optimization parameter lr")
-            return _C._optim.SGD(ps, float(lr), float(momentum), float(dampening), float(weight_decay),
-                                 bool(nesterov), bool(maximize))
+    def __setstate__(self, state):
+        super().__setstate__(state)
+        for group in self.param_groups:   # groups saved before these keys existed (1.13 fills them in too)
+            for key, default in (("nesterov", False), ("maximize", False), ("foreach", None),
+                                 ("differentiable", False)):
+                group.setdefault(key, default)
 
-        super().__init__(params, make)
+    def step(self, closure=None):
+        loss = self._closure_loss(closure)
+        for group in self.param_groups:
+            params = [p for p in group["params"] if p.grad is not None]
+            # 1.13 reads each buffer before the group's update and stores the list back after it, so a parameter
+            # repeated in a group starts each occurrence from the buffer the step began with.
+            buffers = [self.state[p].get("momentum_buffer") for p in params]
+            buffers = _C._optim.sgd(params, [p.grad for p in params], buffers, float(group["lr"]),
+                                    float(group["momentum"]), float(group["dampening"]), float(group["weight_decay"]),
+                                    bool(group["nesterov"]), bool(group["maximize"]))
+            for p, buf in zip(params, buffers):
+                self.state[p]["momentum_buffer"] = buf
+        return loss
