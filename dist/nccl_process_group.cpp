@@ -334,7 +334,10 @@ class NcclProcessGroup : public ProcessGroup {
 
   std::shared_ptr<Work> allreduce(std::vector<Tensor> tensors, ReduceOp op) override {
     check_device_tensors(tensors, "allreduce");
-    const ncclRedOp_t nccl_op = op == ReduceOp::sum ? ncclSum : ncclMax;
+    const ncclRedOp_t nccl_op = op == ReduceOp::sum       ? ncclSum
+                                : op == ReduceOp::product ? ncclProd
+                                : op == ReduceOp::min     ? ncclMin
+                                                          : ncclMax;
     return launch("allreduce", tensors, total_bytes(tensors), [&](Comm& c) {
       for (const Tensor& t : tensors)
         TINYDDP_NCCL_CHECK(ncclAllReduce(t.raw_data(), t.raw_data(), static_cast<size_t>(t.numel()),

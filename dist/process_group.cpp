@@ -36,6 +36,16 @@ std::string describe(const Tensor& t) {
 }
 }  // namespace
 
+const char* reduce_op_name(ReduceOp op) {
+  switch (op) {
+    case ReduceOp::sum: return "sum";
+    case ReduceOp::product: return "product";
+    case ReduceOp::min: return "min";
+    case ReduceOp::max: return "max";
+  }
+  return "?";
+}
+
 // ThreadWorld::Arrival::same_signature compares exactly the fields printed here: a field added here goes there.
 std::string collective_signature(const std::string& kind, const std::vector<Tensor>& tensors, const Tensor& input,
                                  ReduceOp op, int root) {
@@ -44,7 +54,7 @@ std::string collective_signature(const std::string& kind, const std::vector<Tens
   for (size_t i = 0; i < tensors.size(); ++i) os << (i ? ", " : "") << describe(tensors[i]);
   if (input.defined()) os << (tensors.empty() ? "" : ", ") << "input " << describe(input);
   if (kind == "broadcast") os << ", root " << root;
-  if (kind == "allreduce") os << (op == ReduceOp::sum ? ", sum" : ", max");
+  if (kind == "allreduce") os << ", " << reduce_op_name(op);
   os << ")";
   return os.str();
 }

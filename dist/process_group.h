@@ -36,7 +36,9 @@ class CollectiveFailedError : public Error {
   using Error::Error;
 };
 
-enum class ReduceOp { sum, max };
+// Elementwise reductions of allreduce, as torch.distributed.ReduceOp's SUM, PRODUCT, MIN, MAX.
+enum class ReduceOp { sum, product, min, max };
+const char* reduce_op_name(ReduceOp op);   // "sum", "product", "min", "max"
 
 // 60 s: far above any collective of this project on a shared 2-core machine, short enough that a
 // stuck test fails well inside CI's budget. Override per group.

@@ -113,10 +113,12 @@ void reduce_piece(const std::vector<void*>& data, int64_t begin, int64_t end, Re
     for (size_t r = 1; r < n; ++r) {   // rank order (Note [The thread backend's allreduce])
       const T* src = static_cast<const T*>(data[r]);
       T* dst = acc;
-      if (op == ReduceOp::sum)
-        for (int64_t i = b; i < e; ++i) dst[i] = dst[i] + src[i];
-      else
-        for (int64_t i = b; i < e; ++i) dst[i] = std::max(dst[i], src[i]);
+      switch (op) {
+        case ReduceOp::sum: for (int64_t i = b; i < e; ++i) dst[i] = dst[i] + src[i]; break;
+        case ReduceOp::product: for (int64_t i = b; i < e; ++i) dst[i] = dst[i] * src[i]; break;
+        case ReduceOp::min: for (int64_t i = b; i < e; ++i) dst[i] = std::min(dst[i], src[i]); break;
+        case ReduceOp::max: for (int64_t i = b; i < e; ++i) dst[i] = std::max(dst[i], src[i]); break;
+      }
     }
     for (size_t r = 1; r < n; ++r) std::memcpy(static_cast<T*>(data[r]) + b, acc + b, (e - b) * sizeof(T));
   }

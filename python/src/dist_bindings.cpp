@@ -58,9 +58,11 @@ void init_process_group(const std::string& backend, int rank, int world_size, do
 }
 
 dist::ReduceOp reduce_op(const std::string& op) {
-  if (op == "sum") return dist::ReduceOp::sum;
-  if (op == "max") return dist::ReduceOp::max;
-  TINYDDP_CHECK(false, "all_reduce: ReduceOp.", op, " is not supported by tinyddp (SUM and MAX are).");
+  for (dist::ReduceOp o : {dist::ReduceOp::sum, dist::ReduceOp::product, dist::ReduceOp::min, dist::ReduceOp::max})
+    if (op == dist::reduce_op_name(o)) return o;
+  // gloo's text: 1.13's gloo has no AVG (NCCL does); tinyddp's backends stand in for gloo
+  TINYDDP_CHECK(op != "avg", "Cannot use ReduceOp.AVG with Gloo");
+  TINYDDP_CHECK(false, "all_reduce: ReduceOp.", op, " is not supported by tinyddp (SUM, PRODUCT, MIN and MAX are).");
   return dist::ReduceOp::sum;
 }
 
@@ -276,6 +278,21 @@ void bind_dist(py::module_& m) {
   d.def("all_reduce", [](const Tensor& t, const std::string& op) { return default_pg().allreduce({t}, reduce_op(op)); },
         release());
   d.def("broadcast", [](const Tensor& t, int src) { return default_pg().broadcast({t}, src); }, release());
+  d.def("all_gather", [](std::vector<Tensor> outputs, const Tensor& input) {
+          return default_pg().allgather(std::move(outputs), input);
+        }, release());
+  // Every rank's bytes, in rank order (all_gather_object and broadcast_object_list send pickles through it).
+  d.def("all_gather_bytes", [](const py::bytes& mine) {
+    std::string bytes = mine;
+    std::vector<std::string> all;
+    {
+      py::gil_scoped_release gil;
+      all = dist::allgather_strings(default_pg(), bytes);
+    }
+    py::list out;
+    for (const std::string& b : all) out.append(py::bytes(b));
+    return out;
+  });
   d.def("run_threads", &run_threads);
   // fp16_compress_hook's cast: rounds a float32 tensor's values to the nearest fp16 (dist/comm_hooks.h).
   d.def("round_to_fp16_", [](Tensor& t) {

@@ -118,6 +118,34 @@ TEST(RingAllreduce, MaxAndSeveralTensorsInOneCall) {
   }
 }
 
+// PRODUCT and MIN reduce in rank order too (torch.distributed.ReduceOp.PRODUCT, MIN), each piece by its owner.
+TEST(RingAllreduce, ProductAndMinInRankOrder) {
+  const int n = 3;
+  const int64_t count = 70001;
+  std::vector<std::vector<double>> product(n), minimum(n);
+  auto errors = ThreadWorld::run(n, [&](ProcessGroup& pg) {
+    const int r = pg.rank();
+    Tensor p = from_vector(values<double>(r, count, 4), {count}), m = from_vector(values<double>(r, count, 5), {count});
+    pg.allreduce({p}, ReduceOp::product)->wait();
+    pg.allreduce({m}, ReduceOp::min)->wait();
+    product[r] = p.to_vector<double>();
+    minimum[r] = m.to_vector<double>();
+  });
+  for (auto& e : errors) ASSERT_FALSE(e);
+  std::vector<double> want_product = values<double>(0, count, 4), want_min = values<double>(0, count, 5);
+  for (int k = 1; k < n; ++k) {
+    const auto p = values<double>(k, count, 4), m = values<double>(k, count, 5);
+    for (int64_t i = 0; i < count; ++i) {
+      want_product[i] = want_product[i] * p[i];
+      want_min[i] = std::min(want_min[i], m[i]);
+    }
+  }
+  for (int r = 0; r < n; ++r) {
+    EXPECT_EQ(product[r], want_product) << "rank " << r;
+    EXPECT_EQ(minimum[r], want_min) << "rank " << r;
+  }
+}
+
 // Different thread timings give the same bits: each run delays a different rank before it waits, so that
 // different ranks reduce different pieces.
 TEST(RingAllreduce, BitwiseRepeatableAcrossRunsAndTimings) {

@@ -45,6 +45,54 @@ def test_collectives_and_default_group_per_rank_thread():
         assert seen[r] == (r, 3, [6.0, 30.0], 2.0, 1.0)
 
 
+def test_gather_and_object_collectives_and_every_reduce_op():
+    seen = {}
+
+    def run(rank, world_size):
+        dist.init_process_group("gloo")
+        t = torch.tensor([rank + 1.0, -2.0 * rank])
+        results = {}
+        for op in ("SUM", "PRODUCT", "MIN", "MAX"):
+            x = t.clone()
+            dist.all_reduce(x, op=getattr(dist.ReduceOp, op))
+            results[op] = x.tolist()
+        with pytest.raises(RuntimeError, match="^Cannot use ReduceOp.AVG with Gloo$"):
+            dist.all_reduce(t.clone(), op=dist.ReduceOp.AVG)
+        gathered = [torch.zeros(2) for _ in range(world_size)]
+        dist.all_gather(gathered, t)
+        results["all_gather"] = [g.tolist() for g in gathered]
+        with pytest.raises(RuntimeError, match=r"invalid output tensor list at index 0 \(expected length 3, got 2\)"):
+            dist.all_gather(gathered[:2], t)
+        with pytest.raises(RuntimeError, match=r"invalid tensor size at index 0 \(expected \(2\), got \(3\)\)"):
+            dist.all_gather([torch.zeros(3)] * world_size, t)
+        objects = [None] * world_size
+        dist.all_gather_object(objects, {"rank": rank, "name": "r" * rank})
+        results["all_gather_object"] = objects
+        mine = [rank, f"from {rank}"]
+        dist.broadcast_object_list(mine, src=2)
+        results["broadcast_object_list"] = mine
+        dst_list = [torch.zeros(2) for _ in range(world_size)] if rank == 1 else None
+        dist.gather(t, dst_list, dst=1)
+        results["gather"] = None if dst_list is None else [g.tolist() for g in dst_list]
+        y = t.clone()
+        dist.reduce(y, dst=0)
+        results["reduce"] = y.tolist() if rank == 0 else None
+        seen[rank] = results
+        dist.destroy_process_group()
+
+    mp.spawn(run, args=(3,), nprocs=3)
+    rows = [[1.0, -0.0], [2.0, -2.0], [3.0, -4.0]]
+    for r in range(3):
+        got = seen[r]
+        assert got["SUM"] == [6.0, -6.0] and got["PRODUCT"] == [6.0, 0.0]
+        assert got["MIN"] == [1.0, -4.0] and got["MAX"] == [3.0, 0.0]
+        assert got["all_gather"] == rows
+        assert got["all_gather_object"] == [{"rank": k, "name": "r" * k} for k in range(3)]
+        assert got["broadcast_object_list"] == [2, "from 2"]
+        assert got["gather"] == (rows if r == 1 else None)
+    assert seen[0]["reduce"] == [6.0, -6.0]
+
+
 def test_default_group_errors_and_one_rank_outside_spawn():
     with pytest.raises(RuntimeError, match="Default process group has not been initialized, please make sure to call "
                                            "init_process_group."):

@@ -6,7 +6,9 @@ runs with only its import changed, is the thread backend, or "mpi" when the proc
 spawn); get_backend() still says "gloo".
 """
 import datetime
+import io
 import os
+import pickle
 import threading
 
 from tinyddp import _C
@@ -44,7 +46,10 @@ def is_available():
 
 class ReduceOp:
     SUM = "sum"
+    PRODUCT = "product"
+    MIN = "min"
     MAX = "max"
+    AVG = "avg"   # refused with gloo's text, as 1.13's gloo refuses it
 
 
 class ProcessGroup:
@@ -140,9 +145,94 @@ def broadcast(tensor, src, group=None, async_op=False):
     work.wait()
 
 
+def all_gather(tensor_list, tensor, group=None, async_op=False):
+    """tensor_list[r] = rank r's `tensor`, on every rank (checked with gloo's texts)."""
+    _check_group(group, "all_gather")
+    n = get_world_size()
+    if len(tensor_list) != n:
+        raise RuntimeError(f"ProcessGroupGloo::allgather: invalid output tensor list at index 0 (expected length {n}, "
+                           f"got {len(tensor_list)})")
+    for t in tensor_list:
+        if t.dtype != tensor.dtype:
+            raise RuntimeError(f"Invalid usage of tensors with different dtypesFound {t.dtype} and  {tensor.dtype}")
+        if t.shape != tensor.shape:
+            raise RuntimeError("ProcessGroupGloo::allgather: invalid tensor size at index 0 (expected "
+                               f"{_size_text(tensor.shape)}, got {_size_text(t.shape)})")
+    work = Work(_d.all_gather(list(tensor_list), tensor), list(tensor_list))
+    if async_op:
+        return work
+    work.wait()
+
+
+def _size_text(shape):
+    return "(" + ", ".join(str(d) for d in shape) + ")"
+
+
+def gather(tensor, gather_list=None, dst=0, group=None, async_op=False):
+    """gather_list[r] = rank r's `tensor` on rank `dst` (an all_gather underneath; other ranks pass None)."""
+    _check_group(group, "gather")
+    rank = get_rank()
+    if rank == dst and (gather_list is None or len(gather_list) != get_world_size()):
+        raise ValueError("Argument ``gather_list`` must be specified on destination rank.")
+    if rank != dst and gather_list:
+        raise ValueError("Argument ``gather_list`` must NOT be specified on non-destination ranks.")
+    from tinyddp._tensor import empty
+    staging = [empty(tensor.shape, dtype=tensor.dtype) for _ in range(get_world_size())]
+    all_gather(staging, tensor)
+    if rank == dst:
+        with _no_grad():
+            for out, got in zip(gather_list, staging):
+                out.copy_(got)
+    if async_op:
+        return _completed_work(gather_list or [])
+
+
+def reduce(tensor, dst, op=ReduceOp.SUM, group=None, async_op=False):
+    """The reduction lands in rank `dst`'s tensor. tinyddp reduces on every rank (an all_reduce), so the other
+    ranks' tensors hold it too; PyTorch leaves theirs unspecified."""
+    _check_group(group, "reduce")
+    return all_reduce(tensor, op, async_op=async_op)
+
+
+def all_gather_object(object_list, obj, group=None):
+    """object_list[r] = rank r's `obj` (pickled, as PyTorch's)."""
+    _check_group(group, "all_gather_object")
+    for r, data in enumerate(_d.all_gather_bytes(_pickle(obj))):
+        object_list[r] = pickle.loads(data)
+
+
+def broadcast_object_list(object_list, src=0, group=None, device=None):
+    """Every rank's object_list takes rank `src`'s elements, in place (pickled, as PyTorch's)."""
+    _check_group(group, "broadcast_object_list")
+    mine = _pickle(list(object_list)) if get_rank() == src else b""
+    object_list[:] = pickle.loads(_d.all_gather_bytes(mine)[src])
+
+
+def _pickle(obj):
+    buf = io.BytesIO()
+    pickle.Pickler(buf).dump(obj)
+    return buf.getvalue()
+
+
+def _no_grad():
+    from tinyddp.autograd.grad_mode import no_grad
+    return no_grad()
+
+
+def _completed_work(tensors):
+    class _Done:
+        def wait(self):
+            return True
+
+        def is_completed(self):
+            return True
+    return Work(_Done(), tensors)
+
+
 from tinyddp.distributed import algorithms  # noqa: E402  (torch.distributed.algorithms; needs tinyddp.nn)
 from tinyddp.distributed.grad_bucket import GradBucket  # noqa: E402
 
-__all__ = ["GradBucket", "ProcessGroup", "ReduceOp", "Work", "algorithms", "all_reduce", "barrier", "broadcast",
-           "destroy_process_group", "get_backend", "get_rank", "get_world_size", "group", "init_process_group",
-           "is_available", "is_initialized", "new_group"]
+__all__ = ["GradBucket", "ProcessGroup", "ReduceOp", "Work", "algorithms", "all_gather", "all_gather_object",
+           "all_reduce", "barrier", "broadcast", "broadcast_object_list", "destroy_process_group", "gather",
+           "get_backend", "get_rank", "get_world_size", "group", "init_process_group", "is_available",
+           "is_initialized", "new_group", "reduce"]
