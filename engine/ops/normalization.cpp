@@ -79,12 +79,13 @@ Tensor batch_norm(const Tensor& input, const Tensor& weight, const Tensor& bias,
   TINYDDP_CHECK(input.dim() >= 2, "batch_norm: expected an input of shape (N, C, *) with at least 2 dims, got ",
                 shape_str(input.shape()), ".");
   const int64_t c = input.shape()[1];
+  // 1.13's order: the running stats (each must be defined in evaluation), then weight and bias.
+  check_per_channel(running_mean, "running_mean", input, c);
+  TINYDDP_CHECK(training || running_mean.defined(), "running_mean must be defined in evaluation mode");
+  check_per_channel(running_var, "running_var", input, c);
+  TINYDDP_CHECK(training || running_var.defined(), "running_var must be defined in evaluation mode");
   check_per_channel(weight, "weight", input, c);
   check_per_channel(bias, "bias", input, c);
-  check_per_channel(running_mean, "running_mean", input, c);
-  check_per_channel(running_var, "running_var", input, c);
-  TINYDDP_CHECK(training || (running_mean.defined() && running_var.defined()),
-                running_mean.defined() ? "running_var" : "running_mean", " must be defined in evaluation mode");
   TINYDDP_CHECK(running_mean.defined() == running_var.defined(), "batch_norm: running_mean and running_var must "
                 "both be given or both be None.");
   const int64_t n = input.numel() / std::max<int64_t>(c, 1);   // elements per channel

@@ -108,6 +108,7 @@ Tensor one_hot(const Tensor& indices, int64_t num_classes, DType dtype = DType::
 // ---- losses (mean reduction, as PyTorch's defaults) ----
 Tensor mse_loss(const Tensor& input, const Tensor& target);
 Tensor cross_entropy(const Tensor& logits, const Tensor& target);   // logits (N, C), target (N,) int64
+Tensor nll_loss(const Tensor& log_probs, const Tensor& target);     // cross_entropy after its log_softmax
 
 // ---- normalization (normalization.cpp) and indexing (index.cpp) ----
 // PyTorch's native_batch_norm: input (N, C, *) normalized per channel (dim 1); weight, bias, running_mean and

@@ -151,6 +151,9 @@ std::vector<OpCase> build() {
   add_case("cross_entropy", "cross_entropy", {{3, 4}}, [](In x) {
     return cross_entropy(x[0], from_vector(std::vector<int64_t>{0, 3, 1}, {3}).to(x[0].device()));
   });
+  add_case("nll_loss_of_log_softmax", "nll_loss", {{3, 4}}, [](In x) {
+    return nll_loss(log_softmax(x[0], 1), from_vector(std::vector<int64_t>{1, 1, 3}, {3}).to(x[0].device()));
+  });
   add_case("cross_entropy_repeated_class", "cross_entropy", {{4, 3}}, [](In x) {
     return cross_entropy(x[0], from_vector(std::vector<int64_t>{2, 2, 0, 2}, {4}).to(x[0].device()));
   });
@@ -249,7 +252,7 @@ const std::vector<std::string>& covered_ops() {
       "add", "sub", "mul", "div", "add_scalar", "mul_scalar", "div_scalar", "rsub", "rdiv", "neg", "pow", "exp",
       "log", "sqrt", "abs", "relu", "tanh", "sigmoid", "clamp", "matmul", "mm", "addmm", "transpose", "t",
       "reshape", "view", "narrow", "expand", "unsqueeze", "cat", "sum", "mean", "max", "log_softmax", "softmax",
-      "mse_loss", "cross_entropy", "clone", "to_dtype", "batch_norm", "layer_norm", "embedding"};
+      "mse_loss", "cross_entropy", "clone", "to_dtype", "batch_norm", "layer_norm", "embedding", "nll_loss"};
   return ops;
 }
 
