@@ -35,13 +35,18 @@ Tensor embedding(const Tensor& weight, const Tensor& indices) {
       backend::copy_bytes(dst + k * row_bytes, out.device(), src + idx[k] * row_bytes, w.device(), row_bytes);
   }
   auto node = autograd::make_node("EmbeddingBackward0", {weight}, [v, d](const TensorList& g, OpNode& node) {
-    const Tensor& ind = node.saved(0);
+    const Tensor& ind = node.saved(1);
     const int64_t n = ind.numel();
     if (n == 0) return TensorList{zeros({v, d}, g[0].dtype(), g[0].device())};
     const Tensor picks = one_hot(reshape(ind, {n}), v, g[0].dtype());   // (n, V)
     return TensorList{mm(t(picks), reshape(g[0], {n, d}))};
   });
-  if (node) node->save(indices);
+  // Saved as 1.13's EmbeddingBackward0: the weight (so an in-place change of it before the backward raises
+  // "modified by an inplace operation", as there) and the indices.
+  if (node) {
+    node->save(weight);
+    node->save(indices);
+  }
   autograd::set_history(out, node);
   return out;
 }

@@ -21,6 +21,7 @@ Layout (tensors as {"shape", "values"}):
   "misc": small cases of the cheap layers (leaky_relu, gelu tanh, l1_loss, nll_loss, clip_grad_norm_,
       parameters_to_vector), each with its inputs, outputs and gradients,
   "reprs": {expression: repr(value)}, "errors": {expression: {"type", "message"}} (REPRS, ERRORS below),
+  "scripts": {name: {"code", "result"}} (SCRIPTS below: saved-tensor packs, stale saved tensors, versions),
   "ddp": {run id: {"broadcast_buffers", "kind", "ranks": [per rank {...}]}} (see ddp_run).
 """
 import os
@@ -214,6 +215,62 @@ ERRORS = ["nn.BatchNorm1d(3)(torch.zeros(4, 5))", "nn.BatchNorm1d(3)(torch.zeros
           "nn.ModuleDict()['missing']"]
 
 
+# Small scripts, run with the same bindings; each sets `result` (JSON-able). The test runs the code stored in the
+# JSON, so both sides run the same text.
+SCRIPTS = {
+    "saved_tensor_packs": """
+result = {}
+for name, make, x in [("bn_train", lambda: nn.BatchNorm1d(2), torch.ones(3, 2, requires_grad=True)),
+                      ("bn_no_affine", lambda: nn.BatchNorm1d(2, affine=False), torch.ones(3, 2, requires_grad=True)),
+                      ("bn_eval", lambda: nn.BatchNorm1d(2).eval(), torch.ones(3, 2, requires_grad=True)),
+                      ("bn_no_stats", lambda: nn.BatchNorm1d(2, track_running_stats=False),
+                       torch.ones(3, 2, requires_grad=True)),
+                      ("layer_norm", lambda: nn.LayerNorm(2), torch.ones(3, 2, requires_grad=True)),
+                      ("embedding", lambda: nn.Embedding(4, 2), torch.tensor([0, 2, 2, 1, 3]))]:
+    m, packed = make(), []
+    with torch.autograd.graph.saved_tensors_hooks(lambda t: packed.append([list(t.shape), str(t.dtype)]) or t,
+                                                  lambda t: t):
+        m(x)
+    result[name] = packed
+""",
+    "stale_saved_tensors": """
+result = {}
+bn = nn.BatchNorm1d(3)
+y = bn(torch.arange(12, dtype=torch.float32).reshape(4, 3).requires_grad_())
+with torch.no_grad():
+    bn.running_var.mul_(2.0)
+try:
+    y.sum().backward()
+    result["bn_running_var_modified"] = None
+except RuntimeError as e:
+    result["bn_running_var_modified"] = str(e)
+emb = nn.Embedding(4, 2)
+result["embedding_weight_version"] = emb.weight._version
+y = emb(torch.tensor([0, 2]))
+with torch.no_grad():
+    emb.weight.add_(1.0)
+try:
+    y.sum().backward()
+    result["embedding_weight_modified"] = None
+except RuntimeError as e:
+    result["embedding_weight_modified"] = str(e)
+ln = nn.LayerNorm(3)
+result["layer_norm_param_versions"] = [ln.weight._version, ln.bias._version]
+bn = nn.BatchNorm1d(3)
+result["batch_norm_param_versions"] = [bn.weight._version, bn.bias._version]
+""",
+}
+
+
+def run_scripts():
+    out = {}
+    for name, code in SCRIPTS.items():
+        env = {"torch": torch, "nn": nn, "F": F}
+        exec(code, env)
+        out[name] = {"code": code, "result": env["result"]}
+    return out
+
+
 def eval_cases():
     env = {"torch": torch, "nn": nn, "F": F}
     reprs = {e: repr(eval(e, env)) for e in REPRS}
@@ -357,6 +414,7 @@ def main():
         "misc": misc_cases(),
     }
     result["reprs"], result["errors"] = eval_cases()
+    result["scripts"] = run_scripts()
     result["ddp"] = run_ddp()
     write_json(result, here("nn_layers.json"))
 

@@ -210,6 +210,14 @@ def test_errors_match_pytorch(expr):
     assert type(e.value).__name__ == want["type"] and str(e.value) == want["message"]
 
 
+@pytest.mark.parametrize("name", list(GOLDEN["scripts"]))
+def test_scripts_match_pytorch(name):
+    """The generator's own code (saved-tensor packs, stale saved tensors, versions), run with tinyddp."""
+    env = dict(ENV)
+    exec(GOLDEN["scripts"][name]["code"], env)
+    assert env["result"] == GOLDEN["scripts"][name]["result"]
+
+
 def test_module_containers():
     d = nn.ModuleDict({"a": nn.ReLU()})
     d["b"] = nn.Linear(2, 2)

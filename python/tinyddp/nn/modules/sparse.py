@@ -1,6 +1,7 @@
 """torch.nn.Embedding over the engine's embedding (engine/ops/index.cpp). The weight is drawn from N(0, 1) by the
 engine's generator (randn): PyTorch's distribution, not its values."""
 from tinyddp import _tensor
+from tinyddp.autograd.grad_mode import no_grad
 from tinyddp.nn import functional as F
 from tinyddp.nn.modules.module import Module
 from tinyddp.nn.parameter import Parameter
@@ -17,7 +18,10 @@ class Embedding(Module):
         self.padding_idx, self.max_norm, self.norm_type = padding_idx, max_norm, norm_type
         self.scale_grad_by_freq, self.sparse = scale_grad_by_freq, sparse
         if _weight is None:
-            self.weight = Parameter(_tensor.randn(num_embeddings, embedding_dim, dtype=dtype))
+            # Drawn in place, as 1.13's init.normal_: the weight leaves construction at version 1.
+            self.weight = Parameter(_tensor.empty(num_embeddings, embedding_dim, dtype=dtype))
+            with no_grad():
+                self.weight.copy_(_tensor.randn(num_embeddings, embedding_dim, dtype=dtype))
         else:
             if list(_weight.shape) != [num_embeddings, embedding_dim]:
                 raise AssertionError("Shape of weight does not match num_embeddings and embedding_dim")
