@@ -15,7 +15,6 @@
 // graph; the first-order gradient is the same with them, but a second derivative must see mean and invstd as
 // functions of x. So under create_graph (grad mode on while the rule runs) the rule recomputes them from the
 // saved input with the forward's ops (the same values, bit for bit), and reads the saved ones otherwise.
-#include <algorithm>
 #include <sstream>
 
 #include "engine/ops/op_utils.h"
@@ -44,6 +43,11 @@ Stats stats_over(const Tensor& x, const std::vector<int64_t>& dims, double eps) 
 Tensor normalized_input_grad(const Tensor& gx, const Tensor& xhat, const Tensor& invstd,
                              const std::vector<int64_t>& dims) {
   return invstd * (gx - mean(gx, dims, true) - xhat * mean(gx * xhat, dims, true));
+}
+
+// PyTorch's name of a dtype in "expected scalar type Float but found Double".
+const char* scalar_name(DType t) {
+  return t == DType::f32 ? "Float" : t == DType::f64 ? "Double" : t == DType::i64 ? "Long" : "Bool";
 }
 
 // PyTorch's "<name> should contain C elements not n" for a per-channel tensor.
@@ -76,6 +80,8 @@ Tensor batch_norm(const Tensor& input, const Tensor& weight, const Tensor& bias,
   check_defined(input, "batch_norm");
   TINYDDP_CHECK(is_floating(input.dtype()), "\"batch_norm\" not implemented for '",
                 input.dtype() == DType::i64 ? "Long" : "Bool", "'");
+  // 1.13 reads input.size(1) first: its IndexError for a 1-D input.
+  TINYDDP_CHECK_INDEX(input.dim() != 1, "Dimension out of range (expected to be in range of [-1, 0], but got 1)");
   TINYDDP_CHECK(input.dim() >= 2, "batch_norm: expected an input of shape (N, C, *) with at least 2 dims, got ",
                 shape_str(input.shape()), ".");
   const int64_t c = input.shape()[1];
@@ -88,7 +94,17 @@ Tensor batch_norm(const Tensor& input, const Tensor& weight, const Tensor& bias,
   check_per_channel(bias, "bias", input, c);
   TINYDDP_CHECK(running_mean.defined() == running_var.defined(), "batch_norm: running_mean and running_var must "
                 "both be given or both be None.");
-  const int64_t n = input.numel() / std::max<int64_t>(c, 1);   // elements per channel
+  if (input.numel() == 0) {
+    // 1.13's empty batch: a copy of the input times weight[0] plus bias[0] (CloneBackward0, MulBackward0,
+    // AddBackward0 nodes, so the graph stays connected), the running stats untouched.
+    TINYDDP_CHECK_INDEX(c > 0 || (!weight.defined() && !bias.defined()),
+                        "select(): index 0 out of range for tensor of size [0] at dimension 0");
+    Tensor out = clone(input);
+    if (weight.defined()) out = out * narrow(weight, 0, 0, 1);
+    if (bias.defined()) out = out + narrow(bias, 0, 0, 1);
+    return out;
+  }
+  const int64_t n = input.numel() / c;   // elements per channel (c > 0: the input is not empty)
   std::vector<int64_t> dims{0};
   for (int64_t d = 2; d < input.dim(); ++d) dims.push_back(d);
   Shape per_channel(input.dim(), 1);   // (1, C, 1, ...): a (C) tensor broadcast over the input
@@ -97,7 +113,7 @@ Tensor batch_norm(const Tensor& input, const Tensor& weight, const Tensor& bias,
     std::ostringstream size;
     size << "torch.Size([";
     for (int64_t d = 0; d < input.dim(); ++d) size << (d ? ", " : "") << input.shape()[d];
-    TINYDDP_CHECK_VALUE(n > 1, "Expected more than 1 value per channel when training, got input size ", size.str(),
+    TINYDDP_CHECK_VALUE(n != 1, "Expected more than 1 value per channel when training, got input size ", size.str(),
                         "])");
   }
 
@@ -181,7 +197,8 @@ Tensor layer_norm(const Tensor& input, const Shape& normalized_shape, const Tens
     TINYDDP_CHECK(t->shape() == normalized_shape, "Expected ", t == &weight ? "weight" : "bias",
                   " to be of same shape as normalized_shape, but got ", t == &weight ? "weight" : "bias",
                   " of shape ", shape_str(t->shape()), " and normalized_shape = ", shape_str(normalized_shape));
-    check_same_dtype(input, *t, "layer_norm");
+    TINYDDP_CHECK(t->dtype() == input.dtype(), "expected scalar type ", scalar_name(input.dtype()), " but found ",
+                  scalar_name(t->dtype()));
     check_same_device(input, *t, "layer_norm");
   }
   bool fits = input.dim() >= k;

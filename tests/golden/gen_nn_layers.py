@@ -198,7 +198,13 @@ REPRS = ["nn.BatchNorm1d(3)", "nn.BatchNorm1d(4, eps=1e-3, momentum=None, affine
          "nn.BatchNorm1d(2).eval()(torch.ones(3, 2, requires_grad=True)).grad_fn.name()",
          "nn.LayerNorm(2)(torch.ones(3, 2)).grad_fn.name()",
          "nn.Flatten()(torch.zeros(2, 3, 4)).shape", "nn.Flatten(0, 1)(torch.zeros(2, 3, 4)).shape",
-         "nn.utils.clip_grad_norm_([], 1.0)"]
+         "nn.utils.clip_grad_norm_([], 1.0)",
+         "nn.BatchNorm1d(3)(torch.zeros(0, 3, requires_grad=True)).grad_fn.name()",
+         "nn.BatchNorm1d(3, affine=False)(torch.zeros(0, 3, requires_grad=True)).grad_fn.name()",
+         "nn.BatchNorm1d(3).eval()(torch.zeros(0, 3)).shape",
+         "nn.Embedding(3, 2)(torch.zeros(0, dtype=torch.long)).shape", "nn.Embedding(3, 2)(torch.tensor(2)).shape",
+         "nn.LayerNorm(3)(torch.zeros(0, 3)).shape",
+         "nn.BatchNorm1d(3)(torch.ones(3, 4).t()).tolist()"]
 ERRORS = ["nn.BatchNorm1d(3)(torch.zeros(4, 5))", "nn.BatchNorm1d(3)(torch.zeros(4))",
           "nn.BatchNorm1d(3)(torch.zeros(4, 3, 2, 2))", "nn.BatchNorm1d(3)(torch.zeros(1, 3))",
           "nn.BatchNorm1d(3)(torch.zeros(1, 3, 1))", "nn.BatchNorm1d(3, affine=False)(torch.zeros(4, 5))",
@@ -212,7 +218,12 @@ ERRORS = ["nn.BatchNorm1d(3)(torch.zeros(4, 5))", "nn.BatchNorm1d(3)(torch.zeros
           "nn.Embedding(5, 3)(torch.tensor([1.0]))",
           "F.nll_loss(torch.zeros(3, 4), torch.tensor([0, 1, 4]))",
           "F.nll_loss(torch.zeros(3, 4), torch.tensor([0, 1]))",
-          "nn.ModuleDict()['missing']"]
+          "nn.ModuleDict()['missing']",
+          "F.batch_norm(torch.zeros(4), None, None, training=True)", "nn.BatchNorm1d(0)(torch.zeros(2, 0))",
+          "F.batch_norm(torch.zeros(()), None, None, training=True)",
+          "nn.LayerNorm(3)(torch.ones(2, 3, dtype=torch.float64))",
+          "F.layer_norm(torch.ones(2, 3), [3], torch.ones(3, dtype=torch.float64))",
+          "F.layer_norm(torch.ones(2, 3), [])", "F.embedding(torch.tensor([0]), torch.zeros(3))"]
 
 
 # Small scripts, run with the same bindings; each sets `result` (JSON-able). The test runs the code stored in the
