@@ -176,7 +176,8 @@ std::vector<OpCase> build() {
   add_case("batch_norm_eval", "batch_norm", {{4, 3}, {3}, {3}}, [stats](In x) {
     return tanh(batch_norm(x[0], x[1], x[2], stats(x, {0.1, -0.2, 0.3}), stats(x, {1.0, 0.5, 2.0}), false, 0.1, 1e-5));
   });
-  add_case("layer_norm", "layer_norm", {{3, 4}, {4}, {4}}, [](In x) { return layer_norm(x[0], {4}, x[1], x[2], 1e-5); });
+  add_case("layer_norm", "layer_norm", {{3, 4}, {4}, {4}},
+           [](In x) { return layer_norm(x[0], {4}, x[1], x[2], 1e-5); });
   add_case("layer_norm_2d_shape_squared", "layer_norm", {{2, 2, 3}, {2, 3}, {2, 3}}, [](In x) {
     return pow(layer_norm(x[0], {2, 3}, x[1], x[2], 1e-5), 2.0);
   });

@@ -1,5 +1,5 @@
-"""The nn layers of tinyddp.nn under real PyTorch 1.13: BatchNorm1d, LayerNorm, Embedding, the cheap modules and
-nn.utils, and BatchNorm1d under DDP (gloo, 2 processes on 127.0.0.1) in the GAN idiom.
+"""The nn layers of tinyddp.nn under real PyTorch 1.13: BatchNorm1d and BatchNorm2d, LayerNorm, Embedding, the
+cheap modules and nn.utils, and BatchNorm1d under DDP (gloo, 2 processes on 127.0.0.1) in the GAN idiom.
 
 Run by hand from anywhere: /usr/bin/python3 tests/golden/gen_nn_layers.py
 Writes nn_layers.json next to this script (deterministic; about 5 s).
@@ -52,8 +52,9 @@ def grad_json(t):
 
 
 def bn_case(id_, num_features, shape, seed, eps=1e-5, momentum=0.1, affine=True, track_running_stats=True):
+    cls = nn.BatchNorm2d if len(shape) == 4 else nn.BatchNorm1d
     torch.manual_seed(0)
-    bn = nn.BatchNorm1d(num_features, eps=eps, momentum=momentum, affine=affine,
+    bn = cls(num_features, eps=eps, momentum=momentum, affine=affine,
                         track_running_stats=track_running_stats)
     if affine:
         with torch.no_grad():
@@ -84,7 +85,7 @@ def bn_case(id_, num_features, shape, seed, eps=1e-5, momentum=0.1, affine=True,
           "weight_grad": grad_json(bn.weight), "bias_grad": grad_json(bn.bias), "grad_fn": out.grad_fn.name()}
     # Double backward through a fresh module's training forward (its weight and bias the same data).
     torch.manual_seed(0)
-    fresh = nn.BatchNorm1d(num_features, eps=eps, momentum=momentum, affine=affine,
+    fresh = cls(num_features, eps=eps, momentum=momentum, affine=affine,
                            track_running_stats=track_running_stats)
     if affine:
         with torch.no_grad():
@@ -118,7 +119,8 @@ def ln_case(id_, normalized_shape, shape, seed, eps=1e-5, affine=True):
     return {"id": id_, "normalized_shape": list(normalized_shape), "eps": eps, "affine": affine,
             "weight": tensor_json(ln.weight) if affine else None, "bias": tensor_json(ln.bias) if affine else None,
             "x": tensor_json(x), "coeff": tensor_json(coeff), "out": tensor_json(out), "x_grad": tensor_json(x.grad),
-            "weight_grad": grad_json(ln.weight) if affine else None, "bias_grad": grad_json(ln.bias) if affine else None,
+            "weight_grad": grad_json(ln.weight) if affine else None,
+            "bias_grad": grad_json(ln.bias) if affine else None,
             "x_grad2": tensor_json(grads[0]), "weight_grad2": tensor_json(grads[1]) if affine else None,
             "grad_fn": out.grad_fn.name()}
 
@@ -180,7 +182,8 @@ def misc_cases():
 # Expressions evaluated with `torch`, `nn` and `F` bound to the library under test: reprs, and the exception
 # each raises (type name and str).
 REPRS = ["nn.BatchNorm1d(3)", "nn.BatchNorm1d(4, eps=1e-3, momentum=None, affine=False)",
-         "nn.BatchNorm1d(2, track_running_stats=False)", "nn.LayerNorm(3)", "nn.LayerNorm([2, 3], eps=1e-6)",
+         "nn.BatchNorm1d(2, track_running_stats=False)", "nn.BatchNorm2d(4, momentum=0.3)", "nn.LayerNorm(3)",
+         "nn.LayerNorm([2, 3], eps=1e-6)",
          "nn.LayerNorm((4,), elementwise_affine=False)", "nn.Embedding(5, 3)", "nn.Flatten()", "nn.Flatten(0, 2)",
          "nn.Softmax(dim=1)", "nn.Softmax()", "nn.LogSoftmax(dim=-1)", "nn.LeakyReLU()", "nn.LeakyReLU(0.2)",
          "nn.GELU(approximate='tanh')", "nn.L1Loss()", "nn.NLLLoss()",
@@ -219,7 +222,8 @@ ERRORS = ["nn.BatchNorm1d(3)(torch.zeros(4, 5))", "nn.BatchNorm1d(3)(torch.zeros
           "F.nll_loss(torch.zeros(3, 4), torch.tensor([0, 1, 4]))",
           "F.nll_loss(torch.zeros(3, 4), torch.tensor([0, 1]))",
           "nn.ModuleDict()['missing']",
-          "F.batch_norm(torch.zeros(4), None, None, training=True)", "nn.BatchNorm1d(0)(torch.zeros(2, 0))",
+          "F.batch_norm(torch.zeros(4), None, None, training=True)", "nn.BatchNorm2d(3)(torch.zeros(4, 3, 2))",
+          "nn.BatchNorm1d(0)(torch.zeros(2, 0))",
           "F.batch_norm(torch.zeros(()), None, None, training=True)",
           "nn.LayerNorm(3)(torch.ones(2, 3, dtype=torch.float64))",
           "F.layer_norm(torch.ones(2, 3), [3], torch.ones(3, dtype=torch.float64))",
@@ -415,6 +419,7 @@ def main():
             bn_case("3d_momentum_none", 3, (2, 3, 4), 2, momentum=None),
             bn_case("2d_no_affine_eps", 2, (5, 2), 3, eps=1e-3, affine=False),
             bn_case("3d_no_running_stats", 2, (3, 2, 2), 4, track_running_stats=False),
+            bn_case("4d_batch_norm_2d", 3, (2, 3, 2, 2), 8),
         ],
         "layer_norm": [
             ln_case("last_dim", (4,), (3, 4), 5),

@@ -1,13 +1,14 @@
 """torch.nn: Module, Parameter, layers and losses (tinyddp.nn.modules), functional, parallel, utils."""
 from tinyddp.nn.parameter import Parameter
 from tinyddp.nn import functional
-from tinyddp.nn.modules import (BatchNorm1d, CrossEntropyLoss, Dropout, Embedding, Flatten, GELU, Identity, L1Loss,
-                                LayerNorm, LeakyReLU, Linear, LogSoftmax, MSELoss, Module, ModuleDict, ModuleList,
-                                NLLLoss, ParameterList, ReLU, Sequential, Sigmoid, Softmax, Tanh)
+from tinyddp.nn.modules import (BatchNorm1d, BatchNorm2d, CrossEntropyLoss, Dropout, Embedding, Flatten, GELU,
+                                Identity, L1Loss, LayerNorm, LeakyReLU, Linear, LogSoftmax, MSELoss, Module,
+                                ModuleDict, ModuleList, NLLLoss, ParameterList, ReLU, Sequential, Sigmoid, Softmax,
+                                Tanh)
 from tinyddp.nn import parallel
 from tinyddp.nn import utils
 
-__all__ = ["BatchNorm1d", "CrossEntropyLoss", "Dropout", "Embedding", "Flatten", "GELU", "Identity", "L1Loss",
-           "LayerNorm", "LeakyReLU", "Linear", "LogSoftmax", "MSELoss", "Module", "ModuleDict", "ModuleList",
+__all__ = ["BatchNorm1d", "BatchNorm2d", "CrossEntropyLoss", "Dropout", "Embedding", "Flatten", "GELU", "Identity",
+           "L1Loss", "LayerNorm", "LeakyReLU", "Linear", "LogSoftmax", "MSELoss", "Module", "ModuleDict", "ModuleList",
            "NLLLoss", "Parameter", "ParameterList", "ReLU", "Sequential", "Sigmoid", "Softmax", "Tanh", "functional",
            "parallel", "utils"]

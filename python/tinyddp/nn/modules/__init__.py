@@ -1,5 +1,5 @@
 from tinyddp.nn.modules.activation import GELU, Identity, LeakyReLU, LogSoftmax, ReLU, Sigmoid, Softmax, Tanh
-from tinyddp.nn.modules.batchnorm import BatchNorm1d
+from tinyddp.nn.modules.batchnorm import BatchNorm1d, BatchNorm2d
 from tinyddp.nn.modules.container import ModuleDict, ModuleList, ParameterList, Sequential
 from tinyddp.nn.modules.dropout import Dropout
 from tinyddp.nn.modules.flatten import Flatten
@@ -9,6 +9,6 @@ from tinyddp.nn.modules.module import Module
 from tinyddp.nn.modules.normalization import LayerNorm
 from tinyddp.nn.modules.sparse import Embedding
 
-__all__ = ["BatchNorm1d", "CrossEntropyLoss", "Dropout", "Embedding", "Flatten", "GELU", "Identity", "L1Loss",
-           "LayerNorm", "LeakyReLU", "Linear", "LogSoftmax", "MSELoss", "Module", "ModuleDict", "ModuleList",
+__all__ = ["BatchNorm1d", "BatchNorm2d", "CrossEntropyLoss", "Dropout", "Embedding", "Flatten", "GELU", "Identity",
+           "L1Loss", "LayerNorm", "LeakyReLU", "Linear", "LogSoftmax", "MSELoss", "Module", "ModuleDict", "ModuleList",
            "NLLLoss", "ParameterList", "ReLU", "Sequential", "Sigmoid", "Softmax", "Tanh"]

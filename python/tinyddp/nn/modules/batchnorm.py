@@ -1,6 +1,6 @@
-"""torch.nn.BatchNorm1d over the engine's batch_norm (engine/ops/normalization.cpp), with 1.13's Python logic
-(torch/nn/modules/batchnorm.py): the buffers, num_batches_tracked and momentum=None's cumulative average, and
-which statistics a forward uses in train and eval mode."""
+"""torch.nn.BatchNorm1d and BatchNorm2d over the engine's batch_norm (engine/ops/normalization.cpp), with 1.13's
+Python logic (torch/nn/modules/batchnorm.py): the buffers, num_batches_tracked and momentum=None's cumulative
+average, and which statistics a forward uses in train and eval mode."""
 from tinyddp import _tensor
 from tinyddp.autograd.grad_mode import no_grad
 from tinyddp.nn import functional as F
@@ -73,3 +73,9 @@ class BatchNorm1d(_BatchNorm):
     def _check_input_dim(self, input):
         if input.dim() != 2 and input.dim() != 3:
             raise ValueError(f"expected 2D or 3D input (got {input.dim()}D input)")
+
+
+class BatchNorm2d(_BatchNorm):
+    def _check_input_dim(self, input):
+        if input.dim() != 4:
+            raise ValueError(f"expected 4D input (got {input.dim()}D input)")
