@@ -30,12 +30,21 @@ struct Stats {
   Tensor mean, invstd, var;   // var: biased, for the running-variance update
 };
 
-Stats stats_over(const Tensor& x, const std::vector<int64_t>& dims, double eps) {
+// 1 / sqrt(var + eps). With eps = 0, 1.13's batch-norm training kernel defines it as 0 where the batch variance
+// is 0 (a constant channel normalizes to 0, not to 0 * inf = NaN): var == 0 takes 0 / sqrt(1) there. Its
+// evaluation with a zero running variance and eps = 0 gives NaN, the plain formula.
+Tensor inv_std(const Tensor& var, double eps, bool zero_for_zero_var) {
+  if (eps != 0.0 || !zero_for_zero_var) return 1.0 / sqrt(var + eps);
+  const Tensor nonzero = 1.0 - eq_mask(var, zeros_like(var));
+  return nonzero / sqrt(var + (1.0 - nonzero));
+}
+
+Stats stats_over(const Tensor& x, const std::vector<int64_t>& dims, double eps, bool zero_for_zero_var = false) {
   Stats s;
   s.mean = mean(x, dims, /*keepdim=*/true);
   const Tensor centered = x - s.mean;
   s.var = mean(centered * centered, dims, /*keepdim=*/true);
-  s.invstd = 1.0 / sqrt(s.var + eps);
+  s.invstd = inv_std(s.var, eps, zero_for_zero_var);
   return s;
 }
 
@@ -123,7 +132,7 @@ Tensor batch_norm(const Tensor& input, const Tensor& weight, const Tensor& bias,
     const Tensor x = input.detach();
     Tensor mean_b, invstd_b;   // (1, C, 1, ...)
     if (training) {
-      const Stats s = stats_over(x, dims, eps);
+      const Stats s = stats_over(x, dims, eps, /*zero_for_zero_var=*/true);
       mean_b = s.mean, invstd_b = s.invstd;
       save_mean = reshape(s.mean, {c}), save_invstd = reshape(s.invstd, {c});
       if (running_mean.defined()) {
@@ -132,13 +141,18 @@ Tensor batch_norm(const Tensor& input, const Tensor& weight, const Tensor& bias,
       }
     } else {
       mean_b = reshape(running_mean.detach(), per_channel);
-      invstd_b = 1.0 / sqrt(reshape(running_var.detach(), per_channel) + eps);
+      invstd_b = inv_std(reshape(running_var.detach(), per_channel), eps, false);   // inf for var = eps = 0
       // 1.13's CPU kernel returns empty statistics in evaluation.
       save_mean = empty({0}, input.dtype(), input.device()), save_invstd = empty({0}, input.dtype(), input.device());
     }
-    out = (x - mean_b) * invstd_b;
-    if (weight.defined()) out = out * reshape(weight.detach(), per_channel);
-    if (bias.defined()) out = out + reshape(bias.detach(), per_channel);
+    // 1.13's CPU kernel's expression, out = x * alpha + beta with alpha = invstd * w and beta = b - mean * alpha
+    // (so a zero running variance with eps = 0 gives its NaN). The statistics are taken in the input's dtype,
+    // where 1.13 accumulates float in double: float32 values agree to a few ulps, not bit for bit.
+    Tensor alpha = invstd_b;
+    if (weight.defined()) alpha = alpha * reshape(weight.detach(), per_channel);
+    Tensor beta = neg(mean_b * alpha);
+    if (bias.defined()) beta = reshape(bias.detach(), per_channel) - mean_b * alpha;
+    out = x * alpha + beta;
   }
 
   // Saved as 1.13's NativeBatchNormBackward0: input, weight, running_mean, running_var, save_mean, save_invstd
@@ -152,9 +166,9 @@ Tensor batch_norm(const Tensor& input, const Tensor& weight, const Tensor& bias,
         Tensor mean_b, invstd_b;
         if (!training) {
           mean_b = reshape(node.saved(2), per_channel);
-          invstd_b = 1.0 / sqrt(reshape(node.saved(3), per_channel) + eps);
+          invstd_b = inv_std(reshape(node.saved(3), per_channel), eps, false);
         } else if (GradMode::is_enabled()) {   // Note [Recomputing the statistics in a differentiable backward]
-          const Stats s = stats_over(x, dims, eps);
+          const Stats s = stats_over(x, dims, eps, /*zero_for_zero_var=*/true);
           mean_b = s.mean, invstd_b = s.invstd;
         } else {
           mean_b = reshape(node.saved(4), per_channel), invstd_b = reshape(node.saved(5), per_channel);

@@ -207,7 +207,11 @@ REPRS = ["nn.BatchNorm1d(3)", "nn.BatchNorm1d(4, eps=1e-3, momentum=None, affine
          "nn.BatchNorm1d(3).eval()(torch.zeros(0, 3)).shape",
          "nn.Embedding(3, 2)(torch.zeros(0, dtype=torch.long)).shape", "nn.Embedding(3, 2)(torch.tensor(2)).shape",
          "nn.LayerNorm(3)(torch.zeros(0, 3)).shape",
-         "nn.BatchNorm1d(3)(torch.ones(3, 4).t()).tolist()"]
+         "nn.BatchNorm1d(3)(torch.ones(3, 4).t()).tolist()",
+         "nn.BatchNorm1d(2, eps=0)(torch.ones(3, 2)).tolist()",
+         "F.batch_norm(torch.ones(3, 2), torch.zeros(2), torch.zeros(2), eps=0).tolist()",
+         "(lambda x: (nn.BatchNorm1d(2, eps=0)(x) * torch.tensor([[1.0, 2.0], [3.0, -1.0], [0.5, 0.0]])).sum()"
+         ".backward() or x.grad.tolist())(torch.ones(3, 2, requires_grad=True))"]
 ERRORS = ["nn.BatchNorm1d(3)(torch.zeros(4, 5))", "nn.BatchNorm1d(3)(torch.zeros(4))",
           "nn.BatchNorm1d(3)(torch.zeros(4, 3, 2, 2))", "nn.BatchNorm1d(3)(torch.zeros(1, 3))",
           "nn.BatchNorm1d(3)(torch.zeros(1, 3, 1))", "nn.BatchNorm1d(3, affine=False)(torch.zeros(4, 5))",
