@@ -174,6 +174,17 @@ def misc_cases():
                              "total_norm_shape": list(total.shape),
                              "grads_after": [tensor_json(p.grad) for p in lin.parameters()],
                              "grad_versions": [p.grad._version for p in lin.parameters()]}
+    g = torch.tensor([[0.5, -2.0, float("nan")], [3.0, -0.25, 1.0]])
+    lin.weight.grad = g.clone()
+    lin.bias.grad = torch.tensor([-1.5, 0.75])
+    nn.utils.clip_grad_value_(lin.parameters(), 0.8)
+    clipped = [p.grad.tolist() for p in lin.parameters()]
+    versions = [p.grad._version for p in lin.parameters()]
+    nn.utils.clip_grad_value_(lin.bias, -0.5)
+    out["clip_grad_value"] = {"weight_grad": [[0.5, -2.0, "nan"], [3.0, -0.25, 1.0]], "bias_grad": [-1.5, 0.75],
+                              "clip_value": 0.8, "clipped": [[["nan" if v != v else v for v in row]
+                                                              for row in clipped[0]], clipped[1]],
+                              "grad_versions": versions, "negative_clip_bias": lin.bias.grad.tolist()}
     vec = nn.utils.parameters_to_vector(lin.parameters())
     out["parameters_to_vector"] = {"vec": tensor_json(vec), "grad_fn": vec.grad_fn.name()}
     return out

@@ -174,6 +174,16 @@ def test_cheap_layers_and_utils_match_pytorch():
         close(p.grad, want, "grad after clipping")
         assert p.grad._version == version
 
+    c = m["clip_grad_value"]
+    nan = float("nan")
+    lin.weight.grad = torch.tensor([[nan if v == "nan" else v for v in row] for row in c["weight_grad"]])
+    lin.bias.grad = torch.tensor(c["bias_grad"])
+    nn.utils.clip_grad_value_(lin.parameters(), c["clip_value"])
+    as_json = lambda g: [["nan" if v != v else v for v in row] for row in g]  # noqa: E731
+    assert [as_json(lin.weight.grad.tolist()), lin.bias.grad.tolist()] == c["clipped"]
+    nn.utils.clip_grad_value_(lin.bias, -0.5)
+    assert lin.bias.grad.tolist() == c["negative_clip_bias"]
+
     vec = nn.utils.parameters_to_vector(lin.parameters())
     assert vec.grad_fn.name() == m["parameters_to_vector"]["grad_fn"]
     close(vec, m["parameters_to_vector"]["vec"], "parameters_to_vector", atol=0)

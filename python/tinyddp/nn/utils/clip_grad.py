@@ -1,5 +1,6 @@
 """torch.nn.utils.clip_grad_norm_ over the engine's multi-tensor clip_grad_norm_ (engine/ops/multi_tensor.cpp):
-one pass for the norm, one for the scaling, as 1.13's result (a 0-dim tensor, the norm before clipping)."""
+one pass for the norm, one for the scaling, as 1.13's result (a 0-dim tensor, the norm before clipping); and
+clip_grad_value_ over the engine's clamp."""
 import math
 
 from tinyddp import _C, _tensor
@@ -30,3 +31,19 @@ def clip_grad_norm_(parameters, max_norm, norm_type=2.0, error_if_nonfinite=Fals
                     p.grad.mul_(coef)
             return total_norm
     return _C._nn.clip_grad_norm_(parameters, max_norm)
+
+
+def clip_grad_value_(parameters, clip_value):
+    """Clamps every .grad into [-clip_value, clip_value] in place (one version bump each, as 1.13's clamp_)."""
+    if isinstance(parameters, _tensor.Tensor):
+        parameters = [parameters]
+    clip_value = float(clip_value)
+    with no_grad():
+        for p in parameters:
+            g = p.grad
+            if g is None:
+                continue
+            if clip_value < 0:   # min > max: 1.13's clamp sets every element to max
+                g.fill_(clip_value)
+            else:
+                g.copy_(_C._nn.clamp(g, -clip_value, clip_value))
