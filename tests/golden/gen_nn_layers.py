@@ -24,6 +24,7 @@ Layout (tensors as {"shape", "values"}):
   "scripts": {name: {"code", "result"}} (SCRIPTS below: saved-tensor packs, stale saved tensors, versions),
   "ddp": {run id: {"broadcast_buffers", "kind", "ranks": [per rank {...}]}} (see ddp_run).
 """
+import math
 import os
 import socket
 import sys
@@ -222,7 +223,21 @@ REPRS = ["nn.BatchNorm1d(3)", "nn.BatchNorm1d(4, eps=1e-3, momentum=None, affine
          "nn.BatchNorm1d(2, eps=0)(torch.ones(3, 2)).tolist()",
          "F.batch_norm(torch.ones(3, 2), torch.zeros(2), torch.zeros(2), eps=0).tolist()",
          "(lambda x: (nn.BatchNorm1d(2, eps=0)(x) * torch.tensor([[1.0, 2.0], [3.0, -1.0], [0.5, 0.0]])).sum()"
-         ".backward() or x.grad.tolist())(torch.ones(3, 2, requires_grad=True))"]
+         ".backward() or x.grad.tolist())(torch.ones(3, 2, requires_grad=True))",
+         "[nn.init.calculate_gain(n) for n in ('linear', 'conv2d', 'sigmoid', 'tanh', 'relu', 'leaky_relu', 'selu')]",
+         "nn.init.calculate_gain('leaky_relu', 0.2)", "nn.init.calculate_gain('leaky_relu', 1)",
+         "nn.init.eye_(torch.zeros(2, 3)).tolist()", "nn.init.constant_(torch.zeros(2), 0.5).tolist()",
+         "nn.init.ones_(torch.zeros(2)).tolist()", "nn.init.zeros_(torch.ones(2)).tolist()",
+         "[(lambda t: (f(t), t._version)[1])(torch.zeros(3, 4)) for f in (nn.init.uniform_, nn.init.normal_, "
+         "nn.init.xavier_uniform_, nn.init.xavier_normal_, nn.init.kaiming_uniform_, nn.init.kaiming_normal_, "
+         "nn.init.zeros_, nn.init.ones_, nn.init.eye_)]",
+         "(lambda p: (nn.init.normal_(p), p.requires_grad, p.is_leaf, p._version)[1:])(nn.Parameter(torch.zeros(2)))",
+         "bool((nn.init.kaiming_uniform_(torch.zeros(50, 40), a=0.2).abs() <= "
+         "math.sqrt(3) * nn.init.calculate_gain('leaky_relu', 0.2) / math.sqrt(40)).all())",
+         "bool((nn.init.kaiming_uniform_(torch.zeros(50, 40, 3), mode='fan_out').abs() <= math.sqrt(6 / 150)).all())",
+         "bool((nn.init.xavier_uniform_(torch.zeros(30, 20), gain=2.0).abs() <= 2 * math.sqrt(6 / 50)).all())",
+         "bool((nn.init.uniform_(torch.zeros(1000), -0.5, 0.25) >= -0.5).all())",
+         "bool((nn.init.uniform_(torch.zeros(1000), -0.5, 0.25) <= 0.25).all())"]
 ERRORS = ["nn.BatchNorm1d(3)(torch.zeros(4, 5))", "nn.BatchNorm1d(3)(torch.zeros(4))",
           "nn.BatchNorm1d(3)(torch.zeros(4, 3, 2, 2))", "nn.BatchNorm1d(3)(torch.zeros(1, 3))",
           "nn.BatchNorm1d(3)(torch.zeros(1, 3, 1))", "nn.BatchNorm1d(3, affine=False)(torch.zeros(4, 5))",
@@ -242,7 +257,10 @@ ERRORS = ["nn.BatchNorm1d(3)(torch.zeros(4, 5))", "nn.BatchNorm1d(3)(torch.zeros
           "F.batch_norm(torch.zeros(()), None, None, training=True)",
           "nn.LayerNorm(3)(torch.ones(2, 3, dtype=torch.float64))",
           "F.layer_norm(torch.ones(2, 3), [3], torch.ones(3, dtype=torch.float64))",
-          "F.layer_norm(torch.ones(2, 3), [])", "F.embedding(torch.tensor([0]), torch.zeros(3))"]
+          "F.layer_norm(torch.ones(2, 3), [])", "F.embedding(torch.tensor([0]), torch.zeros(3))",
+          "nn.init.calculate_gain('foo')", "nn.init.calculate_gain('leaky_relu', True)",
+          "nn.init.xavier_uniform_(torch.zeros(3))", "nn.init.kaiming_normal_(torch.zeros(2, 2), mode='fan')",
+          "nn.init.eye_(torch.zeros(2, 2, 2))"]
 
 
 # Small scripts, run with the same bindings; each sets `result` (JSON-able). The test runs the code stored in the
@@ -302,7 +320,7 @@ def run_scripts():
 
 
 def eval_cases():
-    env = {"torch": torch, "nn": nn, "F": F}
+    env = {"torch": torch, "nn": nn, "F": F, "math": math}
     reprs = {e: repr(eval(e, env)) for e in REPRS}
     errors = {}
     for e in ERRORS:

@@ -3,7 +3,9 @@
 # and their versions, reprs and error texts; and BatchNorm1d under DDP on 2 spawn ranks, the GAN idiom's "modified
 # by an inplace operation" error with 1.13's versions, against the same script under gloo.
 import json
+import math
 import os
+import warnings
 
 import numpy as np
 import pytest
@@ -205,7 +207,7 @@ def test_clip_grad_norm_options():
     assert lin.weight.tolist() == [[0.0, 1.0], [2.0, 3.0]] and lin.bias.tolist() == [4.0, 5.0]
 
 
-ENV = {"torch": torch, "nn": nn, "F": F}
+ENV = {"torch": torch, "nn": nn, "F": F, "math": math}
 
 
 @pytest.mark.parametrize("expr", list(GOLDEN["reprs"]))
@@ -227,6 +229,21 @@ def test_scripts_match_pytorch(name):
     env = dict(ENV)
     exec(GOLDEN["scripts"][name]["code"], env)
     assert env["result"] == GOLDEN["scripts"][name]["result"]
+
+
+def test_init_draws_the_distributions_and_warns_for_empty_tensors():
+    torch.manual_seed(0)
+    x = nn.init.normal_(torch.zeros(20000), 2.0, 0.5)
+    assert abs(x.mean().item() - 2.0) < 0.02 and abs((x - 2.0).pow(2).mean().sqrt().item() - 0.5) < 0.02
+    u = nn.init.uniform_(torch.zeros(20000), -1.0, 3.0)
+    assert abs(u.mean().item() - 1.0) < 0.05
+    w = nn.init.kaiming_normal_(torch.zeros(200, 100), nonlinearity="relu")
+    assert abs(w.pow(2).mean().sqrt().item() - math.sqrt(2.0 / 100)) < 0.005
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        empty = torch.zeros(0, 3)
+        assert nn.init.kaiming_uniform_(empty) is empty
+    assert [str(c.message) for c in caught] == ["Initializing zero-element tensors is a no-op"]
 
 
 def test_module_containers():
