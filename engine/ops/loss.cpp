@@ -37,8 +37,8 @@ Tensor mse_loss(const Tensor& input, const Tensor& target) {
   return out;
 }
 
-// -mean_n log_softmax(logits)[n, target[n]]: cross-entropy with class indices, mean over the batch. The
-// checks are PyTorch 1.13's, with its texts and its Python exception types (IndexError, ValueError).
+// -mean_n log_softmax(logits)[n, target[n]]: cross-entropy with class indices, mean over the batch, as
+// PyTorch's graph: nll_loss over log_softmax (NllLossBackward0 over LogSoftmaxBackward0).
 Tensor cross_entropy(const Tensor& logits, const Tensor& target) {
   check_floating(logits, "cross_entropy");
   check_defined(target, "cross_entropy", "target");
@@ -46,26 +46,36 @@ Tensor cross_entropy(const Tensor& logits, const Tensor& target) {
   if (logits.dim() == 1 && target.dim() == 0) return cross_entropy(unsqueeze(logits, 0), reshape(target, {1}));
   TINYDDP_CHECK(logits.dim() == 2, "cross_entropy: expected logits of shape (N, C), got ", shape_str(logits.shape()),
                 ".");
-  if (target.dtype() != DType::i64) {
+  if (target.dtype() != DType::i64)
     TINYDDP_CHECK(target.shape() != logits.shape(), "cross_entropy: a target of the logits' shape holds class "
                   "probabilities, which tinyddp's cross_entropy does not take; pass int64 class indices.");
+  return nll_loss(log_softmax(logits, 1), target);
+}
+
+// -mean_n log_probs[n, target[n]]. The checks are PyTorch 1.13's, with its texts and its Python exception types
+// (IndexError, ValueError).
+Tensor nll_loss(const Tensor& log_probs, const Tensor& target) {
+  check_floating(log_probs, "nll_loss");
+  check_defined(target, "nll_loss", "target");
+  if (log_probs.dim() == 1 && target.dim() == 0) return nll_loss(unsqueeze(log_probs, 0), reshape(target, {1}));
+  TINYDDP_CHECK(log_probs.dim() == 2, "nll_loss: expected input of shape (N, C), got ",
+                shape_str(log_probs.shape()), ".");
+  if (target.dtype() != DType::i64) {
     const char* found = target.dtype() == DType::f32 ? "Float" : target.dtype() == DType::f64 ? "Double" : "Bool";
     TINYDDP_CHECK(false, "expected scalar type Long but found ", found);
   }
-  TINYDDP_CHECK_VALUE(target.dim() == 0 || target.shape()[0] == logits.shape()[0], "Expected input batch_size (",
-                      logits.shape()[0], ") to match target batch_size (", target.shape()[0], ").");
+  TINYDDP_CHECK_VALUE(target.dim() == 0 || target.shape()[0] == log_probs.shape()[0], "Expected input batch_size (",
+                      log_probs.shape()[0], ") to match target batch_size (", target.shape()[0], ").");
   TINYDDP_CHECK(target.dim() == 1, "1D target tensor expected, multi-target not supported");
-  const int64_t n = logits.shape()[0], c = logits.shape()[1];
-  TINYDDP_CHECK(n > 0, "cross_entropy: the batch is empty.");
+  const int64_t n = log_probs.shape()[0], c = log_probs.shape()[1];
+  TINYDDP_CHECK(n > 0, "nll_loss: the batch is empty.");
   // The bounds check reads the targets on the host: on a GPU that is a copy and a wait per loss (PyTorch
   // checks on the device instead and reports a device-side assert).
   const std::vector<int64_t> classes = target.to_vector<int64_t>();
   for (int64_t k : classes) TINYDDP_CHECK_INDEX(k >= 0 && k < c, "Target ", k, " is out of bounds.");
-  // nll_loss over log_softmax, as PyTorch's graph (NllLossBackward0 over LogSoftmaxBackward0): the forward is
-  // -1/n * sum(log_softmax * one_hot), and the node's backward that composition's, op for op, so the bits are
-  // the composition's.
-  const Tensor log_probs = log_softmax(logits, 1);
-  const Tensor picks = one_hot(target, c, logits.dtype());
+  // The forward is -1/n * sum(log_probs * one_hot), and the node's backward that composition's, op for op, so
+  // the bits are the composition's.
+  const Tensor picks = one_hot(target, c, log_probs.dtype());
   const double scale = -1.0 / static_cast<double>(n);
   Tensor out;
   {

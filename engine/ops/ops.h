@@ -5,7 +5,8 @@
 //
 // Files: elementwise.cpp (arithmetic, activations), reduce.cpp (sum, mean, max, log_softmax),
 // linalg.cpp (matmul, addmm), shape.cpp (views, cat, copies), loss.cpp (mse, cross-entropy),
-// inplace.cpp (add_, mul_, fill_, copy_), random.cpp (seeded RNG).
+// inplace.cpp (add_, mul_, fill_, copy_), random.cpp (seeded RNG), normalization.cpp (batch_norm,
+// layer_norm), index.cpp (embedding).
 #pragma once
 
 #include <string>
@@ -107,6 +108,23 @@ Tensor one_hot(const Tensor& indices, int64_t num_classes, DType dtype = DType::
 // ---- losses (mean reduction, as PyTorch's defaults) ----
 Tensor mse_loss(const Tensor& input, const Tensor& target);
 Tensor cross_entropy(const Tensor& logits, const Tensor& target);   // logits (N, C), target (N,) int64
+Tensor nll_loss(const Tensor& log_probs, const Tensor& target);     // cross_entropy after its log_softmax
+
+// ---- normalization (normalization.cpp) and indexing (index.cpp) ----
+// PyTorch's native_batch_norm: input (N, C, *) normalized per channel (dim 1); weight, bias, running_mean and
+// running_var (C) or undefined (no affine transform, no running stats). Training uses the batch's mean and
+// biased variance and, when the running stats are defined, updates them in place without bumping their
+// versions, as 1.13: running = (1 - momentum) * running + momentum * stat, the variance unbiased (n / (n - 1)).
+// Evaluation uses the running stats. One node, NativeBatchNormBackward0, saving what 1.13's saves.
+Tensor batch_norm(const Tensor& input, const Tensor& weight, const Tensor& bias, const Tensor& running_mean,
+                  const Tensor& running_var, bool training, double momentum, double eps);
+// PyTorch's native_layer_norm: each row of the trailing normalized_shape dims of input normalized with its own
+// mean and biased variance, then * weight + bias (of normalized_shape, or undefined). NativeLayerNormBackward0.
+Tensor layer_norm(const Tensor& input, const Shape& normalized_shape, const Tensor& weight, const Tensor& bias,
+                  double eps);
+// weight (V, D), indices int64 of any shape: the rows weight[indices], of shape indices.shape + (D).
+// IndexError "index out of range in self" outside [0, V). EmbeddingBackward0 (a scatter-add into (V, D)).
+Tensor embedding(const Tensor& weight, const Tensor& indices);
 
 // ---- in-place: bump the version counter; see check_inplace in inplace.cpp for when they are allowed ----
 Tensor& add_(Tensor& self, const Tensor& other, double alpha = 1.0);

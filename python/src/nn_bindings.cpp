@@ -1,5 +1,6 @@
 // models/ for Python: nn::Linear (its init and forward; tinyddp/nn/modules/linear.py registers its tensors
-// as the Python module's Parameters), the functional losses, zero_grad, and the optimizers SGD and Adam.
+// as the Python module's Parameters), the functional losses, batch_norm, layer_norm, embedding, clip_grad_norm_,
+// zero_grad, and the optimizers SGD and Adam.
 #include "bindings.h"
 #include "models/nn/nn.h"
 #include "models/optim/adam.h"
@@ -42,6 +43,39 @@ void bind_nn(py::module_& m) {
   nn.def("mse_loss", [](const Tensor& input, const Tensor& target) { return mse_loss(input, target); }, release());
   nn.def("cross_entropy", [](const Tensor& input, const Tensor& target) { return cross_entropy(input, target); },
          release());
+  // Normalization and embedding (engine/ops/normalization.cpp, index.cpp); None for an absent tensor.
+  auto or_undefined = [](const std::optional<Tensor>& t) { return t ? *t : Tensor(); };
+  nn.def("batch_norm",
+         [or_undefined](const Tensor& input, const std::optional<Tensor>& weight, const std::optional<Tensor>& bias,
+                        const std::optional<Tensor>& running_mean, const std::optional<Tensor>& running_var,
+                        bool training, double momentum, double eps) {
+           return batch_norm(input, or_undefined(weight), or_undefined(bias), or_undefined(running_mean),
+                             or_undefined(running_var), training, momentum, eps);
+         },
+         py::arg("input"), py::arg("weight"), py::arg("bias"), py::arg("running_mean"), py::arg("running_var"),
+         py::arg("training"), py::arg("momentum"), py::arg("eps"), release());
+  nn.def("layer_norm",
+         [or_undefined](const Tensor& input, const Shape& normalized_shape, const std::optional<Tensor>& weight,
+                        const std::optional<Tensor>& bias, double eps) {
+           return layer_norm(input, normalized_shape, or_undefined(weight), or_undefined(bias), eps);
+         },
+         py::arg("input"), py::arg("normalized_shape"), py::arg("weight"), py::arg("bias"), py::arg("eps"),
+         release());
+  nn.def("embedding", [](const Tensor& weight, const Tensor& indices) { return embedding(weight, indices); },
+         py::arg("weight"), py::arg("indices"), release());
+  // nn.utils.clip_grad_norm_ (norm_type 2): the total norm of the defined grads, and the in-place scaling.
+  nn.def("grad_norm", [](const std::vector<Tensor>& params) {
+           std::vector<Tensor> grads;
+           for (const Tensor& p : params)
+             if (p.grad().defined()) grads.push_back(p.grad());
+           return grads.empty() ? scalar_tensor(0.0) : multi_tensor_norm(grads);
+         }, release());
+  nn.def("clip_grad_norm_", [](const std::vector<Tensor>& params, double max_norm) {
+           return clip_grad_norm_(params, max_norm);
+         }, release());
+  // nn.utils.clip_grad_value_: the clamped values, copied back into each .grad in Python.
+  nn.def("clamp", [](const Tensor& x, double min, double max) { return clamp(x, min, max); }, release());
+  nn.def("nll_loss", [](const Tensor& input, const Tensor& target) { return nll_loss(input, target); }, release());
   nn.def("zero_grad", [](const std::vector<Tensor>& params, bool set_to_none) { nn::zero_grad_of(params, set_to_none); },
          release());
 

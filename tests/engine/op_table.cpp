@@ -151,8 +151,40 @@ std::vector<OpCase> build() {
   add_case("cross_entropy", "cross_entropy", {{3, 4}}, [](In x) {
     return cross_entropy(x[0], from_vector(std::vector<int64_t>{0, 3, 1}, {3}).to(x[0].device()));
   });
+  add_case("nll_loss_of_log_softmax", "nll_loss", {{3, 4}}, [](In x) {
+    return nll_loss(log_softmax(x[0], 1), from_vector(std::vector<int64_t>{1, 1, 3}, {3}).to(x[0].device()));
+  });
   add_case("cross_entropy_repeated_class", "cross_entropy", {{4, 3}}, [](In x) {
     return cross_entropy(x[0], from_vector(std::vector<int64_t>{2, 2, 0, 2}, {4}).to(x[0].device()));
+  });
+
+  // ---- normalization and indexing (normalization.cpp, index.cpp) ----
+  // Running statistics are made inside fn (constants of the check, on the inputs' device and dtype); training
+  // updates them in place, so each call gets fresh ones.
+  auto stats = [](In x, std::vector<double> v) {
+    return from_vector(v, {static_cast<int64_t>(v.size())}, x[0].dtype()).to(x[0].device());
+  };
+  add_case("batch_norm_train", "batch_norm", {{4, 3}, {3}, {3}}, [](In x) {
+    return batch_norm(x[0], x[1], x[2], {}, {}, true, 0.1, 1e-5);
+  });
+  add_case("batch_norm_train_3d_running", "batch_norm", {{2, 3, 2}, {3}, {3}}, [stats](In x) {
+    return batch_norm(x[0], x[1], x[2], stats(x, {0.1, -0.2, 0.3}), stats(x, {1.0, 0.5, 2.0}), true, 0.1, 1e-5);
+  });
+  add_case("batch_norm_train_no_affine_squared", "batch_norm", {{3, 2}}, [](In x) {
+    return pow(batch_norm(x[0], {}, {}, {}, {}, true, 0.1, 1e-5), 2.0);
+  });
+  add_case("batch_norm_eval", "batch_norm", {{4, 3}, {3}, {3}}, [stats](In x) {
+    return tanh(batch_norm(x[0], x[1], x[2], stats(x, {0.1, -0.2, 0.3}), stats(x, {1.0, 0.5, 2.0}), false, 0.1, 1e-5));
+  });
+  add_case("layer_norm", "layer_norm", {{3, 4}, {4}, {4}},
+           [](In x) { return layer_norm(x[0], {4}, x[1], x[2], 1e-5); });
+  add_case("layer_norm_2d_shape_squared", "layer_norm", {{2, 2, 3}, {2, 3}, {2, 3}}, [](In x) {
+    return pow(layer_norm(x[0], {2, 3}, x[1], x[2], 1e-5), 2.0);
+  });
+  add_case("layer_norm_no_affine", "layer_norm", {{2, 3}}, [](In x) { return layer_norm(x[0], {3}, {}, {}, 1e-5); });
+  add_case("embedding_repeated_squared", "embedding", {{4, 3}}, [](In x) {
+    const Tensor idx = from_vector(std::vector<int64_t>{1, 3, 1, 0, 1, 2}, {2, 3}).to(x[0].device());
+    return pow(embedding(x[0], idx), 2.0);
   });
 
   // ---- compositions (several ops' second-order rules interacting) ----
@@ -221,7 +253,7 @@ const std::vector<std::string>& covered_ops() {
       "add", "sub", "mul", "div", "add_scalar", "mul_scalar", "div_scalar", "rsub", "rdiv", "neg", "pow", "exp",
       "log", "sqrt", "abs", "relu", "tanh", "sigmoid", "clamp", "matmul", "mm", "addmm", "transpose", "t",
       "reshape", "view", "narrow", "expand", "unsqueeze", "cat", "sum", "mean", "max", "log_softmax", "softmax",
-      "mse_loss", "cross_entropy", "clone", "to_dtype"};
+      "mse_loss", "cross_entropy", "clone", "to_dtype", "batch_norm", "layer_norm", "embedding", "nll_loss"};
   return ops;
 }
 

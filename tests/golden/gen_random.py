@@ -58,6 +58,12 @@ def run_step(step, gen):
     if op == "linear":
         layer = torch.nn.Linear(step["in"], step["out"], bias=step.get("bias", True), dtype=dtype)
         return [layer.weight] + ([layer.bias] if layer.bias is not None else [])
+    if op == "embedding":
+        return [torch.nn.Embedding(step["num"], step["dim"]).weight]
+    if op == "init":   # nn.init.NAME_(empty(shape), **kwargs)
+        t = torch.empty(step["shape"], dtype=dtype)
+        getattr(torch.nn.init, step["name"])(t, **step.get("kwargs", {}))
+        return [t]
     if op == "dropout":
         return [torch.nn.functional.dropout(torch.ones(step["shape"], dtype=dtype), step["p"])]
     raise ValueError(op)
@@ -92,6 +98,11 @@ CASES = [
         {"op": "linear", "in": 7, "out": 3}, {"op": "linear", "in": 4, "out": 2, "bias": False},
         {"op": "linear", "in": 3, "out": 2, "dtype": "float64"}, {"op": "randn", "shape": [2, 7]}]},
     {"name": "linear_init_big", "seed": 0, "steps": [{"op": "linear", "in": 784, "out": 256}]},
+    {"name": "embedding_and_nn_init", "seed": 21, "steps": [
+        {"op": "embedding", "num": 10, "dim": 4}, {"op": "embedding", "num": 3, "dim": 2},
+        {"op": "init", "name": "kaiming_uniform_", "shape": [5, 6], "kwargs": {"a": 0.1}},
+        {"op": "init", "name": "xavier_normal_", "shape": [4, 8]},
+        {"op": "init", "name": "normal_", "shape": [3], "kwargs": {"mean": 1.0, "std": 0.02}}]},
     {"name": "dropout_mask", "seed": 9, "steps": [
         {"op": "dropout", "shape": [50], "p": 0.3}, {"op": "dropout", "shape": [4, 4], "p": 0.5}]},
     {"name": "generator_object", "seed": 1, "generator_seed": 4, "steps": [

@@ -39,6 +39,12 @@ def run_step(step, gen):
     if op == "linear":
         layer = torch.nn.Linear(step["in"], step["out"], bias=step.get("bias", True), dtype=dtype)
         return [layer.weight] + ([layer.bias] if layer.bias is not None else [])
+    if op == "embedding":
+        return [torch.nn.Embedding(step["num"], step["dim"]).weight]
+    if op == "init":   # nn.init.NAME_(empty(shape), **kwargs)
+        t = torch.empty(step["shape"], dtype=dtype)
+        getattr(torch.nn.init, step["name"])(t, **step.get("kwargs", {}))
+        return [t]
     if op == "dropout":
         return [torch.nn.functional.dropout(torch.ones(step["shape"], dtype=dtype), step["p"])]
     raise ValueError(op)

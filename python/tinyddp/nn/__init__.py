@@ -1,9 +1,15 @@
-"""torch.nn: Module, Parameter, layers and losses (tinyddp.nn.modules), functional, parallel."""
+"""torch.nn: Module, Parameter, layers and losses (tinyddp.nn.modules), functional, init, parallel, utils."""
 from tinyddp.nn.parameter import Parameter
 from tinyddp.nn import functional
-from tinyddp.nn.modules import (CrossEntropyLoss, Dropout, Identity, Linear, MSELoss, Module, ModuleList, ReLU,
-                                Sequential, Sigmoid, Tanh)
+from tinyddp.nn import init
+from tinyddp.nn.modules import (BatchNorm1d, BatchNorm2d, CrossEntropyLoss, Dropout, Embedding, Flatten, GELU,
+                                Identity, L1Loss, LayerNorm, LeakyReLU, Linear, LogSoftmax, MSELoss, Module,
+                                ModuleDict, ModuleList, NLLLoss, ParameterList, ReLU, Sequential, Sigmoid, Softmax,
+                                Tanh)
 from tinyddp.nn import parallel
+from tinyddp.nn import utils
 
-__all__ = ["CrossEntropyLoss", "Dropout", "Identity", "Linear", "MSELoss", "Module", "ModuleList", "Parameter", "ReLU",
-           "Sequential", "Sigmoid", "Tanh", "functional", "parallel"]
+__all__ = ["BatchNorm1d", "BatchNorm2d", "CrossEntropyLoss", "Dropout", "Embedding", "Flatten", "GELU", "Identity",
+           "L1Loss", "LayerNorm", "LeakyReLU", "Linear", "LogSoftmax", "MSELoss", "Module", "ModuleDict", "ModuleList",
+           "NLLLoss", "Parameter", "ParameterList", "ReLU", "Sequential", "Sigmoid", "Softmax", "Tanh", "functional",
+           "init", "parallel", "utils"]

@@ -22,6 +22,32 @@ def relu(input, inplace=False):
     return _C._nn.relu(input)
 
 
+def leaky_relu(input, negative_slope=0.01, inplace=False):
+    """x for x > 0, else negative_slope * x (the gradient there negative_slope, at 0 too, as PyTorch's): x times
+    a 0/1 mask blended with the slope, so the values are PyTorch's bits; the graph is MulBackward0, not
+    LeakyReluBackward0."""
+    if inplace:
+        raise NotImplementedError("leaky_relu(inplace=True): tinyddp has no in-place leaky_relu.")
+    positive = (input > 0).to(input.dtype)
+    return input * (positive + (1 - positive) * negative_slope)
+
+
+def _check_gelu_approximate(approximate):
+    if approximate == "none":
+        raise NotImplementedError("gelu(approximate='none') needs erf, which tinyddp's engine does not have; use "
+                                  "approximate='tanh' (PyTorch's tanh form, within 1e-3 of the exact one).")
+    if approximate != "tanh":
+        raise RuntimeError(f"approximate argument must be either none or tanh.")
+
+
+def gelu(input, approximate="none"):
+    """The tanh form only: 0.5 x (1 + tanh(sqrt(2 / pi) (x + 0.044715 x^3))), composed of engine ops (the values
+    within float rounding of PyTorch's fused kernel; the graph is the composition's, not GeluBackward0)."""
+    _check_gelu_approximate(approximate)
+    inner = (input + input * input * input * 0.044715) * 0.7978845608028654   # sqrt(2 / pi)
+    return input * 0.5 * (inner.tanh() + 1)
+
+
 def tanh(input):
     return _C._nn.tanh(input)
 
@@ -85,3 +111,50 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
     if weight is not None or label_smoothing != 0.0:
         raise NotImplementedError("cross_entropy: weight and label_smoothing are not supported by tinyddp.")
     return _C._nn.cross_entropy(input, target)
+
+
+def l1_loss(input, target, size_average=None, reduce=None, reduction="mean"):
+    """mean(|input - target|), PyTorch's composition (its grad_fn is MeanBackward0 there too)."""
+    _check_reduction(reduction)
+    if target.shape != input.shape:
+        warnings.warn(f"Using a target size ({target.shape}) that is different to the input size ({input.shape}). "
+                      "This will likely lead to incorrect results due to broadcasting. Please ensure they have the "
+                      "same size.", stacklevel=2)
+    return (input - target).abs().mean()
+
+
+def _check_nll_options(weight, ignore_index):
+    if weight is not None or ignore_index != -100:
+        raise NotImplementedError("nll_loss: weight and ignore_index are not supported by tinyddp (a target of -100 "
+                                  "is out of bounds there, not ignored).")
+
+
+def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None, reduction="mean"):
+    _check_reduction(reduction)
+    _check_nll_options(weight, ignore_index)
+    return _C._nn.nll_loss(input, target)
+
+
+def batch_norm(input, running_mean, running_var, weight=None, bias=None, training=False, momentum=0.1, eps=1e-5):
+    """PyTorch's native_batch_norm (engine/ops/normalization.cpp): the running stats are updated in place in
+    training, without bumping their versions; NativeBatchNormBackward0 saves them (see BatchNorm1d)."""
+    if training:
+        size = input.size()
+        values = size[0]
+        for d in size[2:]:
+            values *= d
+        if values == 1:
+            raise ValueError(f"Expected more than 1 value per channel when training, got input size {size}")
+    return _C._nn.batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps)
+
+
+def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
+    return _C._nn.layer_norm(input, list(normalized_shape), weight, bias, eps)
+
+
+def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, scale_grad_by_freq=False,
+              sparse=False):
+    if padding_idx is not None or max_norm is not None or scale_grad_by_freq or sparse:
+        raise NotImplementedError("embedding: padding_idx, max_norm, scale_grad_by_freq and sparse are not "
+                                  "supported by tinyddp; use the defaults.")
+    return _C._nn.embedding(weight, input)

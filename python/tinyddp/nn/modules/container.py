@@ -1,5 +1,6 @@
-"""torch.nn.Sequential (children named "0", "1", ... whose forwards are chained) and torch.nn.ModuleList (children
-named "0", "1", ..., held for the user's forward to call), as PyTorch 1.13's container.py."""
+"""torch.nn.Sequential (children named "0", "1", ... whose forwards are chained), torch.nn.ModuleList (children
+named "0", "1", ..., held for the user's forward to call), ModuleDict (children by key) and ParameterList
+(parameters named "0", "1", ...), as PyTorch 1.13's container.py."""
 from collections import OrderedDict
 import operator
 
@@ -110,3 +111,115 @@ class ModuleList(Module):
         for i, module in enumerate(modules):
             self.add_module(str(offset + i), module)
         return self
+
+
+class ModuleDict(Module):
+    """Submodules by name, registered as children under their keys (in insertion order), as 1.13's."""
+
+    def __init__(self, modules=None):
+        super().__init__()
+        if modules is not None:
+            self.update(modules)
+
+    def __getitem__(self, key):
+        return self._modules[key]
+
+    def __setitem__(self, key, module):
+        self.add_module(key, module)
+
+    def __delitem__(self, key):
+        del self._modules[key]
+
+    def __len__(self):
+        return len(self._modules)
+
+    def __iter__(self):
+        return iter(self._modules)
+
+    def __contains__(self, key):
+        return key in self._modules
+
+    def clear(self):
+        self._modules.clear()
+
+    def pop(self, key):
+        v = self[key]
+        del self[key]
+        return v
+
+    def keys(self):
+        return self._modules.keys()
+
+    def items(self):
+        return self._modules.items()
+
+    def values(self):
+        return self._modules.values()
+
+    def update(self, modules):
+        if isinstance(modules, (OrderedDict, ModuleDict, dict)):
+            for key, module in modules.items():
+                self[key] = module
+            return
+        for j, m in enumerate(modules):
+            if len(m) != 2:
+                raise ValueError("ModuleDict update sequence element #" + str(j) + " has length " + str(len(m)) +
+                                 "; 2 is required")
+            self[m[0]] = m[1]
+
+
+class ParameterList(Module):
+    """Parameters in a list, registered as "0", "1", ... (a plain tensor is wrapped in a Parameter), as 1.13's."""
+
+    def __init__(self, values=None):
+        super().__init__()
+        object.__setattr__(self, "_size", 0)
+        if values is not None:
+            self += values
+
+    def __getitem__(self, idx):
+        if isinstance(idx, slice):
+            return ParameterList([self[i] for i in range(len(self))[idx]])
+        return getattr(self, _abs_index(idx, len(self)))
+
+    def __setitem__(self, idx, param):
+        from tinyddp._tensor import Tensor
+        from tinyddp.nn.parameter import Parameter
+        if isinstance(param, Tensor) and not isinstance(param, Parameter):
+            param = Parameter(param)
+        setattr(self, _abs_index(idx, len(self)), param)
+
+    def __len__(self):
+        return self._size
+
+    def __iter__(self):
+        return iter(self[i] for i in range(len(self)))
+
+    def __iadd__(self, parameters):
+        return self.extend(parameters)
+
+    def append(self, value):
+        object.__setattr__(self, "_size", self._size + 1)
+        self[self._size - 1] = value
+        return self
+
+    def extend(self, values):
+        if not hasattr(values, "__iter__") or isinstance(values, (str, bytes)):
+            raise TypeError("ParameterList.extend should be called with an iterable, but got " +
+                            type(values).__name__)
+        for value in values:
+            self.append(value)
+        return self
+
+    def extra_repr(self):
+        from tinyddp._tensor import Tensor
+        from tinyddp.nn.parameter import Parameter
+        lines = []
+        for k, p in enumerate(self):
+            if isinstance(p, Tensor):
+                size = "x".join(str(s) for s in p.size())
+                kind = "Parameter" if isinstance(p, Parameter) else "Tensor"
+                lines.append(f"  ({k}): {kind} containing: [{p.dtype} of size {size}]")
+            else:
+                lines.append(f"  ({k}): Object of type: {type(p).__name__}")
+        return "\n".join(lines)

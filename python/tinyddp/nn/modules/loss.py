@@ -1,4 +1,4 @@
-"""torch.nn.MSELoss and CrossEntropyLoss over the engine's losses (mean reduction)."""
+"""torch.nn.MSELoss, L1Loss, NLLLoss and CrossEntropyLoss over nn.functional's losses (mean reduction)."""
 from tinyddp.nn import functional as F
 from tinyddp.nn.modules.module import Module
 
@@ -18,3 +18,19 @@ class MSELoss(_Loss):
 class CrossEntropyLoss(_Loss):
     def forward(self, input, target):
         return F.cross_entropy(input, target, reduction=self.reduction)
+
+
+class L1Loss(_Loss):
+    def forward(self, input, target):
+        return F.l1_loss(input, target, reduction=self.reduction)
+
+
+class NLLLoss(_Loss):
+    def __init__(self, weight=None, size_average=None, ignore_index=-100, reduce=None, reduction="mean"):
+        super().__init__(reduction)
+        F._check_nll_options(weight, ignore_index)
+        self.weight, self.ignore_index = weight, ignore_index
+
+    def forward(self, input, target):
+        return F.nll_loss(input, target, weight=self.weight, ignore_index=self.ignore_index,
+                          reduction=self.reduction)

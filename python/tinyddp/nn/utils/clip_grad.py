@@ -1,0 +1,49 @@
+"""torch.nn.utils.clip_grad_norm_ over the engine's multi-tensor clip_grad_norm_ (engine/ops/multi_tensor.cpp):
+one pass for the norm, one for the scaling, as 1.13's result (a 0-dim tensor, the norm before clipping); and
+clip_grad_value_ over the engine's clamp."""
+import math
+
+from tinyddp import _C, _tensor
+from tinyddp.autograd.grad_mode import no_grad
+
+
+def clip_grad_norm_(parameters, max_norm, norm_type=2.0, error_if_nonfinite=False):
+    if isinstance(parameters, _tensor.Tensor):
+        parameters = [parameters]
+    parameters = [p for p in parameters if p.grad is not None]
+    max_norm, norm_type = float(max_norm), float(norm_type)
+    if norm_type != 2.0:
+        raise NotImplementedError(f"clip_grad_norm_: norm_type={norm_type} is not supported by tinyddp; only the "
+                                  "2-norm (norm_type=2.0, the default) is.")
+    if len(parameters) == 0:
+        return _tensor.tensor(0.0)
+    if error_if_nonfinite or max_norm <= 0:
+        total_norm = _C._nn.grad_norm(parameters)
+        value = float(total_norm)
+        if error_if_nonfinite and (math.isnan(value) or math.isinf(value)):
+            raise RuntimeError(f"The total norm of order {norm_type} for gradients from `parameters` is non-finite, "
+                               "so it cannot be clipped. To disable this error and scale the gradients by the "
+                               "non-finite norm anyway, set `error_if_nonfinite=False`")
+        if max_norm <= 0:   # the engine's op takes a positive max_norm; 1.13 scales by max_norm / (norm + 1e-6)
+            coef = _tensor.tensor(max_norm, dtype=total_norm.dtype) / (total_norm + 1e-6)
+            with no_grad():
+                for p in parameters:
+                    p.grad.mul_(coef)
+            return total_norm
+    return _C._nn.clip_grad_norm_(parameters, max_norm)
+
+
+def clip_grad_value_(parameters, clip_value):
+    """Clamps every .grad into [-clip_value, clip_value] in place (one version bump each, as 1.13's clamp_)."""
+    if isinstance(parameters, _tensor.Tensor):
+        parameters = [parameters]
+    clip_value = float(clip_value)
+    with no_grad():
+        for p in parameters:
+            g = p.grad
+            if g is None:
+                continue
+            if clip_value < 0:   # min > max: 1.13's clamp sets every element to max
+                g.fill_(clip_value)
+            else:
+                g.copy_(_C._nn.clamp(g, -clip_value, clip_value))
