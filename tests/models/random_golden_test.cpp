@@ -96,6 +96,8 @@ TEST(RandomGolden, EveryCaseMatchesPyTorchBitwise) {
     if (c.contains("generator_seed")) own.emplace(c.at("generator_seed").get<uint64_t>());
     Generator* gen = own ? &*own : nullptr;
     const auto& steps = c.at("steps");
+    // nn.Embedding and nn.init exist in Python only: tests/python/test_random.py runs that case
+    if (steps[0].at("op") == "embedding") continue;
     for (size_t s = 0; s < steps.size(); ++s) {
       const std::vector<Tensor> outputs = run_step(steps[s], gen);
       const auto& want = steps[s].at("outputs");
