@@ -1,6 +1,8 @@
 // Elementwise ops and their backward rules. g is the gradient of the op's output.
 #include "engine/ops/op_utils.h"
 
+#include "engine/core/promotion.h"
+
 namespace tinyddp {
 
 using kernels::BinaryOp;
@@ -16,12 +18,47 @@ namespace {
 bool backward_is_recorded() { return GradMode::is_enabled(); }
 }  // namespace
 
+// Note [Promotion in the binary ops]
+// add, sub, mul and div take operands of any two dtypes and compute in result_type(a, b) (engine/core/
+// promotion.h; true division of integers in the default float dtype). The node's edges go to the operands
+// themselves, not to converted copies, so grad_fn.next_functions are PyTorch's; each gradient is converted
+// back to its input's dtype (grad_as), as PyTorch's engine does in validate_outputs. Operands already of the
+// computed dtype are used as they are: the float-only paths run exactly the ops they ran before promotion.
+// Integer and bool results are exact: int64 kernels (bool arithmetic in int64 then != 0: + is or, * is and);
+// they never require grad, so they record no node.
+namespace {
+
+// x as the dtype an op computes in, without history (the node records the edge to x itself).
+Tensor as_compute(const Tensor& x, DType dtype) { return x.dtype() == dtype ? x : to_dtype(x.detach(), dtype); }
+
+// A gradient for an input of dtype `dtype` (differentiable, for create_graph).
+Tensor grad_as(const Tensor& g, DType dtype) { return g.dtype() == dtype ? g : to_dtype(g, dtype); }
+
+// op(a, b) with both operands converted to `dtype` first.
+Tensor promoted_kernel(BinaryOp op, const Tensor& a, const Tensor& b, DType dtype, const char* name) {
+  if (dtype == DType::b8) {
+    const Tensor wide = binary_kernel(op, as_compute(a, DType::i64), as_compute(b, DType::i64), name);
+    return to_dtype(wide, DType::b8);   // 0/1 sums and products: nonzero is true
+  }
+  return binary_kernel(op, as_compute(a, dtype), as_compute(b, dtype), name);
+}
+
+DType arithmetic_type(const Tensor& a, const Tensor& b, const char* name) {
+  check_defined(a, name);
+  check_defined(b, name);
+  return result_type(a, b);
+}
+
+}  // namespace
+
 // y = a + b.  dy/da = 1, dy/db = 1 (summed back over broadcast dims).
 Tensor add(const Tensor& a, const Tensor& b) {
-  Tensor out = binary_kernel(BinaryOp::add, a, b, "add");
-  auto node = autograd::make_node("AddBackward0", {a, b}, [sa = a.shape(), sb = b.shape()](const TensorList& g, OpNode& n) {
-    return TensorList{n.needs_input_grad(0) ? sum_to(g[0], sa) : Tensor(),
-                      n.needs_input_grad(1) ? sum_to(g[0], sb) : Tensor()};
+  const DType dtype = arithmetic_type(a, b, "add");
+  Tensor out = promoted_kernel(BinaryOp::add, a, b, dtype, "add");
+  auto node = autograd::make_node("AddBackward0", {a, b}, [sa = a.shape(), sb = b.shape(), da = a.dtype(),
+                                                            db = b.dtype()](const TensorList& g, OpNode& n) {
+    return TensorList{n.needs_input_grad(0) ? grad_as(sum_to(g[0], sa), da) : Tensor(),
+                      n.needs_input_grad(1) ? grad_as(sum_to(g[0], sb), db) : Tensor()};
   });
   autograd::set_history(out, node);
   return out;
@@ -29,10 +66,17 @@ Tensor add(const Tensor& a, const Tensor& b) {
 
 // y = a - b.  dy/da = 1, dy/db = -1.
 Tensor sub(const Tensor& a, const Tensor& b) {
-  Tensor out = binary_kernel(BinaryOp::sub, a, b, "sub");
-  auto node = autograd::make_node("SubBackward0", {a, b}, [sa = a.shape(), sb = b.shape()](const TensorList& g, OpNode& n) {
-    return TensorList{n.needs_input_grad(0) ? sum_to(g[0], sa) : Tensor(),
-                      n.needs_input_grad(1) ? sum_to(neg(g[0]), sb) : Tensor()};
+  const DType dtype = arithmetic_type(a, b, "sub");
+  // PyTorch's texts (a Python True is a bool operand too).
+  TINYDDP_CHECK(a.dtype() != DType::b8 || b.dtype() != DType::b8, "Subtraction, the `-` operator, with two bool "
+                "tensors is not supported. Use the `^` or `logical_xor()` operator instead.");
+  TINYDDP_CHECK(a.dtype() != DType::b8 && b.dtype() != DType::b8, "Subtraction, the `-` operator, with a bool tensor "
+                "is not supported. If you are trying to invert a mask, use the `~` or `logical_not()` operator instead.");
+  Tensor out = promoted_kernel(BinaryOp::sub, a, b, dtype, "sub");
+  auto node = autograd::make_node("SubBackward0", {a, b}, [sa = a.shape(), sb = b.shape(), da = a.dtype(),
+                                                            db = b.dtype()](const TensorList& g, OpNode& n) {
+    return TensorList{n.needs_input_grad(0) ? grad_as(sum_to(g[0], sa), da) : Tensor(),
+                      n.needs_input_grad(1) ? grad_as(sum_to(neg(g[0]), sb), db) : Tensor()};
   });
   autograd::set_history(out, node);
   return out;
@@ -40,10 +84,13 @@ Tensor sub(const Tensor& a, const Tensor& b) {
 
 // y = a * b.  dy/da = b, dy/db = a.
 Tensor mul(const Tensor& a, const Tensor& b) {
-  Tensor out = binary_kernel(BinaryOp::mul, a, b, "mul");
-  auto node = autograd::make_node("MulBackward0", {a, b}, [sa = a.shape(), sb = b.shape()](const TensorList& g, OpNode& n) {
-    return TensorList{n.needs_input_grad(0) ? sum_to(g[0] * n.saved(1), sa) : Tensor(),
-                      n.needs_input_grad(1) ? sum_to(g[0] * n.saved(0), sb) : Tensor()};
+  const DType dtype = arithmetic_type(a, b, "mul");
+  Tensor out = promoted_kernel(BinaryOp::mul, a, b, dtype, "mul");
+  auto node = autograd::make_node("MulBackward0", {a, b}, [sa = a.shape(), sb = b.shape(), da = a.dtype(),
+                                                            db = b.dtype()](const TensorList& g, OpNode& n) {
+    // g * b promotes as the forward did (b may be a bool mask or a float64 scalar).
+    return TensorList{n.needs_input_grad(0) ? grad_as(sum_to(g[0] * n.saved(1), sa), da) : Tensor(),
+                      n.needs_input_grad(1) ? grad_as(sum_to(g[0] * n.saved(0), sb), db) : Tensor()};
   });
   if (node) {
     // Save only what the wanted gradients read (a for db, b for da), as PyTorch does.
@@ -54,13 +101,16 @@ Tensor mul(const Tensor& a, const Tensor& b) {
   return out;
 }
 
-// y = a / b.  dy/da = 1/b, dy/db = -a/b^2.
+// y = a / b (true division: integers divide in the default float dtype).  dy/da = 1/b, dy/db = -a/b^2.
 Tensor div(const Tensor& a, const Tensor& b) {
-  Tensor out = binary_kernel(BinaryOp::div, a, b, "div");
-  auto node = autograd::make_node("DivBackward0", {a, b}, [sa = a.shape(), sb = b.shape()](const TensorList& g, OpNode& n) {
+  const DType promoted = arithmetic_type(a, b, "div");
+  const DType dtype = is_floating(promoted) ? promoted : kDefaultFloatDType;
+  Tensor out = promoted_kernel(BinaryOp::div, a, b, dtype, "div");
+  auto node = autograd::make_node("DivBackward0", {a, b}, [sa = a.shape(), sb = b.shape(), da = a.dtype(),
+                                                            db = b.dtype()](const TensorList& g, OpNode& n) {
     const Tensor b_ = n.saved(1);
-    return TensorList{n.needs_input_grad(0) ? sum_to(g[0] / b_, sa) : Tensor(),
-                      n.needs_input_grad(1) ? sum_to(neg(g[0]) * n.saved(0) / (b_ * b_), sb) : Tensor()};
+    return TensorList{n.needs_input_grad(0) ? grad_as(sum_to(g[0] / b_, sa), da) : Tensor(),
+                      n.needs_input_grad(1) ? grad_as(sum_to(neg(g[0]) * n.saved(0) / (b_ * b_), sb), db) : Tensor()};
   });
   if (node) {
     node->save(node->needs_input_grad(1) ? a : Tensor());
@@ -70,9 +120,10 @@ Tensor div(const Tensor& a, const Tensor& b) {
   return out;
 }
 
-// y = a + c.  dy/da = 1.
+// y = a + c.  dy/da = 1.  (An integer or bool a: a + the wrapped number c, which is float32.)
 Tensor add(const Tensor& a, double c) {
-  check_floating(a, "add");
+  check_defined(a, "add");
+  if (!is_floating(a.dtype())) return add(a, wrapped_number(c, a.device()));
   Tensor out = unary_kernel(UnaryOp::add_scalar, a, c);
   autograd::set_history(out, autograd::make_node("AddBackward1", {a}, [](const TensorList& g, OpNode&) {
     return TensorList{g[0]};
@@ -82,7 +133,8 @@ Tensor add(const Tensor& a, double c) {
 
 // y = a * c.  dy/da = c.
 Tensor mul(const Tensor& a, double c) {
-  check_floating(a, "mul");
+  check_defined(a, "mul");
+  if (!is_floating(a.dtype())) return mul(a, wrapped_number(c, a.device()));
   Tensor out = unary_kernel(UnaryOp::mul_scalar, a, c);
   autograd::set_history(out, autograd::make_node("MulBackward1", {a}, [c](const TensorList& g, OpNode&) {
     return TensorList{mul(g[0], c)};
@@ -90,9 +142,12 @@ Tensor mul(const Tensor& a, double c) {
   return out;
 }
 
-// y = -x.  dy/dx = -1.
+// y = -x.  dy/dx = -1.  An int64 x: 0 - x, exact.
 Tensor neg(const Tensor& x) {
-  check_floating(x, "neg");
+  check_defined(x, "neg");
+  TINYDDP_CHECK(x.dtype() != DType::b8, "Negation, the `-` operator, on a bool tensor is not supported. If you are "
+                "trying to invert a mask, use the `~` or `logical_not()` operator instead.");
+  if (x.dtype() == DType::i64) return binary_kernel(BinaryOp::sub, zeros({}, DType::i64, x.device()), x, "neg");
   Tensor out = unary_kernel(UnaryOp::neg, x);
   autograd::set_history(out, autograd::make_node("NegBackward0", {x}, [](const TensorList& g, OpNode&) {
     return TensorList{neg(g[0])};
@@ -100,9 +155,10 @@ Tensor neg(const Tensor& x) {
   return out;
 }
 
-// y = x^p.  dy/dx = p * x^(p-1)   (0 when p == 0).
+// y = x^p.  dy/dx = p * x^(p-1)   (0 when p == 0).  An int64 or bool x with a float exponent is float32.
 Tensor pow(const Tensor& x, double p) {
-  check_floating(x, "pow");
+  check_defined(x, "pow");
+  if (!is_floating(x.dtype())) return pow(to_dtype(x, kDefaultFloatDType), p);
   Tensor out = unary_kernel(UnaryOp::pow, x, p);
   auto node = autograd::make_node("PowBackward0", {x}, [p](const TensorList& g, OpNode& n) {
     if (p == 0.0) return TensorList{mul(g[0], 0.0)};
@@ -110,6 +166,21 @@ Tensor pow(const Tensor& x, double p) {
   });
   if (node) node->save(x);
   autograd::set_history(out, node);
+  return out;
+}
+
+// x^n with an integer exponent (Python's `x ** 2`): a floating x as pow(x, double(n)); an int64 or bool x
+// gives int64, exactly, by repeated squaring (wrapping on overflow, as PyTorch's).
+Tensor pow_integer(const Tensor& x, int64_t n) {
+  check_defined(x, "pow");
+  if (is_floating(x.dtype())) return pow(x, static_cast<double>(n));
+  TINYDDP_CHECK(n >= 0, "Integers to negative integer powers are not allowed.");
+  Tensor base = as_compute(x, DType::i64);
+  Tensor out = ones(x.shape(), DType::i64, x.device());
+  for (; n > 0; n >>= 1) {
+    if (n & 1) out = binary_kernel(BinaryOp::mul, out, base, "pow");
+    if (n > 1) base = binary_kernel(BinaryOp::mul, base, base, "pow");
+  }
   return out;
 }
 
@@ -259,11 +330,20 @@ Tensor operator*(const Tensor& a, const Tensor& b) { return mul(a, b); }
 Tensor operator/(const Tensor& a, const Tensor& b) { return div(a, b); }
 Tensor operator+(const Tensor& a, double b) { return add(a, b); }
 Tensor operator+(double a, const Tensor& b) { return add(b, a); }
-Tensor operator-(const Tensor& a, double b) { return add(a, -b); }
-Tensor operator-(double a, const Tensor& b) { return add(neg(b), a); }
+Tensor operator-(const Tensor& a, double b) {
+  check_defined(a, "sub");
+  return is_floating(a.dtype()) ? add(a, -b) : sub(a, wrapped_number(b, a.device()));
+}
+Tensor operator-(double a, const Tensor& b) {
+  check_defined(b, "sub");
+  return is_floating(b.dtype()) ? add(neg(b), a) : sub(wrapped_number(a, b.device()), b);
+}
 Tensor operator*(const Tensor& a, double b) { return mul(a, b); }
 Tensor operator*(double a, const Tensor& b) { return mul(b, a); }
-Tensor operator/(const Tensor& a, double b) { return mul(a, 1.0 / b); }
+Tensor operator/(const Tensor& a, double b) {
+  check_defined(a, "div");
+  return is_floating(a.dtype()) ? mul(a, 1.0 / b) : div(a, wrapped_number(b, a.device()));
+}
 Tensor operator/(double a, const Tensor& b) { return mul(pow(b, -1.0), a); }
 
 }  // namespace tinyddp
