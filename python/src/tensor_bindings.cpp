@@ -355,6 +355,8 @@ void bind_tensor(py::module_& m) {
              const bool integral = py::isinstance<py::bool_>(e) || py::isinstance<py::int_>(e);
              if (!integral && !py::isinstance<py::float_>(e)) return py::reinterpret_borrow<py::object>(Py_NotImplemented);
              Tensor out;
+             // A bool exponent promotes with a bool tensor to bool, which has no pow kernel in 1.13 either.
+             TINYDDP_CHECK(!py::isinstance<py::bool_>(e) || a.dtype() != DType::b8, "\"pow\" not implemented for 'Bool'");
              if (integral) {
                const int64_t n = e.cast<int64_t>();
                py::gil_scoped_release gil;
