@@ -17,6 +17,7 @@
 // `size` is the reduced dimension, `inner` the product of the dimensions after it.
 #pragma once
 
+#include <cmath>
 #include <cstdint>
 #include <type_traits>
 #include <vector>
@@ -44,6 +45,7 @@ enum class BinaryOp {
   tanh_backward,     // a (1 - b^2)
   sigmoid_backward,  // a (b (1 - b))
   relu_backward,     // a where b > 0, else 0
+  pow,               // a^b (floating only: integer powers are the engine's pow, by squaring)
 };
 
 // Elementwise comparisons; their results are bool.
@@ -93,6 +95,16 @@ TINYDDP_HOST_DEVICE T apply_binary(BinaryOp op, T a, T b) {
     case BinaryOp::tanh_backward: return mul_rounded(a, sub_rounded(T(1), mul_rounded(b, b)));
     case BinaryOp::sigmoid_backward: return mul_rounded(a, mul_rounded(b, sub_rounded(T(1), b)));
     case BinaryOp::relu_backward: return b > T(0) ? a : T(0);
+    case BinaryOp::pow:
+      if constexpr (std::is_floating_point_v<T>) {
+#if defined(__CUDA_ARCH__)
+        return ::pow(a, b);
+#else
+        return std::pow(a, b);
+#endif
+      } else {
+        return T(0);   // never dispatched (engine/ops/op_utils.cpp)
+      }
   }
   return T(0);
 }

@@ -70,8 +70,9 @@ Tensor sub(const Tensor& a, const Tensor& b) {
   // PyTorch's texts (a Python True is a bool operand too).
   TINYDDP_CHECK(a.dtype() != DType::b8 || b.dtype() != DType::b8, "Subtraction, the `-` operator, with two bool "
                 "tensors is not supported. Use the `^` or `logical_xor()` operator instead.");
-  TINYDDP_CHECK(a.dtype() != DType::b8 && b.dtype() != DType::b8, "Subtraction, the `-` operator, with a bool tensor "
-                "is not supported. If you are trying to invert a mask, use the `~` or `logical_not()` operator instead.");
+  TINYDDP_CHECK(a.dtype() != DType::b8 && b.dtype() != DType::b8,
+                "Subtraction, the `-` operator, with a bool tensor is not supported. If you are trying to invert a "
+                "mask, use the `~` or `logical_not()` operator instead.");
   Tensor out = promoted_kernel(BinaryOp::sub, a, b, dtype, "sub");
   auto node = autograd::make_node("SubBackward0", {a, b}, [sa = a.shape(), sb = b.shape(), da = a.dtype(),
                                                             db = b.dtype()](const TensorList& g, OpNode& n) {
@@ -184,6 +185,70 @@ Tensor pow_integer(const Tensor& x, int64_t n) {
   return out;
 }
 
+namespace {
+// base^exponent elementwise in int64 (both int64), exactly: square-and-multiply over |exponent|'s bits from the
+// highest, each bit found by comparison (bit = rest >= 2^k; rest -= bit * 2^k). A negative exponent gives 0
+// but for a base of 1 or -1 (whose powers of |exponent| are those of exponent), as PyTorch's integer pow.
+Tensor integer_pow(const Tensor& base, const Tensor& raw_exponent) {
+  const Tensor zero = zeros({}, DType::i64, base.device());
+  const Tensor exponent = abs(raw_exponent);
+  const Shape shape = broadcast_shapes(base.shape(), exponent.shape());
+  const Tensor one = ones({}, DType::i64, base.device());
+  Tensor out = expand(one, shape).contiguous();
+  const int64_t top = exponent.numel() == 0 ? 0 : max(exponent).item<int64_t>();
+  int k = 0;
+  while (k < 62 && (int64_t{1} << (k + 1)) <= top) ++k;
+  Tensor rest = exponent;
+  for (; top > 0 && k >= 0; --k) {
+    const Tensor power = wrapped_number(int64_t{1} << k, base.device()).to(DType::i64);
+    const Tensor bit = to_dtype(ge(rest, power), DType::i64);   // 0 or 1
+    rest = binary_kernel(BinaryOp::sub, rest, binary_kernel(BinaryOp::mul, bit, power, "pow"), "pow");
+    // out = out^2 * (base where bit, else 1) = out^2 * (1 + bit * (base - 1))
+    const Tensor factor = binary_kernel(
+        BinaryOp::add, one, binary_kernel(BinaryOp::mul, bit, binary_kernel(BinaryOp::sub, base, one, "pow"), "pow"),
+        "pow");
+    out = binary_kernel(BinaryOp::mul, binary_kernel(BinaryOp::mul, out, out, "pow"), factor, "pow");
+  }
+  const Tensor unit = logical_or(eq(base, one), eq(base, neg(one)));
+  const Tensor kept = to_dtype(logical_or(ge(raw_exponent, zero), unit), DType::i64);
+  return binary_kernel(BinaryOp::mul, out, expand(kept, shape).contiguous(), "pow");
+}
+}  // namespace
+
+// y = a^b, both tensors (Python's `2 ** t` too: PyTorch 1.13's __rpow__ makes the number a tensor).
+// dy/da = b a^(b-1), 0 where b == 0;  dy/db = y log(a), 0 where a == 0 and b >= 0 (PyTorch's masks).
+Tensor pow(const Tensor& a, const Tensor& b) {
+  const DType dtype = arithmetic_type(a, b, "pow");
+  TINYDDP_CHECK(dtype != DType::b8, "\"pow\" not implemented for 'Bool'");
+  if (!is_floating(dtype)) return integer_pow(as_compute(a, DType::i64), as_compute(b, DType::i64));
+  Tensor out = binary_kernel(BinaryOp::pow, as_compute(a, dtype), as_compute(b, dtype), "pow");
+  auto node = autograd::make_node("PowBackward1", {a, b}, [sa = a.shape(), sb = b.shape(), da = a.dtype(),
+                                                 db = b.dtype()](const TensorList& g, OpNode& n) {
+    const Tensor base = n.saved(0), exponent = n.saved(1);
+    Tensor ga, gb;
+    if (n.needs_input_grad(0)) {
+      // Where b == 0 the power is taken at b - 1 + 1 = 0 (finite, also at a == 0) and multiplied by b = 0.
+      const Tensor shifted = exponent - 1.0 + eq(exponent, wrapped_number(0.0, exponent.device()));
+      ga = grad_as(sum_to(g[0] * exponent * pow(base, shifted), sa), da);
+    }
+    if (n.needs_input_grad(1)) {
+      // Where a == 0 and b >= 0 the log is taken of a + 1 = 1, so the term is 0 (not 0 * -inf).
+      const Tensor zero = wrapped_number(0.0, base.device());
+      const Tensor base_f = is_floating(base.dtype()) ? base : to_dtype(base, g[0].dtype());   // `2 ** x`: an int
+      const Tensor masked = base_f + logical_and(eq(base, zero), ge(exponent, zero));
+      gb = grad_as(sum_to(g[0] * n.saved(2) * log(masked), sb), db);
+    }
+    return TensorList{ga, gb};
+  });
+  if (node) {
+    node->save(a);
+    node->save(b);
+  }
+  autograd::set_history(out, node);
+  if (node) node->save(out, true);
+  return out;
+}
+
 // y = e^x.  dy/dx = y.
 Tensor exp(const Tensor& x) {
   check_floating(x, "exp");
@@ -222,7 +287,14 @@ Tensor sqrt(const Tensor& x) {
 
 // y = |x|.  dy/dx = sign(x)   (0 at x = 0, as PyTorch).
 Tensor abs(const Tensor& x) {
-  check_floating(x, "abs");
+  check_defined(x, "abs");
+  TINYDDP_CHECK(x.dtype() != DType::b8, "\"abs_cpu\" not implemented for 'Bool'");
+  if (x.dtype() == DType::i64) {   // x * (1 - 2 (x < 0)), exact
+    const Tensor negative = to_dtype(lt(x, zeros({}, DType::i64, x.device())), DType::i64);
+    const Tensor sign = binary_kernel(BinaryOp::sub, ones({}, DType::i64, x.device()),
+                                      binary_kernel(BinaryOp::add, negative, negative, "abs"), "abs");
+    return binary_kernel(BinaryOp::mul, x, sign, "abs");
+  }
   Tensor out = unary_kernel(UnaryOp::abs, x);
   auto node = autograd::make_node("AbsBackward0", {x}, [](const TensorList& g, OpNode& n) {
     return TensorList{g[0] * sign(n.saved(0))};

@@ -28,10 +28,11 @@ Tensor mul(const Tensor& a, double b);
 Tensor neg(const Tensor& x);
 Tensor pow(const Tensor& x, double exponent);         // an int64 or bool x: float32, as x ** 2.0
 Tensor pow_integer(const Tensor& x, int64_t exponent);   // x ** 2: int64 for an int64 or bool x, exact
+Tensor pow(const Tensor& base, const Tensor& exponent);  // promoted; int64 ** int64 exact (exponents >= 0)
 Tensor exp(const Tensor& x);
 Tensor log(const Tensor& x);
 Tensor sqrt(const Tensor& x);
-Tensor abs(const Tensor& x);
+Tensor abs(const Tensor& x);   // also int64 (exact); not bool, as PyTorch
 Tensor relu(const Tensor& x);
 Tensor tanh(const Tensor& x);
 Tensor sigmoid(const Tensor& x);

@@ -151,7 +151,9 @@ std::optional<Tensor> operand(const Tensor& like, const py::handle& o) {
 
 Tensor operand_or_throw(const Tensor& like, const py::handle& o) {
   std::optional<Tensor> t = operand(like, o);
-  if (!t) throw py::type_error("expected a Tensor or a number, but got " + py::str(o.get_type().attr("__name__")).cast<std::string>());
+  if (!t)
+    throw py::type_error("expected a Tensor or a number, but got " +
+                         py::str(o.get_type().attr("__name__")).cast<std::string>());
   return *t;
 }
 
@@ -351,12 +353,22 @@ void bind_tensor(py::module_& m) {
       .def("__rtruediv__", binary_operator([](const Tensor& a, const Tensor& b) { return mul(pow(a, -1.0), b); }),
            py::is_operator())
       // t ** n: an int (or bool) exponent keeps an int64 t int64; a float exponent makes it float32.
+      // t ** u and number ** t: the promoted pow of two tensors (PowBackward1; PowBackward2 for a number base).
+      .def("__rpow__", binary_operator([](const Tensor& a, const Tensor& b) { return pow(b, a); }), py::is_operator())
       .def("__pow__", [](const Tensor& a, const py::object& e) -> py::object {
-             const bool integral = py::isinstance<py::bool_>(e) || py::isinstance<py::int_>(e);
-             if (!integral && !py::isinstance<py::float_>(e)) return py::reinterpret_borrow<py::object>(Py_NotImplemented);
              Tensor out;
+             if (py::isinstance<Tensor>(e)) {
+               const Tensor exponent = e.cast<Tensor>();
+               py::gil_scoped_release gil;
+               out = pow(a, exponent);
+             }
+             if (out.defined()) return py::cast(out);
+             const bool integral = py::isinstance<py::bool_>(e) || py::isinstance<py::int_>(e);
+             if (!integral && !py::isinstance<py::float_>(e))
+               return py::reinterpret_borrow<py::object>(Py_NotImplemented);
              // A bool exponent promotes with a bool tensor to bool, which has no pow kernel in 1.13 either.
-             TINYDDP_CHECK(!py::isinstance<py::bool_>(e) || a.dtype() != DType::b8, "\"pow\" not implemented for 'Bool'");
+             TINYDDP_CHECK(!py::isinstance<py::bool_>(e) || a.dtype() != DType::b8,
+                           "\"pow\" not implemented for 'Bool'");
              if (integral) {
                const int64_t n = e.cast<int64_t>();
                py::gil_scoped_release gil;

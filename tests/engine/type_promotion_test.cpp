@@ -106,8 +106,22 @@ TEST(BoolArithmetic, AddIsOrMulIsAndSubAndNegAreRefused) {
   EXPECT_EQ(max(x).dtype(), DType::b8);
   expect_error([&] { (void)sub(x, y); }, "Subtraction, the `-` operator, with two bool tensors is not supported.");
   expect_error([&] { (void)sub(i64({1, 2, 3, 4}), x); },
-               "Subtraction, the `-` operator, with a bool tensor is not supported. If you are trying to invert a mask");
+               "Subtraction, the `-` operator, with a bool tensor is not supported. If you are trying to invert");
   expect_error([&] { (void)neg(x); }, "Negation, the `-` operator, on a bool tensor is not supported.");
+}
+
+TEST(IntegerArithmetic, TensorPowersAndAbsAreExact) {
+  const Tensor base = i64({3, -2, 2, 1, -1, 5});
+  const Tensor e = i64({4, 3, 62, -7, -3, -1});   // a negative exponent: 0 but for a base of 1 or -1, as PyTorch
+  const Tensor p = pow(base, e);
+  EXPECT_EQ(p.dtype(), DType::i64);
+  EXPECT_EQ(p.to_vector<int64_t>(), (std::vector<int64_t>{81, -8, int64_t(1) << 62, 1, -1, 0}));
+  EXPECT_EQ(pow(wrapped_number(int64_t{2}), i64({0, 10})).to_vector<int64_t>(), (std::vector<int64_t>{1, 1024}));
+  EXPECT_EQ(pow(f32({2, 4}), i64({3, -1})).to_vector<double>(), (std::vector<double>{8, 0.25}));
+  EXPECT_EQ(pow(f32({2}), i64({3})).dtype(), DType::f32);
+  expect_error([&] { (void)pow(b8({1}), b8({1})); }, "\"pow\" not implemented for 'Bool'");
+  EXPECT_EQ(abs(i64({-kPast53, 0, 4})).to_vector<int64_t>(), (std::vector<int64_t>{kPast53, 0, 4}));
+  expect_error([&] { (void)abs(b8({1})); }, "\"abs_cpu\" not implemented for 'Bool'");
 }
 
 TEST(PromotedGradients, ReachEachInputInItsOwnDtype) {
@@ -167,7 +181,8 @@ TEST(InplacePromotion, CastsIntoSelfOrRefusesAsPyTorch) {
   Tensor i = i64({1, 2});
   mul_(i, wrapped_number(int64_t{3}));
   EXPECT_EQ(i.to_vector<int64_t>(), (std::vector<int64_t>{3, 6}));
-  expect_error([&] { add_(i, wrapped_number(0.5)); }, "result type Float can't be cast to the desired output type Long");
+  expect_error([&] { add_(i, wrapped_number(0.5)); },
+               "result type Float can't be cast to the desired output type Long");
   expect_error([&] { div_(i, wrapped_number(int64_t{2})); },
                "result type Float can't be cast to the desired output type Long");
   expect_error([&] { add_(i, i, 0.5); }, "For integral input tensors, argument alpha must not be a floating point");

@@ -48,11 +48,19 @@ for x in TENSORS:
     cases.append(f"-{x}")
     for e in ["2", "3", "0", "1", "-1", "True", "2.0", "0.5", "-1.0"]:
         cases.append(f"{x} ** {e}")
+for x, z in itertools.product(TENSORS, TENSORS):   # tensor exponents (PyTorch's pow.Tensor_Tensor)
+    cases.append(f"{x} ** {z}")
+for x, z in itertools.product(NUMBERS, TENSORS):   # number ** tensor (pow.Scalar)
+    cases.append(f"{x} ** {z}")
 cases += [
+    "i ** torch.tensor([2, 0, 21])", "big ** torch.tensor([1, 1])", "torch.tensor([2, -3]) ** torch.tensor([62, 39])",
+    "i ** torch.tensor([1, -1, 2])", "i2 ** torch.tensor([0, 1, 2])", "torch.tensor([0.0, 2.0, -2.0]) ** i",
+    "abs(i)", "abs(i2)", "abs(big)", "abs(b)", "abs(i0)", "i.abs()",
     # integers stay exact
     "big + 1", "big * 2", "big - big", "-big", "big + i0", "big ** 1", "i ** 20", "big.sum()",
     # the brief's accuracy code
-    "(pred == y).sum()", "(pred == y).sum() / 5", "100. * (pred == y).sum() / 5", "(pred == y).sum() + (pred == y).sum()",
+    "(pred == y).sum()", "(pred == y).sum() / 5", "100. * (pred == y).sum() / 5",
+    "(pred == y).sum() + (pred == y).sum()",
     "y + 1", "y * 2", "int(y.max()) + 1", "(pred == y) * f2.reshape(-1)[:5]", "(pred == y).float().mean()",
     "b * f", "f * b", "b * d0", "i2 * f2", "f2 / i2", "i2 / i2", "i2 + i", "f2 * d0", "f2 + d", "i2 + b0", "i2 * 0.5",
     "1 / i", "2.0 / b", "1 - i", "10 - i2",
@@ -150,6 +158,14 @@ GRADS = [
      "w = torch.tensor([0.1, 0.3], dtype=torch.float64, requires_grad=True)\ny = torch.cat([x, w])", ["x", "w"]),
     ("x = torch.tensor([1.5, -2.0], requires_grad=True)\nk = torch.tensor([4, 5])\ny = torch.cat([x, k]) * 2",
      ["x"]),
+    ("x = torch.tensor([1.5, 2.0, 0.0, 0.0], requires_grad=True)\n"
+     "w = torch.tensor([0.5, -1.0, 0.0, 2.0], dtype=torch.float64, requires_grad=True)\ny = x ** w", ["x", "w"]),
+    ("x = torch.tensor([1.5, -2.0, 0.0], requires_grad=True)\nk = torch.tensor([2, 3, 0])\ny = x ** k", ["x"]),
+    ("x = torch.tensor([1.5, -2.0, 0.0], requires_grad=True)\ny = 2 ** x", ["x"]),
+    ("x = torch.tensor([1.5, -2.0, 0.0], requires_grad=True)\ny = 0.5 ** x", ["x"]),
+    ("x = torch.tensor([1.5, -2.0, 0.0], requires_grad=True)\ny = torch.tensor([0, 1, 3]) ** x", ["x"]),
+    ("x = torch.tensor(0.5, dtype=torch.float64, requires_grad=True)\n"
+     "w = torch.tensor([1.5, -2.0, 3.0], requires_grad=True)\ny = x ** w", ["x", "w"]),
 ]
 grads = []
 for code, leaves in GRADS:
