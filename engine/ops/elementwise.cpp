@@ -251,7 +251,8 @@ Tensor pow(const Tensor& a, const Tensor& b) {
 
 // y = e^x.  dy/dx = y.
 Tensor exp(const Tensor& x) {
-  check_floating(x, "exp");
+  check_defined(x, "exp");
+  if (!is_floating(x.dtype())) return exp(to_dtype(x, kDefaultFloatDType));   // 1.13: integers in float32
   Tensor out = unary_kernel(UnaryOp::exp, x);
   auto node = autograd::make_node("ExpBackward0", {x}, [](const TensorList& g, OpNode& n) {
     return TensorList{g[0] * n.saved(0)};
@@ -263,7 +264,8 @@ Tensor exp(const Tensor& x) {
 
 // y = log x.  dy/dx = 1/x.
 Tensor log(const Tensor& x) {
-  check_floating(x, "log");
+  check_defined(x, "log");
+  if (!is_floating(x.dtype())) return log(to_dtype(x, kDefaultFloatDType));   // 1.13: integers in float32
   Tensor out = unary_kernel(UnaryOp::log, x);
   auto node = autograd::make_node("LogBackward0", {x}, [](const TensorList& g, OpNode& n) {
     return TensorList{g[0] / n.saved(0)};
@@ -275,7 +277,8 @@ Tensor log(const Tensor& x) {
 
 // y = sqrt x.  dy/dx = 1 / (2 y).
 Tensor sqrt(const Tensor& x) {
-  check_floating(x, "sqrt");
+  check_defined(x, "sqrt");
+  if (!is_floating(x.dtype())) return sqrt(to_dtype(x, kDefaultFloatDType));   // 1.13: integers in float32
   Tensor out = unary_kernel(UnaryOp::sqrt, x);
   auto node = autograd::make_node("SqrtBackward0", {x}, [](const TensorList& g, OpNode& n) {
     return TensorList{g[0] / mul(n.saved(0), 2.0)};
@@ -306,7 +309,10 @@ Tensor abs(const Tensor& x) {
 
 // y = max(x, 0).  dy/dx = 1 where y > 0, else 0 (PyTorch reads the mask off the output).
 Tensor relu(const Tensor& x) {
-  check_floating(x, "relu");
+  check_defined(x, "relu");
+  TINYDDP_CHECK(x.dtype() != DType::b8, "Boolean inputs not supported for relu");
+  if (x.dtype() == DType::i64)   // x * (x > 0), int64 as 1.13's
+    return binary_kernel(BinaryOp::mul, x, to_dtype(gt(x, zeros({}, DType::i64, x.device())), DType::i64), "relu");
   Tensor out = unary_kernel(UnaryOp::relu, x);
   auto node = autograd::make_node("ReluBackward0", {x}, [](const TensorList& g, OpNode& n) {
     if (backward_is_recorded()) return TensorList{g[0] * gt_mask(n.saved(0), 0.0)};
@@ -319,7 +325,8 @@ Tensor relu(const Tensor& x) {
 
 // y = tanh x.  dy/dx = 1 - y^2.
 Tensor tanh(const Tensor& x) {
-  check_floating(x, "tanh");
+  check_defined(x, "tanh");
+  if (!is_floating(x.dtype())) return tanh(to_dtype(x, kDefaultFloatDType));   // 1.13: integers in float32
   Tensor out = unary_kernel(UnaryOp::tanh, x);
   auto node = autograd::make_node("TanhBackward0", {x}, [](const TensorList& g, OpNode& n) {
     const Tensor y = n.saved(0);
@@ -333,7 +340,8 @@ Tensor tanh(const Tensor& x) {
 
 // y = 1 / (1 + e^-x).  dy/dx = y (1 - y).
 Tensor sigmoid(const Tensor& x) {
-  check_floating(x, "sigmoid");
+  check_defined(x, "sigmoid");
+  if (!is_floating(x.dtype())) return sigmoid(to_dtype(x, kDefaultFloatDType));   // 1.13: integers in float32
   Tensor out = unary_kernel(UnaryOp::sigmoid, x);
   auto node = autograd::make_node("SigmoidBackward0", {x}, [](const TensorList& g, OpNode& n) {
     const Tensor y = n.saved(0);

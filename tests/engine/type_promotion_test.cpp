@@ -4,6 +4,8 @@
 // gen_type_promotion.py has the same table from real torch, checked from Python).
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include "tests/engine/test_util.h"
 
 namespace tinyddp::test {
@@ -122,6 +124,18 @@ TEST(IntegerArithmetic, TensorPowersAndAbsAreExact) {
   expect_error([&] { (void)pow(b8({1}), b8({1})); }, "\"pow\" not implemented for 'Bool'");
   EXPECT_EQ(abs(i64({-kPast53, 0, 4})).to_vector<int64_t>(), (std::vector<int64_t>{kPast53, 0, 4}));
   expect_error([&] { (void)abs(b8({1})); }, "\"abs_cpu\" not implemented for 'Bool'");
+}
+
+TEST(IntegerArithmetic, FloatFunctionsComputeIntegersInFloat32) {
+  const Tensor e = exp(i64({0, 1}));
+  EXPECT_EQ(e.dtype(), DType::f32);
+  EXPECT_EQ(e.to_vector<float>(), (std::vector<float>{1.0f, std::exp(1.0f)}));
+  EXPECT_EQ(sqrt(b8({1, 0})).to_vector<double>(), (std::vector<double>{1, 0}));
+  EXPECT_EQ(log(i64({1})).dtype(), DType::f32);
+  const Tensor r = relu(i64({-kPast53, kPast53}));   // relu keeps int64, exactly
+  EXPECT_EQ(r.dtype(), DType::i64);
+  EXPECT_EQ(r.to_vector<int64_t>(), (std::vector<int64_t>{0, kPast53}));
+  expect_error([&] { (void)relu(b8({1})); }, "Boolean inputs not supported for relu");
 }
 
 TEST(PromotedGradients, ReachEachInputInItsOwnDtype) {

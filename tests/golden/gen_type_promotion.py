@@ -56,6 +56,9 @@ cases += [
     "i ** torch.tensor([2, 0, 21])", "big ** torch.tensor([1, 1])", "torch.tensor([2, -3]) ** torch.tensor([62, 39])",
     "i ** torch.tensor([1, -1, 2])", "i2 ** torch.tensor([0, 1, 2])", "torch.tensor([0.0, 2.0, -2.0]) ** i",
     "abs(i)", "abs(i2)", "abs(big)", "abs(b)", "abs(i0)", "i.abs()",
+    # the float functions compute integers and bools in float32
+    "i.exp()", "i.log()", "i.sqrt()", "i.tanh()", "i.sigmoid()", "b.exp()", "b.sqrt()", "torch.exp(i0)", "i.relu()",
+    "torch.relu(i2 - 3)", "b.relu()",
     # integers stay exact
     "big + 1", "big * 2", "big - big", "-big", "big + i0", "big ** 1", "i ** 20", "big.sum()",
     # the brief's accuracy code
