@@ -143,9 +143,14 @@ std::optional<Tensor> operand(const Tensor& like, const py::handle& o) {
   if (py::isinstance<py::bool_>(o)) return wrapped_number(o.cast<bool>(), like.device());
   if (py::isinstance<py::int_>(o)) return wrapped_number(o.cast<int64_t>(), like.device());
   if (py::isinstance<py::float_>(o)) return wrapped_number(o.cast<double>(), like.device());
-  if (py::hasattr(o, "__index__")) return wrapped_number(o.cast<int64_t>(), like.device());   // NumPy integers
-  if (py::hasattr(o, "__float__") && !py::isinstance<py::str>(o))
-    return wrapped_number(o.cast<double>(), like.device());
+  // NumPy scalars (np.int64, np.float32): numbers too. Arrays and anything that does not convert are left to the
+  // other operand's reflected operator (NotImplemented), as before.
+  if (py::isinstance<py::array>(o) || py::isinstance<py::str>(o)) return std::nullopt;
+  try {
+    if (py::hasattr(o, "__index__")) return wrapped_number(o.cast<int64_t>(), like.device());
+    if (py::hasattr(o, "__float__")) return wrapped_number(o.cast<double>(), like.device());
+  } catch (const py::cast_error&) {
+  }
   return std::nullopt;
 }
 
@@ -391,6 +396,20 @@ void bind_tensor(py::module_& m) {
              py::gil_scoped_release gil;
              sub_(t, other);
            }), py::is_operator())
+      // t /= u: in place as PyTorch's (`int_t /= 2` raises its cast error). A tensor with history, which the
+      // engine's in-place ops refuse, gets the quotient as a new tensor instead (the name is rebound, as
+      // PyTorch's in-place DivBackward0 would leave it holding the quotient; other references keep the old one).
+      .def("__itruediv__", [](py::object self, const py::object& other) -> py::object {
+             Tensor& t = self.cast<Tensor&>();
+             Tensor o = operand_or_throw(t, other);
+             Tensor out;
+             {
+               py::gil_scoped_release gil;
+               if (GradMode::is_enabled() && t.requires_grad() && !t.is_leaf()) out = div(t, o);
+               else div_(t, o);
+             }
+             return out.defined() ? py::cast(out) : self;
+           }, py::is_operator())
       .def("__imul__", inplace([](Tensor& t, const py::args& a) {
              if (is_floating(t.dtype()) && py::isinstance<py::float_>(a[0])) {   // the engine's scalar fast path
                double f = a[0].cast<double>();

@@ -103,6 +103,11 @@ cases += [
     "out = i.clone(); out -= True",
     "out = d.clone(); out += f0",
     "out = d.clone(); out *= 0.1",
+    "out = i.clone(); out /= 2",
+    "out = f.clone(); alias = out; out /= 4; out = alias",
+    "out = f.clone(); out /= i",
+    "out = d.clone(); out /= f0",
+    "x = f.clone().requires_grad_(); out = x * 2; out /= 4; out = (out, out.grad_fn.name())[0]",
 ]
 
 
