@@ -141,7 +141,14 @@ Tensor from_flat(const py::list& values, const Shape& shape, DType dtype) {
 std::optional<Tensor> operand(const Tensor& like, const py::handle& o) {
   if (py::isinstance<Tensor>(o)) return o.cast<Tensor>();
   if (py::isinstance<py::bool_>(o)) return wrapped_number(o.cast<bool>(), like.device());
-  if (py::isinstance<py::int_>(o)) return wrapped_number(o.cast<int64_t>(), like.device());
+  if (py::isinstance<py::int_>(o)) {
+    const int64_t v = PyLong_AsLongLong(o.ptr());
+    if (v == -1 && PyErr_Occurred()) {   // past int64, as 1.13 says it
+      PyErr_Clear();
+      throw Error("Overflow when unpacking long");
+    }
+    return wrapped_number(v, like.device());
+  }
   if (py::isinstance<py::float_>(o)) return wrapped_number(o.cast<double>(), like.device());
   // NumPy scalars (np.int64, np.float32): numbers too. Arrays and anything that does not convert are left to the
   // other operand's reflected operator (NotImplemented), as before.

@@ -60,7 +60,7 @@ cases += [
     "i.exp()", "i.log()", "i.sqrt()", "i.tanh()", "i.sigmoid()", "b.exp()", "b.sqrt()", "torch.exp(i0)", "i.relu()",
     "torch.relu(i2 - 3)", "b.relu()",
     # integers stay exact
-    "big + 1", "big * 2", "big - big", "-big", "big + i0", "big ** 1", "i ** 20", "big.sum()",
+    "big + 1", "big * 2", "i + 2 ** 70", "f * 2 ** 63", "i * (2 ** 63 - 1)", "i - 2 ** 63", "big - big", "-big", "big + i0", "big ** 1", "i ** 20", "big.sum()",
     # the brief's accuracy code
     "(pred == y).sum()", "(pred == y).sum() / 5", "100. * (pred == y).sum() / 5",
     "(pred == y).sum() + (pred == y).sum()",
