@@ -19,8 +19,8 @@ bool backward_is_recorded() { return GradMode::is_enabled(); }
 }  // namespace
 
 // Note [Promotion in the binary ops]
-// add, sub, mul and div take operands of any two dtypes and compute in result_type(a, b) (engine/core/
-// promotion.h; true division of integers in the default float dtype). The node's edges go to the operands
+// add, sub, mul, div and pow(tensor, tensor) take operands of any two dtypes and compute in result_type(a, b)
+// (engine/core/promotion.h; true division of integers in the default float dtype). The node's edges go to the operands
 // themselves, not to converted copies, so grad_fn.next_functions are PyTorch's; each gradient is converted
 // back to its input's dtype (grad_as), as PyTorch's engine does in validate_outputs. Operands already of the
 // computed dtype are used as they are: the float-only paths run exactly the ops they ran before promotion.

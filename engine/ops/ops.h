@@ -17,8 +17,9 @@
 namespace tinyddp {
 
 // ---- elementwise (broadcasting) ----
-// add, sub, mul and div take any two dtypes and compute in PyTorch's promoted dtype (engine/core/promotion.h;
-// integer division gives float32); int64 and bool results are exact and never require grad.
+// add, sub, mul, div and pow(tensor, tensor) take any two dtypes and compute in PyTorch's promoted dtype
+// (engine/core/promotion.h; integer division gives float32); int64 and bool results are exact and never require
+// grad. The float functions (exp, log, sqrt, tanh, sigmoid) compute int64 and bool inputs in float32.
 Tensor add(const Tensor& a, const Tensor& b);
 Tensor sub(const Tensor& a, const Tensor& b);
 Tensor mul(const Tensor& a, const Tensor& b);
