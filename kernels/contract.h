@@ -17,7 +17,9 @@
 // `size` is the reduced dimension, `inner` the product of the dimensions after it.
 #pragma once
 
+#include <cmath>
 #include <cstdint>
+#include <type_traits>
 #include <vector>
 
 namespace tinyddp::kernels {
@@ -43,6 +45,7 @@ enum class BinaryOp {
   tanh_backward,     // a (1 - b^2)
   sigmoid_backward,  // a (b (1 - b))
   relu_backward,     // a where b > 0, else 0
+  pow,               // a^b (floating only: integer powers are the engine's pow, by squaring)
 };
 
 // Elementwise comparisons; their results are bool.
@@ -62,7 +65,8 @@ enum class CompareOp { eq, ne, lt, le, gt, ge };
 template <typename T>
 TINYDDP_HOST_DEVICE T mul_rounded(T a, T b) {
 #if defined(__CUDA_ARCH__)
-  if constexpr (sizeof(T) == 4) return __fmul_rn(a, b); else return __dmul_rn(a, b);
+  if constexpr (std::is_integral_v<T>) return a * b;   // exact: nothing to round
+  else if constexpr (sizeof(T) == 4) return __fmul_rn(a, b); else return __dmul_rn(a, b);
 #else
   volatile T p = a * b;
   return p;
@@ -71,7 +75,8 @@ TINYDDP_HOST_DEVICE T mul_rounded(T a, T b) {
 template <typename T>
 TINYDDP_HOST_DEVICE T sub_rounded(T a, T b) {
 #if defined(__CUDA_ARCH__)
-  if constexpr (sizeof(T) == 4) return __fsub_rn(a, b); else return __dsub_rn(a, b);
+  if constexpr (std::is_integral_v<T>) return a - b;
+  else if constexpr (sizeof(T) == 4) return __fsub_rn(a, b); else return __dsub_rn(a, b);
 #else
   volatile T d = a - b;
   return d;
@@ -90,6 +95,16 @@ TINYDDP_HOST_DEVICE T apply_binary(BinaryOp op, T a, T b) {
     case BinaryOp::tanh_backward: return mul_rounded(a, sub_rounded(T(1), mul_rounded(b, b)));
     case BinaryOp::sigmoid_backward: return mul_rounded(a, mul_rounded(b, sub_rounded(T(1), b)));
     case BinaryOp::relu_backward: return b > T(0) ? a : T(0);
+    case BinaryOp::pow:
+      if constexpr (std::is_floating_point_v<T>) {
+#if defined(__CUDA_ARCH__)
+        return ::pow(a, b);
+#else
+        return std::pow(a, b);
+#endif
+      } else {
+        return T(0);   // never dispatched (engine/ops/op_utils.cpp)
+      }
   }
   return T(0);
 }
@@ -115,8 +130,8 @@ TINYDDP_HOST_DEVICE bool apply_compare(CompareOp op, T a, T b) {
   /* y[i] = op(x[i]); x, y contiguous, n elements; a, b the op's parameters (UnaryOp) */                   \
   X(unary, floating, (UnaryOp op, const T* x, T* y, int64_t n, double a = 0.0, double b = 0.0),            \
     (op, x, y, n, a, b))                                                                                   \
-  /* out (`shape`) = op(a, b), a and b read through their own strides */                                   \
-  X(binary, floating,                                                                                      \
+  /* out (`shape`) = op(a, b), a and b read through their own strides; int64: add, sub, mul only */       \
+  X(binary, numeric,                                                                                       \
     (BinaryOp op, const Dims& shape, const T* a, const Dims& a_strides, const T* b, const Dims& b_strides, \
      T* out),                                                                                              \
     (op, shape, a, a_strides, b, b_strides, out))                                                          \
@@ -138,10 +153,10 @@ TINYDDP_HOST_DEVICE bool apply_compare(CompareOp op, T a, T b) {
 
 #define TINYDDP_REDUCE_KERNELS(X)                                                                             \
   /* out (the input's shape, reduced dims set to 1) = sum of x over the dims d where reduce[d] */             \
-  X(sum_dims, floating, (const Dims& shape, const std::vector<bool>& reduce, const T* x, T* out),             \
+  X(sum_dims, numeric, (const Dims& shape, const std::vector<bool>& reduce, const T* x, T* out),              \
     (shape, reduce, x, out))                                                                                  \
   /* values, indices (outer, inner) = max of x (outer, size, inner) over `size`; the first maximum wins */    \
-  X(max_dim, floating, (int64_t outer, int64_t size, int64_t inner, const T* x, T* values, int64_t* indices), \
+  X(max_dim, numeric, (int64_t outer, int64_t size, int64_t inner, const T* x, T* values, int64_t* indices),  \
     (outer, size, inner, x, values, indices))                                                                 \
   /* y = x - log(sum(exp(x))) over `size` of (outer, size, inner), stabilized by subtracting the max first */ \
   X(log_softmax, floating, (int64_t outer, int64_t size, int64_t inner, const T* x, T* y),                    \

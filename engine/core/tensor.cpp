@@ -6,6 +6,7 @@
 #include <algorithm>
 
 #include "engine/core/backend.h"
+#include "engine/core/promotion.h"
 
 namespace tinyddp {
 
@@ -28,6 +29,8 @@ Device Tensor::device() const { return impl_->storage->device; }
 const std::shared_ptr<Storage>& Tensor::storage() const { return impl_->storage; }
 uint64_t Tensor::version() const { return impl_->version->load(); }
 void Tensor::bump_version() const { impl_->version->fetch_add(1); }
+
+bool Tensor::is_wrapped_number() const { return impl_->is_wrapped_number; }
 
 bool Tensor::is_contiguous() const {
   int64_t expected = 1;
@@ -114,6 +117,26 @@ Tensor full(const Shape& shape, double value, DType dtype, Device device) {
 Tensor zeros(const Shape& shape, DType dtype, Device device) { return full(shape, 0.0, dtype, device); }
 Tensor ones(const Shape& shape, DType dtype, Device device) { return full(shape, 1.0, dtype, device); }
 Tensor scalar_tensor(double value, DType dtype, Device device) { return full({}, value, dtype, device); }
+
+namespace {
+// The value written exactly (an int64 is never rounded through a double), on the host, then moved to device.
+template <typename T>
+Tensor wrapped(T value, DType dtype, Device device) {
+  Tensor host = empty({}, dtype);
+  *host.data_ptr<T>() = value;
+  Tensor t = host;
+  if (!device.is_cpu()) {
+    t = empty({}, dtype, device);
+    backend::copy_bytes(t.raw_data(), device, host.raw_data(), Device::cpu(), sizeof(T));
+  }
+  t.impl()->is_wrapped_number = true;
+  return t;
+}
+}  // namespace
+
+Tensor wrapped_number(double value, Device device) { return wrapped(value, DType::f64, device); }
+Tensor wrapped_number(int64_t value, Device device) { return wrapped(value, DType::i64, device); }
+Tensor wrapped_number(bool value, Device device) { return wrapped(value, DType::b8, device); }
 Tensor zeros_like(const Tensor& t) { return zeros(t.shape(), t.dtype(), t.device()); }
 Tensor ones_like(const Tensor& t) { return ones(t.shape(), t.dtype(), t.device()); }
 

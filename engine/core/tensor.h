@@ -81,6 +81,8 @@ class Tensor {
   DType dtype() const;
   Device device() const;
   bool is_contiguous() const;
+  // A Python number wrapped for an op (engine/core/promotion.h): it ranks below every tensor in promotion.
+  bool is_wrapped_number() const;
   const std::shared_ptr<Storage>& storage() const;
   uint64_t version() const;          // bumped by each in-place op on this tensor or any view of it
   void bump_version() const;
@@ -156,6 +158,7 @@ struct TensorImpl {
   Shape strides;
   int64_t offset = 0;
   DType dtype = DType::f32;
+  bool is_wrapped_number = false;   // set only by wrapped_number(); views and results are plain tensors
   // Shared by a tensor and all its views: empty() makes one, make_view shares its base's (never null after).
   std::shared_ptr<std::atomic<uint64_t>> version;
 

@@ -1,6 +1,8 @@
 // Elementwise ops and their backward rules. g is the gradient of the op's output.
 #include "engine/ops/op_utils.h"
 
+#include "engine/core/promotion.h"
+
 namespace tinyddp {
 
 using kernels::BinaryOp;
@@ -16,12 +18,47 @@ namespace {
 bool backward_is_recorded() { return GradMode::is_enabled(); }
 }  // namespace
 
+// Note [Promotion in the binary ops]
+// add, sub, mul, div and pow(tensor, tensor) take operands of any two dtypes and compute in result_type(a, b)
+// (engine/core/promotion.h; true division of integers in the default float dtype). The node's edges go to the operands
+// themselves, not to converted copies, so grad_fn.next_functions are PyTorch's; each gradient is converted
+// back to its input's dtype (grad_as), as PyTorch's engine does in validate_outputs. Operands already of the
+// computed dtype are used as they are: the float-only paths run exactly the ops they ran before promotion.
+// Integer and bool results are exact: int64 kernels (bool arithmetic in int64 then != 0: + is or, * is and);
+// they never require grad, so they record no node.
+namespace {
+
+// x as the dtype an op computes in, without history (the node records the edge to x itself).
+Tensor as_compute(const Tensor& x, DType dtype) { return x.dtype() == dtype ? x : to_dtype(x.detach(), dtype); }
+
+// A gradient for an input of dtype `dtype` (differentiable, for create_graph).
+Tensor grad_as(const Tensor& g, DType dtype) { return g.dtype() == dtype ? g : to_dtype(g, dtype); }
+
+// op(a, b) with both operands converted to `dtype` first.
+Tensor promoted_kernel(BinaryOp op, const Tensor& a, const Tensor& b, DType dtype, const char* name) {
+  if (dtype == DType::b8) {
+    const Tensor wide = binary_kernel(op, as_compute(a, DType::i64), as_compute(b, DType::i64), name);
+    return to_dtype(wide, DType::b8);   // 0/1 sums and products: nonzero is true
+  }
+  return binary_kernel(op, as_compute(a, dtype), as_compute(b, dtype), name);
+}
+
+DType arithmetic_type(const Tensor& a, const Tensor& b, const char* name) {
+  check_defined(a, name);
+  check_defined(b, name);
+  return result_type(a, b);
+}
+
+}  // namespace
+
 // y = a + b.  dy/da = 1, dy/db = 1 (summed back over broadcast dims).
 Tensor add(const Tensor& a, const Tensor& b) {
-  Tensor out = binary_kernel(BinaryOp::add, a, b, "add");
-  auto node = autograd::make_node("AddBackward0", {a, b}, [sa = a.shape(), sb = b.shape()](const TensorList& g, OpNode& n) {
-    return TensorList{n.needs_input_grad(0) ? sum_to(g[0], sa) : Tensor(),
-                      n.needs_input_grad(1) ? sum_to(g[0], sb) : Tensor()};
+  const DType dtype = arithmetic_type(a, b, "add");
+  Tensor out = promoted_kernel(BinaryOp::add, a, b, dtype, "add");
+  auto node = autograd::make_node("AddBackward0", {a, b}, [sa = a.shape(), sb = b.shape(), da = a.dtype(),
+                                                            db = b.dtype()](const TensorList& g, OpNode& n) {
+    return TensorList{n.needs_input_grad(0) ? grad_as(sum_to(g[0], sa), da) : Tensor(),
+                      n.needs_input_grad(1) ? grad_as(sum_to(g[0], sb), db) : Tensor()};
   });
   autograd::set_history(out, node);
   return out;
@@ -29,10 +66,18 @@ Tensor add(const Tensor& a, const Tensor& b) {
 
 // y = a - b.  dy/da = 1, dy/db = -1.
 Tensor sub(const Tensor& a, const Tensor& b) {
-  Tensor out = binary_kernel(BinaryOp::sub, a, b, "sub");
-  auto node = autograd::make_node("SubBackward0", {a, b}, [sa = a.shape(), sb = b.shape()](const TensorList& g, OpNode& n) {
-    return TensorList{n.needs_input_grad(0) ? sum_to(g[0], sa) : Tensor(),
-                      n.needs_input_grad(1) ? sum_to(neg(g[0]), sb) : Tensor()};
+  const DType dtype = arithmetic_type(a, b, "sub");
+  // PyTorch's texts (a Python True is a bool operand too).
+  TINYDDP_CHECK(a.dtype() != DType::b8 || b.dtype() != DType::b8, "Subtraction, the `-` operator, with two bool "
+                "tensors is not supported. Use the `^` or `logical_xor()` operator instead.");
+  TINYDDP_CHECK(a.dtype() != DType::b8 && b.dtype() != DType::b8,
+                "Subtraction, the `-` operator, with a bool tensor is not supported. If you are trying to invert a "
+                "mask, use the `~` or `logical_not()` operator instead.");
+  Tensor out = promoted_kernel(BinaryOp::sub, a, b, dtype, "sub");
+  auto node = autograd::make_node("SubBackward0", {a, b}, [sa = a.shape(), sb = b.shape(), da = a.dtype(),
+                                                            db = b.dtype()](const TensorList& g, OpNode& n) {
+    return TensorList{n.needs_input_grad(0) ? grad_as(sum_to(g[0], sa), da) : Tensor(),
+                      n.needs_input_grad(1) ? grad_as(sum_to(neg(g[0]), sb), db) : Tensor()};
   });
   autograd::set_history(out, node);
   return out;
@@ -40,10 +85,13 @@ Tensor sub(const Tensor& a, const Tensor& b) {
 
 // y = a * b.  dy/da = b, dy/db = a.
 Tensor mul(const Tensor& a, const Tensor& b) {
-  Tensor out = binary_kernel(BinaryOp::mul, a, b, "mul");
-  auto node = autograd::make_node("MulBackward0", {a, b}, [sa = a.shape(), sb = b.shape()](const TensorList& g, OpNode& n) {
-    return TensorList{n.needs_input_grad(0) ? sum_to(g[0] * n.saved(1), sa) : Tensor(),
-                      n.needs_input_grad(1) ? sum_to(g[0] * n.saved(0), sb) : Tensor()};
+  const DType dtype = arithmetic_type(a, b, "mul");
+  Tensor out = promoted_kernel(BinaryOp::mul, a, b, dtype, "mul");
+  auto node = autograd::make_node("MulBackward0", {a, b}, [sa = a.shape(), sb = b.shape(), da = a.dtype(),
+                                                            db = b.dtype()](const TensorList& g, OpNode& n) {
+    // g * b promotes as the forward did (b may be a bool mask or a float64 scalar).
+    return TensorList{n.needs_input_grad(0) ? grad_as(sum_to(g[0] * n.saved(1), sa), da) : Tensor(),
+                      n.needs_input_grad(1) ? grad_as(sum_to(g[0] * n.saved(0), sb), db) : Tensor()};
   });
   if (node) {
     // Save only what the wanted gradients read (a for db, b for da), as PyTorch does.
@@ -54,13 +102,16 @@ Tensor mul(const Tensor& a, const Tensor& b) {
   return out;
 }
 
-// y = a / b.  dy/da = 1/b, dy/db = -a/b^2.
+// y = a / b (true division: integers divide in the default float dtype).  dy/da = 1/b, dy/db = -a/b^2.
 Tensor div(const Tensor& a, const Tensor& b) {
-  Tensor out = binary_kernel(BinaryOp::div, a, b, "div");
-  auto node = autograd::make_node("DivBackward0", {a, b}, [sa = a.shape(), sb = b.shape()](const TensorList& g, OpNode& n) {
+  const DType promoted = arithmetic_type(a, b, "div");
+  const DType dtype = is_floating(promoted) ? promoted : kDefaultFloatDType;
+  Tensor out = promoted_kernel(BinaryOp::div, a, b, dtype, "div");
+  auto node = autograd::make_node("DivBackward0", {a, b}, [sa = a.shape(), sb = b.shape(), da = a.dtype(),
+                                                            db = b.dtype()](const TensorList& g, OpNode& n) {
     const Tensor b_ = n.saved(1);
-    return TensorList{n.needs_input_grad(0) ? sum_to(g[0] / b_, sa) : Tensor(),
-                      n.needs_input_grad(1) ? sum_to(neg(g[0]) * n.saved(0) / (b_ * b_), sb) : Tensor()};
+    return TensorList{n.needs_input_grad(0) ? grad_as(sum_to(g[0] / b_, sa), da) : Tensor(),
+                      n.needs_input_grad(1) ? grad_as(sum_to(neg(g[0]) * n.saved(0) / (b_ * b_), sb), db) : Tensor()};
   });
   if (node) {
     node->save(node->needs_input_grad(1) ? a : Tensor());
@@ -70,9 +121,10 @@ Tensor div(const Tensor& a, const Tensor& b) {
   return out;
 }
 
-// y = a + c.  dy/da = 1.
+// y = a + c.  dy/da = 1.  (An integer or bool a: a + the wrapped number c, which is float32.)
 Tensor add(const Tensor& a, double c) {
-  check_floating(a, "add");
+  check_defined(a, "add");
+  if (!is_floating(a.dtype())) return add(a, wrapped_number(c, a.device()));
   Tensor out = unary_kernel(UnaryOp::add_scalar, a, c);
   autograd::set_history(out, autograd::make_node("AddBackward1", {a}, [](const TensorList& g, OpNode&) {
     return TensorList{g[0]};
@@ -82,7 +134,8 @@ Tensor add(const Tensor& a, double c) {
 
 // y = a * c.  dy/da = c.
 Tensor mul(const Tensor& a, double c) {
-  check_floating(a, "mul");
+  check_defined(a, "mul");
+  if (!is_floating(a.dtype())) return mul(a, wrapped_number(c, a.device()));
   Tensor out = unary_kernel(UnaryOp::mul_scalar, a, c);
   autograd::set_history(out, autograd::make_node("MulBackward1", {a}, [c](const TensorList& g, OpNode&) {
     return TensorList{mul(g[0], c)};
@@ -90,9 +143,12 @@ Tensor mul(const Tensor& a, double c) {
   return out;
 }
 
-// y = -x.  dy/dx = -1.
+// y = -x.  dy/dx = -1.  An int64 x: 0 - x, exact.
 Tensor neg(const Tensor& x) {
-  check_floating(x, "neg");
+  check_defined(x, "neg");
+  TINYDDP_CHECK(x.dtype() != DType::b8, "Negation, the `-` operator, on a bool tensor is not supported. If you are "
+                "trying to invert a mask, use the `~` or `logical_not()` operator instead.");
+  if (x.dtype() == DType::i64) return binary_kernel(BinaryOp::sub, zeros({}, DType::i64, x.device()), x, "neg");
   Tensor out = unary_kernel(UnaryOp::neg, x);
   autograd::set_history(out, autograd::make_node("NegBackward0", {x}, [](const TensorList& g, OpNode&) {
     return TensorList{neg(g[0])};
@@ -100,9 +156,10 @@ Tensor neg(const Tensor& x) {
   return out;
 }
 
-// y = x^p.  dy/dx = p * x^(p-1)   (0 when p == 0).
+// y = x^p.  dy/dx = p * x^(p-1)   (0 when p == 0).  An int64 or bool x with a float exponent is float32.
 Tensor pow(const Tensor& x, double p) {
-  check_floating(x, "pow");
+  check_defined(x, "pow");
+  if (!is_floating(x.dtype())) return pow(to_dtype(x, kDefaultFloatDType), p);
   Tensor out = unary_kernel(UnaryOp::pow, x, p);
   auto node = autograd::make_node("PowBackward0", {x}, [p](const TensorList& g, OpNode& n) {
     if (p == 0.0) return TensorList{mul(g[0], 0.0)};
@@ -113,9 +170,89 @@ Tensor pow(const Tensor& x, double p) {
   return out;
 }
 
+// x^n with an integer exponent (Python's `x ** 2`): a floating x as pow(x, double(n)); an int64 or bool x
+// gives int64, exactly, by repeated squaring (wrapping on overflow, as PyTorch's).
+Tensor pow_integer(const Tensor& x, int64_t n) {
+  check_defined(x, "pow");
+  if (is_floating(x.dtype())) return pow(x, static_cast<double>(n));
+  TINYDDP_CHECK(n >= 0, "Integers to negative integer powers are not allowed.");
+  Tensor base = as_compute(x, DType::i64);
+  Tensor out = ones(x.shape(), DType::i64, x.device());
+  for (; n > 0; n >>= 1) {
+    if (n & 1) out = binary_kernel(BinaryOp::mul, out, base, "pow");
+    if (n > 1) base = binary_kernel(BinaryOp::mul, base, base, "pow");
+  }
+  return out;
+}
+
+namespace {
+// base^exponent elementwise in int64 (both int64), exactly: square-and-multiply over |exponent|'s bits from the
+// highest, each bit found by comparison (bit = rest >= 2^k; rest -= bit * 2^k). A negative exponent gives 0
+// but for a base of 1 or -1 (whose powers of |exponent| are those of exponent), as PyTorch's integer pow.
+Tensor integer_pow(const Tensor& base, const Tensor& raw_exponent) {
+  const Tensor zero = zeros({}, DType::i64, base.device());
+  const Tensor exponent = abs(raw_exponent);
+  const Shape shape = broadcast_shapes(base.shape(), exponent.shape());
+  const Tensor one = ones({}, DType::i64, base.device());
+  Tensor out = expand(one, shape).contiguous();
+  const int64_t top = exponent.numel() == 0 ? 0 : max(exponent).item<int64_t>();
+  int k = 0;
+  while (k < 62 && (int64_t{1} << (k + 1)) <= top) ++k;
+  Tensor rest = exponent;
+  for (; top > 0 && k >= 0; --k) {
+    const Tensor power = wrapped_number(int64_t{1} << k, base.device()).to(DType::i64);
+    const Tensor bit = to_dtype(ge(rest, power), DType::i64);   // 0 or 1
+    rest = binary_kernel(BinaryOp::sub, rest, binary_kernel(BinaryOp::mul, bit, power, "pow"), "pow");
+    // out = out^2 * (base where bit, else 1) = out^2 * (1 + bit * (base - 1))
+    const Tensor factor = binary_kernel(
+        BinaryOp::add, one, binary_kernel(BinaryOp::mul, bit, binary_kernel(BinaryOp::sub, base, one, "pow"), "pow"),
+        "pow");
+    out = binary_kernel(BinaryOp::mul, binary_kernel(BinaryOp::mul, out, out, "pow"), factor, "pow");
+  }
+  const Tensor unit = logical_or(eq(base, one), eq(base, neg(one)));
+  const Tensor kept = to_dtype(logical_or(ge(raw_exponent, zero), unit), DType::i64);
+  return binary_kernel(BinaryOp::mul, out, expand(kept, shape).contiguous(), "pow");
+}
+}  // namespace
+
+// y = a^b, both tensors (Python's `2 ** t` too: PyTorch 1.13's __rpow__ makes the number a tensor).
+// dy/da = b a^(b-1), 0 where b == 0;  dy/db = y log(a), 0 where a == 0 and b >= 0 (PyTorch's masks).
+Tensor pow(const Tensor& a, const Tensor& b) {
+  const DType dtype = arithmetic_type(a, b, "pow");
+  TINYDDP_CHECK(dtype != DType::b8, "\"pow\" not implemented for 'Bool'");
+  if (!is_floating(dtype)) return integer_pow(as_compute(a, DType::i64), as_compute(b, DType::i64));
+  Tensor out = binary_kernel(BinaryOp::pow, as_compute(a, dtype), as_compute(b, dtype), "pow");
+  auto node = autograd::make_node("PowBackward1", {a, b}, [sa = a.shape(), sb = b.shape(), da = a.dtype(),
+                                                 db = b.dtype()](const TensorList& g, OpNode& n) {
+    const Tensor base = n.saved(0), exponent = n.saved(1);
+    Tensor ga, gb;
+    if (n.needs_input_grad(0)) {
+      // Where b == 0 the power is taken at b - 1 + 1 = 0 (finite, also at a == 0) and multiplied by b = 0.
+      const Tensor shifted = exponent - 1.0 + eq(exponent, wrapped_number(0.0, exponent.device()));
+      ga = grad_as(sum_to(g[0] * exponent * pow(base, shifted), sa), da);
+    }
+    if (n.needs_input_grad(1)) {
+      // Where a == 0 and b >= 0 the log is taken of a + 1 = 1, so the term is 0 (not 0 * -inf).
+      const Tensor zero = wrapped_number(0.0, base.device());
+      const Tensor base_f = is_floating(base.dtype()) ? base : to_dtype(base, g[0].dtype());   // `2 ** x`: an int
+      const Tensor masked = base_f + logical_and(eq(base, zero), ge(exponent, zero));
+      gb = grad_as(sum_to(g[0] * n.saved(2) * log(masked), sb), db);
+    }
+    return TensorList{ga, gb};
+  });
+  if (node) {
+    node->save(a);
+    node->save(b);
+  }
+  autograd::set_history(out, node);
+  if (node) node->save(out, true);
+  return out;
+}
+
 // y = e^x.  dy/dx = y.
 Tensor exp(const Tensor& x) {
-  check_floating(x, "exp");
+  check_defined(x, "exp");
+  if (!is_floating(x.dtype())) return exp(to_dtype(x, kDefaultFloatDType));   // 1.13: integers in float32
   Tensor out = unary_kernel(UnaryOp::exp, x);
   auto node = autograd::make_node("ExpBackward0", {x}, [](const TensorList& g, OpNode& n) {
     return TensorList{g[0] * n.saved(0)};
@@ -127,7 +264,8 @@ Tensor exp(const Tensor& x) {
 
 // y = log x.  dy/dx = 1/x.
 Tensor log(const Tensor& x) {
-  check_floating(x, "log");
+  check_defined(x, "log");
+  if (!is_floating(x.dtype())) return log(to_dtype(x, kDefaultFloatDType));   // 1.13: integers in float32
   Tensor out = unary_kernel(UnaryOp::log, x);
   auto node = autograd::make_node("LogBackward0", {x}, [](const TensorList& g, OpNode& n) {
     return TensorList{g[0] / n.saved(0)};
@@ -139,7 +277,8 @@ Tensor log(const Tensor& x) {
 
 // y = sqrt x.  dy/dx = 1 / (2 y).
 Tensor sqrt(const Tensor& x) {
-  check_floating(x, "sqrt");
+  check_defined(x, "sqrt");
+  if (!is_floating(x.dtype())) return sqrt(to_dtype(x, kDefaultFloatDType));   // 1.13: integers in float32
   Tensor out = unary_kernel(UnaryOp::sqrt, x);
   auto node = autograd::make_node("SqrtBackward0", {x}, [](const TensorList& g, OpNode& n) {
     return TensorList{g[0] / mul(n.saved(0), 2.0)};
@@ -151,7 +290,14 @@ Tensor sqrt(const Tensor& x) {
 
 // y = |x|.  dy/dx = sign(x)   (0 at x = 0, as PyTorch).
 Tensor abs(const Tensor& x) {
-  check_floating(x, "abs");
+  check_defined(x, "abs");
+  TINYDDP_CHECK(x.dtype() != DType::b8, "\"abs_cpu\" not implemented for 'Bool'");
+  if (x.dtype() == DType::i64) {   // x * (1 - 2 (x < 0)), exact
+    const Tensor negative = to_dtype(lt(x, zeros({}, DType::i64, x.device())), DType::i64);
+    const Tensor sign = binary_kernel(BinaryOp::sub, ones({}, DType::i64, x.device()),
+                                      binary_kernel(BinaryOp::add, negative, negative, "abs"), "abs");
+    return binary_kernel(BinaryOp::mul, x, sign, "abs");
+  }
   Tensor out = unary_kernel(UnaryOp::abs, x);
   auto node = autograd::make_node("AbsBackward0", {x}, [](const TensorList& g, OpNode& n) {
     return TensorList{g[0] * sign(n.saved(0))};
@@ -163,7 +309,10 @@ Tensor abs(const Tensor& x) {
 
 // y = max(x, 0).  dy/dx = 1 where y > 0, else 0 (PyTorch reads the mask off the output).
 Tensor relu(const Tensor& x) {
-  check_floating(x, "relu");
+  check_defined(x, "relu");
+  TINYDDP_CHECK(x.dtype() != DType::b8, "Boolean inputs not supported for relu");
+  if (x.dtype() == DType::i64)   // x * (x > 0), int64 as 1.13's
+    return binary_kernel(BinaryOp::mul, x, to_dtype(gt(x, zeros({}, DType::i64, x.device())), DType::i64), "relu");
   Tensor out = unary_kernel(UnaryOp::relu, x);
   auto node = autograd::make_node("ReluBackward0", {x}, [](const TensorList& g, OpNode& n) {
     if (backward_is_recorded()) return TensorList{g[0] * gt_mask(n.saved(0), 0.0)};
@@ -176,7 +325,8 @@ Tensor relu(const Tensor& x) {
 
 // y = tanh x.  dy/dx = 1 - y^2.
 Tensor tanh(const Tensor& x) {
-  check_floating(x, "tanh");
+  check_defined(x, "tanh");
+  if (!is_floating(x.dtype())) return tanh(to_dtype(x, kDefaultFloatDType));   // 1.13: integers in float32
   Tensor out = unary_kernel(UnaryOp::tanh, x);
   auto node = autograd::make_node("TanhBackward0", {x}, [](const TensorList& g, OpNode& n) {
     const Tensor y = n.saved(0);
@@ -190,7 +340,8 @@ Tensor tanh(const Tensor& x) {
 
 // y = 1 / (1 + e^-x).  dy/dx = y (1 - y).
 Tensor sigmoid(const Tensor& x) {
-  check_floating(x, "sigmoid");
+  check_defined(x, "sigmoid");
+  if (!is_floating(x.dtype())) return sigmoid(to_dtype(x, kDefaultFloatDType));   // 1.13: integers in float32
   Tensor out = unary_kernel(UnaryOp::sigmoid, x);
   auto node = autograd::make_node("SigmoidBackward0", {x}, [](const TensorList& g, OpNode& n) {
     const Tensor y = n.saved(0);
@@ -259,11 +410,20 @@ Tensor operator*(const Tensor& a, const Tensor& b) { return mul(a, b); }
 Tensor operator/(const Tensor& a, const Tensor& b) { return div(a, b); }
 Tensor operator+(const Tensor& a, double b) { return add(a, b); }
 Tensor operator+(double a, const Tensor& b) { return add(b, a); }
-Tensor operator-(const Tensor& a, double b) { return add(a, -b); }
-Tensor operator-(double a, const Tensor& b) { return add(neg(b), a); }
+Tensor operator-(const Tensor& a, double b) {
+  check_defined(a, "sub");
+  return is_floating(a.dtype()) ? add(a, -b) : sub(a, wrapped_number(b, a.device()));
+}
+Tensor operator-(double a, const Tensor& b) {
+  check_defined(b, "sub");
+  return is_floating(b.dtype()) ? add(neg(b), a) : sub(wrapped_number(a, b.device()), b);
+}
 Tensor operator*(const Tensor& a, double b) { return mul(a, b); }
 Tensor operator*(double a, const Tensor& b) { return mul(b, a); }
-Tensor operator/(const Tensor& a, double b) { return mul(a, 1.0 / b); }
+Tensor operator/(const Tensor& a, double b) {
+  check_defined(a, "div");
+  return is_floating(a.dtype()) ? mul(a, 1.0 / b) : div(a, wrapped_number(b, a.device()));
+}
 Tensor operator/(double a, const Tensor& b) { return mul(pow(b, -1.0), a); }
 
 }  // namespace tinyddp

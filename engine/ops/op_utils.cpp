@@ -2,6 +2,8 @@
 // strides, and the unary/binary kernel calls on the inputs' device.
 #include "engine/ops/op_utils.h"
 
+#include "engine/core/promotion.h"
+
 namespace tinyddp {
 
 using kernels::BinaryOp;
@@ -24,7 +26,7 @@ void check_floating(const Tensor& t, const char* op) {
 void check_same_dtype(const Tensor& a, const Tensor& b, const char* op) {
   TINYDDP_CHECK(a.dtype() == b.dtype(), op, ": expected both operands to have the same dtype, but got ",
                 dtype_name(a.dtype()), " ", shape_str(a.shape()), " and ", dtype_name(b.dtype()), " ",
-                shape_str(b.shape()), ". tinyddp does not promote types: convert one with .to(...).");
+                shape_str(b.shape()), ". This op does not promote types: convert one with .to(...).");
 }
 
 void check_same_device(const Tensor& a, const Tensor& b, const char* op) {
@@ -52,35 +54,30 @@ Tensor unary_kernel(UnaryOp op, const Tensor& x, double a, double b) {
 }
 
 Tensor binary_kernel(BinaryOp op, const Tensor& a, const Tensor& b, const char* name) {
-  check_floating(a, name);
-  check_floating(b, name);
+  check_defined(a, name);
+  check_defined(b, name);
+  // The arithmetic ops promote first (elementwise.cpp); here both operands have the dtype computed in.
   check_same_dtype(a, b, name);
   check_same_device(a, b, name);
+  TINYDDP_INTERNAL_ASSERT(is_floating(a.dtype()) || op == BinaryOp::add || op == BinaryOp::sub || op == BinaryOp::mul,
+                          name, ": integer kernels exist for add, sub and mul only, not for op ", static_cast<int>(op));
   const Shape shape = broadcast_shapes(a.shape(), b.shape());
   Tensor out = empty(shape, a.dtype(), a.device());
-  dispatch_floating(a.dtype(), name, [&]<typename T>() {
+  dispatch_numeric(a.dtype(), name, [&]<typename T>() {
     backend::binary<T>(a.device(), op, shape, a.data_ptr<T>(), broadcast_strides(a, shape), b.data_ptr<T>(),
                        broadcast_strides(b, shape), out.data_ptr<T>());
   });
   return out;
 }
 
-namespace {
-// The dtype two operands of a comparison are compared in, as PyTorch promotes them: the wider float; a float
-// over an integer or bool; int64 over bool; two bools as int64 0/1 (bool has no order kernel).
-DType compare_dtype(DType a, DType b) {
-  if (a == DType::f64 || b == DType::f64) return DType::f64;
-  if (a == DType::f32 || b == DType::f32) return DType::f32;
-  return DType::i64;
-}
-}  // namespace
-
 Tensor compare_kernel(CompareOp op, const Tensor& a, const Tensor& b, const char* name) {
   check_defined(a, name);
   check_defined(b, name);
   check_same_device(a, b, name);
   const Shape shape = broadcast_shapes(a.shape(), b.shape());
-  const DType dtype = compare_dtype(a.dtype(), b.dtype());
+  // Compared in the dtype PyTorch promotes the operands to; two bools as int64 0/1 (bool has no order kernel).
+  const DType promoted = result_type(a, b);
+  const DType dtype = promoted == DType::b8 ? DType::i64 : promoted;
   const Tensor x = a.detach().to(dtype), y = b.detach().to(dtype);
   Tensor out = empty(shape, DType::b8, a.device());
   dispatch_numeric(dtype, name, [&]<typename T>() {

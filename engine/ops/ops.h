@@ -12,11 +12,15 @@
 #include <string>
 #include <vector>
 
+#include "engine/core/promotion.h"
 #include "engine/core/tensor.h"
 
 namespace tinyddp {
 
 // ---- elementwise (broadcasting) ----
+// add, sub, mul, div and pow(tensor, tensor) take any two dtypes and compute in PyTorch's promoted dtype
+// (engine/core/promotion.h; integer division gives float32); int64 and bool results are exact and never require
+// grad. The float functions (exp, log, sqrt, tanh, sigmoid) compute int64 and bool inputs in float32.
 Tensor add(const Tensor& a, const Tensor& b);
 Tensor sub(const Tensor& a, const Tensor& b);
 Tensor mul(const Tensor& a, const Tensor& b);
@@ -24,11 +28,13 @@ Tensor div(const Tensor& a, const Tensor& b);
 Tensor add(const Tensor& a, double b);
 Tensor mul(const Tensor& a, double b);
 Tensor neg(const Tensor& x);
-Tensor pow(const Tensor& x, double exponent);
+Tensor pow(const Tensor& x, double exponent);         // an int64 or bool x: float32, as x ** 2.0
+Tensor pow_integer(const Tensor& x, int64_t exponent);   // x ** 2: int64 for an int64 or bool x, exact
+Tensor pow(const Tensor& base, const Tensor& exponent);  // promoted; int64 ** int64 exact (exponents >= 0)
 Tensor exp(const Tensor& x);
 Tensor log(const Tensor& x);
 Tensor sqrt(const Tensor& x);
-Tensor abs(const Tensor& x);
+Tensor abs(const Tensor& x);   // also int64 (exact); not bool, as PyTorch
 Tensor relu(const Tensor& x);
 Tensor tanh(const Tensor& x);
 Tensor sigmoid(const Tensor& x);
@@ -127,9 +133,13 @@ Tensor layer_norm(const Tensor& input, const Shape& normalized_shape, const Tens
 Tensor embedding(const Tensor& weight, const Tensor& indices);
 
 // ---- in-place: bump the version counter; see check_inplace in inplace.cpp for when they are allowed ----
+// add_, sub_, mul_ and div_ promote as their out-of-place ops and write the result into self when its dtype can
+// be cast to self's (else PyTorch's "result type Float can't be cast to the desired output type Long").
 Tensor& add_(Tensor& self, const Tensor& other, double alpha = 1.0);
+Tensor& sub_(Tensor& self, const Tensor& other, double alpha = 1.0);
 Tensor& mul_(Tensor& self, double factor);
 Tensor& mul_(Tensor& self, const Tensor& other);
+Tensor& div_(Tensor& self, const Tensor& other);
 Tensor& fill_(Tensor& self, double value);
 Tensor& copy_(Tensor& self, const Tensor& src);
 

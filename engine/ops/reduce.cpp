@@ -37,11 +37,11 @@ Shape drop_dims(const Shape& shape, const std::vector<bool>& mask) {
 }
 
 Tensor sum_kernel(const Tensor& x, const std::vector<bool>& mask, bool keepdim) {
-  // int64 and bool sums (counts) are taken in float64 and converted back: exact while |sum| < 2^53.
-  if (!is_floating(x.dtype())) return sum_kernel(x.to(DType::f64), mask, keepdim).to(DType::i64);
+  // A bool sum counts the trues: it is taken in int64, exactly (as an int64 sum, wrapping on overflow).
+  if (x.dtype() == DType::b8) return sum_kernel(x.to(DType::i64), mask, keepdim);
   const Tensor xc = x.contiguous();
   Tensor out = empty(keepdim_shape(x.shape(), mask), x.dtype(), x.device());
-  dispatch_floating(x.dtype(), "sum", [&]<typename T>() {
+  dispatch_numeric(x.dtype(), "sum", [&]<typename T>() {
     backend::sum_dims<T>(x.device(), x.shape(), mask, xc.data_ptr<T>(), out.data_ptr<T>());
   });
   return keepdim ? out : make_view(out, drop_dims(x.shape(), mask), contiguous_strides(drop_dims(x.shape(), mask)), 0);
@@ -128,7 +128,7 @@ Tensor mean(const Tensor& x) {
 // y = max over all elements.  dy/dx = 1/k at each of the k elements equal to the maximum (PyTorch 1.13
 // shares the gradient evenly between ties).
 Tensor max(const Tensor& x) {
-  check_floating(x, "max");
+  check_defined(x, "max");
   TINYDDP_CHECK(x.numel() > 0, "max(): Expected reduction dim to be specified for input.numel() == 0. Specify the "
                                "reduction dim with the 'dim' argument.");
   const Tensor flat = reshape(x.detach(), {x.numel()});
@@ -153,7 +153,11 @@ Tensor max(const Tensor& x) {
 
 // values = max over dim.  dvalues/dx = 1 at the arg-max of each slice, else 0.
 MaxResult max(const Tensor& x, int64_t dim, bool keepdim) {
-  check_floating(x, "max");
+  check_defined(x, "max");
+  if (x.dtype() == DType::b8) {   // true > false: the maximum of the 0/1 values, as bool (not differentiable)
+    MaxResult r = max(x.to(DType::i64), dim, keepdim);
+    return {r.values.to(DType::b8), r.indices};
+  }
   dim = wrap_dim(dim, x.dim());
   TINYDDP_CHECK_INDEX(x.dim() == 0 || x.shape()[dim] > 0, "max(): Expected reduction dim ", dim,
                       " to have non-zero size.");
@@ -164,7 +168,7 @@ MaxResult max(const Tensor& x, int64_t dim, bool keepdim) {
   const Tensor xc = x.contiguous();
   Tensor values = empty(kshape, x.dtype(), x.device());
   Tensor indices = empty(kshape, DType::i64, x.device());
-  dispatch_floating(x.dtype(), "max", [&]<typename T>() {
+  dispatch_numeric(x.dtype(), "max", [&]<typename T>() {
     backend::max_dim<T>(x.device(), outer, size, inner, xc.data_ptr<T>(), values.data_ptr<T>(),
                         indices.data_ptr<int64_t>());
   });

@@ -3,6 +3,8 @@
 
 #include "engine/ops/op_utils.h"
 
+#include "engine/core/promotion.h"
+
 namespace tinyddp {
 
 using namespace detail;
@@ -182,7 +184,6 @@ Tensor cat(const std::vector<Tensor>& tensors, int64_t dim) {
   for (size_t i = 0; i < tensors.size(); ++i) {
     const Tensor& x = tensors[i];
     check_defined(x, "cat", "tensor");
-    check_same_dtype(first, x, "cat");
     check_same_device(first, x, "cat");
     bool ok = x.dim() == first.dim();
     for (int64_t d = 0; ok && d < x.dim(); ++d) ok = d == dim || x.shape()[d] == first.shape()[d];
@@ -191,7 +192,10 @@ Tensor cat(const std::vector<Tensor>& tensors, int64_t dim) {
     sizes.push_back(x.shape()[dim]);
     shape[dim] += x.shape()[dim];
   }
-  Tensor out = empty(shape, first.dtype(), first.device());
+  // The result has the tensors' promoted dtype (cat's operands all have dims, so no tier rule applies).
+  ResultType promoted;
+  for (const Tensor& x : tensors) promoted.add(x);
+  Tensor out = empty(shape, promoted.result(), first.device());
   {
     NoGradGuard no_grad;
     int64_t offset = 0;
@@ -201,11 +205,14 @@ Tensor cat(const std::vector<Tensor>& tensors, int64_t dim) {
       offset += sizes[i];
     }
   }
-  auto node = autograd::make_node("CatBackward0", tensors, [dim, sizes](const TensorList& g, OpNode& n) {
+  std::vector<DType> dtypes;
+  for (const Tensor& x : tensors) dtypes.push_back(x.dtype());
+  auto node = autograd::make_node("CatBackward0", tensors, [dim, sizes, dtypes](const TensorList& g, OpNode& n) {
     TensorList out;
     int64_t offset = 0;
     for (size_t i = 0; i < sizes.size(); ++i) {
-      out.push_back(n.needs_input_grad(i) ? narrow(g[0], dim, offset, sizes[i]) : Tensor());
+      // Each slice back in its input's dtype (a float32 input of a float64 result gets float32).
+      out.push_back(n.needs_input_grad(i) ? to_dtype(narrow(g[0], dim, offset, sizes[i]), dtypes[i]) : Tensor());
       offset += sizes[i];
     }
     return out;

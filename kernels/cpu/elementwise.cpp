@@ -114,6 +114,9 @@ void binary(BinaryOp op, const Dims& shape, const T* a, const Dims& a_strides, c
       case BinaryOp::tanh_backward: O = B * B; O = T(1) - O; O = A * O; return;
       case BinaryOp::sigmoid_backward: O = T(1) - B; O = B * O; O = A * O; return;
       case BinaryOp::relu_backward: O = (B > T(0)).select(A, T(0)); return;
+      case BinaryOp::pow:   // std::pow element by element, as the strided path below
+        for (int64_t i = 0; i < n; ++i) out[i] = apply_binary(op, a[i], b[i]);
+        return;
     }
   }
   const Dims out_strides = [&] {

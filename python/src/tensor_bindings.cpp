@@ -135,8 +135,55 @@ Tensor from_flat(const py::list& values, const Shape& shape, DType dtype) {
   return from_vector(v, shape, dtype);
 }
 
-// A Python number as the 0-dim tensor PyTorch wraps it in: the other operand's dtype and device.
-Tensor wrapped(const Tensor& like, double value) { return scalar_tensor(value, like.dtype(), like.device()); }
+// The other operand of a binary op: a tensor, or a Python number wrapped as PyTorch's Python wraps it (bool,
+// int -> int64, float -> float64, marked as a wrapped number so that it promotes below every tensor: `t * 2`
+// keeps an int64 t int64, `t * 0.5` makes it float32), on `like`'s device. Nothing for any other object.
+std::optional<Tensor> operand(const Tensor& like, const py::handle& o) {
+  if (py::isinstance<Tensor>(o)) return o.cast<Tensor>();
+  if (py::isinstance<py::bool_>(o)) return wrapped_number(o.cast<bool>(), like.device());
+  if (py::isinstance<py::int_>(o)) {
+    const int64_t v = PyLong_AsLongLong(o.ptr());
+    if (v == -1 && PyErr_Occurred()) {   // past int64, as 1.13 says it
+      PyErr_Clear();
+      throw Error("Overflow when unpacking long");
+    }
+    return wrapped_number(v, like.device());
+  }
+  if (py::isinstance<py::float_>(o)) return wrapped_number(o.cast<double>(), like.device());
+  // NumPy scalars (np.int64, np.float32): numbers too. Arrays and anything that does not convert are left to the
+  // other operand's reflected operator (NotImplemented), as before.
+  if (py::isinstance<py::array>(o) || py::isinstance<py::str>(o)) return std::nullopt;
+  try {
+    if (py::hasattr(o, "__index__")) return wrapped_number(o.cast<int64_t>(), like.device());
+    if (py::hasattr(o, "__float__")) return wrapped_number(o.cast<double>(), like.device());
+  } catch (const py::cast_error&) {
+  }
+  return std::nullopt;
+}
+
+Tensor operand_or_throw(const Tensor& like, const py::handle& o) {
+  std::optional<Tensor> t = operand(like, o);
+  if (!t)
+    throw py::type_error("expected a Tensor or a number, but got " +
+                         py::str(o.get_type().attr("__name__")).cast<std::string>());
+  return *t;
+}
+
+// A binary operator: fn(self, other) with the GIL released; NotImplemented for an operand that is neither a
+// tensor nor a number (so that `t == None` is False and Python tries the reflected operator).
+template <typename Fn>
+auto binary_operator(Fn fn) {
+  return [fn](const Tensor& a, const py::object& b) -> py::object {
+    std::optional<Tensor> other = operand(a, b);
+    if (!other) return py::reinterpret_borrow<py::object>(Py_NotImplemented);
+    Tensor out;
+    {
+      py::gil_scoped_release gil;
+      out = fn(a, *other);
+    }
+    return py::cast(out);
+  };
+}
 
 // In-place methods return the same Python object, as PyTorch's do.
 template <typename Fn>
@@ -292,62 +339,98 @@ void bind_tensor(py::module_& m) {
              py::gil_scoped_release gil;
              t.fill_(v);
            }))
-      // ---- operators: tensors, Python floats and ints on either side; NumPy broadcasting ----
-      // A Python number on either side is wrapped as a 0-dim tensor of the other operand's dtype, as PyTorch's
-      // Python does, so `w * 2` records MulBackward0 (and `w / 2` divides, as PyTorch's) over the engine's
-      // tensor-tensor op. The wrapped number does not require grad: its gradient is never computed. Integer
-      // tensors keep the engine's scalar ops (and their dtype errors).
-      .def("__add__", [](const Tensor& a, const Tensor& b) { return a + b; }, py::is_operator(), release())
-      .def("__add__", [](const Tensor& a, double b) { return is_floating(a.dtype()) ? a + wrapped(a, b) : a + b; },
-           py::is_operator(), release())
-      .def("__radd__", [](const Tensor& a, double b) { return is_floating(a.dtype()) ? a + wrapped(a, b) : b + a; },
-           py::is_operator(), release())
-      .def("__sub__", [](const Tensor& a, const Tensor& b) { return a - b; }, py::is_operator(), release())
-      .def("__sub__", [](const Tensor& a, double b) { return is_floating(a.dtype()) ? a - wrapped(a, b) : a - b; },
-           py::is_operator(), release())
-      .def("__rsub__", [](const Tensor& a, double b) { return b - a; }, py::is_operator(), release())
-      .def("__mul__", [](const Tensor& a, const Tensor& b) { return a * b; }, py::is_operator(), release())
-      .def("__mul__", [](const Tensor& a, double b) { return is_floating(a.dtype()) ? a * wrapped(a, b) : a * b; },
-           py::is_operator(), release())
-      .def("__rmul__", [](const Tensor& a, double b) { return is_floating(a.dtype()) ? a * wrapped(a, b) : b * a; },
-           py::is_operator(), release())
-      .def("__truediv__", [](const Tensor& a, const Tensor& b) { return a / b; }, py::is_operator(), release())
-      .def("__truediv__", [](const Tensor& a, double b) { return is_floating(a.dtype()) ? a / wrapped(a, b) : a / b; },
-           py::is_operator(), release())
-      // PyTorch: number / t = t.reciprocal() * number (MulBackward0 at the top).
-      .def("__rtruediv__",
-           [](const Tensor& a, double b) { return is_floating(a.dtype()) ? pow(a, -1.0) * wrapped(a, b) : b / a; },
-           py::is_operator(), release())
       .def("__matmul__", [](const Tensor& a, const Tensor& b) { return matmul(a, b); }, py::is_operator(), release())
-      .def("__pow__", [](const Tensor& a, double e) { return pow(a, e); }, py::is_operator(), release())
       .def("__neg__", [](const Tensor& a) { return neg(a); }, release())
-      .def("__abs__", [](const Tensor& a) { return abs(a); }, release())
+      .def("__abs__", [](const Tensor& a) { return abs(a); }, release());
+
+  // ---- operators: tensors, Python bools, ints and floats on either side; NumPy broadcasting ----
+  // A Python number is wrapped as PyTorch's Python does (operand above) and the engine's tensor-tensor op
+  // promotes, so `w * 2` records MulBackward0 (and `w / 2` divides, as PyTorch's). The wrapped number does not
+  // require grad: its gradient is never computed.
+  cls.def("__add__", binary_operator([](const Tensor& a, const Tensor& b) { return add(a, b); }), py::is_operator())
+      .def("__radd__", binary_operator([](const Tensor& a, const Tensor& b) { return add(a, b); }), py::is_operator())
+      .def("__sub__", binary_operator([](const Tensor& a, const Tensor& b) { return sub(a, b); }), py::is_operator())
+      .def("__mul__", binary_operator([](const Tensor& a, const Tensor& b) { return mul(a, b); }), py::is_operator())
+      .def("__rmul__", binary_operator([](const Tensor& a, const Tensor& b) { return mul(a, b); }), py::is_operator())
+      .def("__truediv__", binary_operator([](const Tensor& a, const Tensor& b) { return div(a, b); }),
+           py::is_operator())
+      // number - t: a floating t as the engine's scalar op (AddBackward1 over NegBackward0, where PyTorch has
+      // RsubBackward1), else the promoted sub (an int64 t stays int64; a bool t or True gives sub's error).
+      .def("__rsub__", binary_operator([](const Tensor& a, const Tensor& b) {
+             if (is_floating(a.dtype()) && b.is_wrapped_number() && b.dtype() != DType::b8)
+               return b.to(DType::f64).item<double>() - a;
+             return sub(b, a);
+           }), py::is_operator())
+      // PyTorch: number / t = t.reciprocal() * number (MulBackward0 at the top; float32 for an int64 t).
+      .def("__rtruediv__", binary_operator([](const Tensor& a, const Tensor& b) { return mul(pow(a, -1.0), b); }),
+           py::is_operator())
+      // t ** n: an int (or bool) exponent keeps an int64 t int64; a float exponent makes it float32.
+      // t ** u and number ** t: the promoted pow of two tensors (PowBackward1; PowBackward2 for a number base).
+      .def("__rpow__", binary_operator([](const Tensor& a, const Tensor& b) { return pow(b, a); }), py::is_operator())
+      .def("__pow__", [](const Tensor& a, const py::object& e) -> py::object {
+             Tensor out;
+             if (py::isinstance<Tensor>(e)) {
+               const Tensor exponent = e.cast<Tensor>();
+               py::gil_scoped_release gil;
+               out = pow(a, exponent);
+             }
+             if (out.defined()) return py::cast(out);
+             const bool integral = py::isinstance<py::bool_>(e) || py::isinstance<py::int_>(e);
+             if (!integral && !py::isinstance<py::float_>(e))
+               return py::reinterpret_borrow<py::object>(Py_NotImplemented);
+             // A bool exponent promotes with a bool tensor to bool, which has no pow kernel in 1.13 either.
+             TINYDDP_CHECK(!py::isinstance<py::bool_>(e) || a.dtype() != DType::b8,
+                           "\"pow\" not implemented for 'Bool'");
+             if (integral) {
+               const int64_t n = e.cast<int64_t>();
+               py::gil_scoped_release gil;
+               out = pow_integer(a, n);
+             } else {
+               const double p = e.cast<double>();
+               py::gil_scoped_release gil;
+               out = pow(a, p);
+             }
+             return py::cast(out);
+           }, py::is_operator())
+      // In place: PyTorch's promotion, then its cast check into self's dtype (`int_t += 0.5` raises).
       .def("__iadd__", inplace([](Tensor& t, const py::args& a) {
-             Tensor other = py::isinstance<Tensor>(a[0]) ? a[0].cast<Tensor>() : scalar_tensor(a[0].cast<double>(), t.dtype());
+             Tensor other = operand_or_throw(t, a[0]);
              py::gil_scoped_release gil;
              t.add_(other);
            }), py::is_operator())
       .def("__isub__", inplace([](Tensor& t, const py::args& a) {
-             Tensor other = py::isinstance<Tensor>(a[0]) ? a[0].cast<Tensor>() : scalar_tensor(a[0].cast<double>(), t.dtype());
+             Tensor other = operand_or_throw(t, a[0]);
              py::gil_scoped_release gil;
-             t.add_(other, -1.0);
+             sub_(t, other);
            }), py::is_operator())
-      .def("__imul__", inplace([](Tensor& t, const py::args& a) {
-             if (py::isinstance<Tensor>(a[0])) {
-               Tensor other = a[0].cast<Tensor>();
+      // t /= u: in place as PyTorch's (`int_t /= 2` raises its cast error). A tensor with history, which the
+      // engine's in-place ops refuse, gets the quotient as a new tensor instead (the name is rebound, as
+      // PyTorch's in-place DivBackward0 would leave it holding the quotient; other references keep the old one).
+      .def("__itruediv__", [](py::object self, const py::object& other) -> py::object {
+             Tensor& t = self.cast<Tensor&>();
+             Tensor o = operand_or_throw(t, other);
+             Tensor out;
+             {
                py::gil_scoped_release gil;
-               t.mul_(other);
-             } else {
+               if (GradMode::is_enabled() && t.requires_grad() && !t.is_leaf()) out = div(t, o);
+               else div_(t, o);
+             }
+             return out.defined() ? py::cast(out) : self;
+           }, py::is_operator())
+      .def("__imul__", inplace([](Tensor& t, const py::args& a) {
+             if (is_floating(t.dtype()) && py::isinstance<py::float_>(a[0])) {   // the engine's scalar fast path
                double f = a[0].cast<double>();
                py::gil_scoped_release gil;
                t.mul_(f);
+               return;
              }
+             Tensor other = operand_or_throw(t, a[0]);
+             py::gil_scoped_release gil;
+             t.mul_(other);
            }), py::is_operator());
 
   // PyTorch's in-place arithmetic methods (the version bumps once; a Python number is wrapped as a tensor).
-  auto operand = [](const Tensor& t, const py::object& o) {
-    return py::isinstance<Tensor>(o) ? o.cast<Tensor>() : scalar_tensor(o.cast<double>(), t.dtype(), t.device());
-  };
+  auto operand = [](const Tensor& t, const py::object& o) { return operand_or_throw(t, o); };
   cls.def("add_", [operand](py::object self, const py::object& other, double alpha) {
         Tensor& t = self.cast<Tensor&>();
         Tensor o = operand(t, other);
@@ -359,7 +442,7 @@ void bind_tensor(py::module_& m) {
         Tensor& t = self.cast<Tensor&>();
         Tensor o = operand(t, other);
         py::gil_scoped_release gil;
-        t.add_(o, -alpha);
+        sub_(t, o, alpha);
         return self;
       }, py::arg("other"), py::kw_only(), py::arg("alpha") = 1.0)
       .def("mul_", [operand](py::object self, const py::object& other) {
@@ -369,41 +452,22 @@ void bind_tensor(py::module_& m) {
         t.mul_(o);
         return self;
       }, py::arg("other"))
-      // The engine has no in-place division: the quotient is computed, then copied in (one version bump; a
-      // tensor with history gets CopyBackwards where PyTorch's has DivBackward0).
+      // The quotient is computed, then written in (one version bump).
       .def("div_", [operand](py::object self, const py::object& other) {
         Tensor& t = self.cast<Tensor&>();
         Tensor o = operand(t, other);
         py::gil_scoped_release gil;
-        t.copy_(t / o);
+        div_(t, o);
         return self;
       }, py::arg("other"));
 
   // ---- comparisons and logical ops: bool tensors ----
-  // A Python number on the other side becomes a 0-dim tensor the engine promotes with the tensor as PyTorch
-  // does: the tensor's dtype when it is floating (so t == 0.1 compares in float32), else int64 for an int,
-  // float32 (PyTorch's default dtype) for a float and bool for a bool.
-  auto compare_operand = [](const Tensor& t, const py::object& o) -> Tensor {
-    if (py::isinstance<Tensor>(o)) return o.cast<Tensor>();
-    if (py::isinstance<py::bool_>(o)) return scalar_tensor(o.cast<bool>() ? 1.0 : 0.0, DType::b8, t.device());
-    const DType d = is_floating(t.dtype()) ? t.dtype() : py::isinstance<py::int_>(o) ? DType::i64 : DType::f32;
-    if (d == DType::i64) return from_vector(std::vector<int64_t>{o.cast<int64_t>()}, {}, DType::i64);
-    return scalar_tensor(o.cast<double>(), d, t.device());
-  };
+  // A Python number on the other side is wrapped (operand above) and the engine promotes it with the tensor as
+  // PyTorch does: the tensor's dtype when it is floating (so t == 0.1 compares in float32), else int64 for an
+  // int, float32 (PyTorch's default dtype) for a float.
   // Anything but a tensor or a number gives NotImplemented, so `t == None` is False, as in PyTorch.
   auto bind_compare = [&](const char* dunder, const char* method, Tensor (*op)(const Tensor&, const Tensor&)) {
-    auto fn = [compare_operand, op](const Tensor& a, const py::object& b) -> py::object {
-      if (!py::isinstance<Tensor>(b) && !py::isinstance<py::bool_>(b) && !py::isinstance<py::int_>(b) &&
-          !py::isinstance<py::float_>(b))
-        return py::reinterpret_borrow<py::object>(Py_NotImplemented);
-      Tensor other = compare_operand(a, b);
-      Tensor out;
-      {
-        py::gil_scoped_release gil;
-        out = op(a, other);
-      }
-      return py::cast(out);
-    };
+    auto fn = binary_operator(op);
     cls.def(dunder, fn, py::is_operator());
     cls.def(method, fn, py::arg("other"));
   };

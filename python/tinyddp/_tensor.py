@@ -272,6 +272,8 @@ def _max(self, dim=None, keepdim=False):
 
 def _argmax(self, dim=None, keepdim=False):
     """The index of the first maximum, over all elements (of the flattened tensor) or along `dim`."""
+    if self.dtype is bool:   # 1.13 has no argmax kernel for bool (max of a bool tensor works)
+        raise RuntimeError('"argmax_cpu" not implemented for \'Bool\'')
     if dim is None:
         return self.detach().reshape([-1])._max_dim(0, False)[1]
     return self.detach()._max_dim(dim, keepdim)[1]

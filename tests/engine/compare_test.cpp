@@ -23,6 +23,7 @@ std::vector<int64_t> bits(const Tensor& t) {
 
 Tensor f32(std::initializer_list<double> v) { return tensor(v, DType::f32); }
 Tensor i64(std::vector<int64_t> v) { return from_vector(v, {static_cast<int64_t>(v.size())}, DType::i64); }
+Tensor f64(std::initializer_list<double> v) { return tensor(v, DType::f64); }
 
 TEST(Compare, EachOpElementwiseWithNanComparingFalseButNotEqual) {
   const double nan = std::numeric_limits<double>::quiet_NaN();
@@ -100,9 +101,17 @@ TEST(BoolDtype, SumCountsTruesAndIntSumsAreInt64) {
   expect_error([&] { (void)mean(i64({1})); }, "Got: Long");
 }
 
-TEST(BoolDtype, ArithmeticRefusesIt) {
+TEST(BoolDtype, ArithmeticPromotesAsPyTorch) {   // more in type_promotion_test.cpp
   const Tensor b = gt(f32({1}), scalar_tensor(0, DType::f32));
-  expect_error([&] { (void)(b + b); }, "expected a floating tensor (float32 or float64) but got bool");
+  EXPECT_EQ((b + b).dtype(), DType::b8);
+  EXPECT_EQ((b * f32({2.5})).to_vector<double>(), (std::vector<double>{2.5}));
+  expect_error([&] { (void)(b - b); }, "Subtraction, the `-` operator, with two bool tensors is not supported.");
+}
+
+TEST(Compare, AZeroDimFloat64DoesNotWidenAFloat32Tensor) {
+  // 1.13 compares in float32 here (result_type), so float32(0.1) == float32(0.1) holds.
+  EXPECT_EQ(bits(eq(f32({0.1}), scalar_tensor(0.1, DType::f64))), (std::vector<int64_t>{1}));
+  EXPECT_EQ(bits(eq(f32({0.1}), f64({0.1}))), (std::vector<int64_t>{0}));   // both with dims: float64
 }
 
 }  // namespace

@@ -62,6 +62,8 @@ std::vector<OpCase> build() {
   add_case("pow_1_5", "pow", {{2, 3}}, [](In x) { return x[0].pow(1.5); }, {positive()});
   add_case("pow_1", "pow", {{3}}, [](In x) { return pow(x[0], 1.0); });
   add_case("pow_0", "pow", {{3}}, [](In x) { return pow(x[0], 0.0) * x[0]; });
+  add_case("pow_tensor", "pow", {{2, 3}, {2, 3}}, [](In x) { return pow(x[0], x[1]); }, {positive(), real()});
+  add_case("pow_tensor_broadcast", "pow", {{2, 3}, {3}}, [](In x) { return pow(x[0], x[1]); }, {positive(), real()});
   add_case("exp", "exp", {{2, 3}}, [](In x) { return exp(x[0]); });
   add_case("log", "log", {{2, 3}}, [](In x) { return log(x[0]); }, {positive()});
   add_case("sqrt", "sqrt", {{2, 3}}, [](In x) { return sqrt(x[0]); }, {positive()});
