@@ -83,13 +83,25 @@ TINYDDP_HOST_DEVICE T sub_rounded(T a, T b) {
 #endif
 }
 
+// a + b, a - b, a * b; signed integers wrap modulo 2^64 as PyTorch's int64 kernels do in practice, computed on
+// the unsigned type because signed overflow is undefined in C++.
+template <typename T, typename Fn>
+TINYDDP_HOST_DEVICE T wrapping(T a, T b, Fn fn) {
+  if constexpr (std::is_integral_v<T> && std::is_signed_v<T>) {
+    using U = std::make_unsigned_t<T>;
+    return static_cast<T>(fn(static_cast<U>(a), static_cast<U>(b)));
+  } else {
+    return fn(a, b);
+  }
+}
+
 // What a BinaryOp computes on one pair of elements: the one definition both backends use.
 template <typename T>
 TINYDDP_HOST_DEVICE T apply_binary(BinaryOp op, T a, T b) {
   switch (op) {
-    case BinaryOp::add: return a + b;
-    case BinaryOp::sub: return a - b;
-    case BinaryOp::mul: return a * b;
+    case BinaryOp::add: return wrapping(a, b, [](auto x, auto y) { return x + y; });
+    case BinaryOp::sub: return wrapping(a, b, [](auto x, auto y) { return x - y; });
+    case BinaryOp::mul: return wrapping(a, b, [](auto x, auto y) { return x * y; });
     case BinaryOp::div: return a / b;
     case BinaryOp::eq: return a == b ? T(1) : T(0);
     case BinaryOp::tanh_backward: return mul_rounded(a, sub_rounded(T(1), mul_rounded(b, b)));

@@ -101,6 +101,10 @@ void binary(BinaryOp op, const Dims& shape, const T* a, const Dims& a_strides, c
     }
     expected *= shape[i];
   }
+  if (a_dense && b_dense && std::is_integral_v<T>) {   // apply_binary's wrapping integer arithmetic (no UB)
+    for (int64_t i = 0; i < n; ++i) out[i] = apply_binary(op, a[i], b[i]);
+    return;
+  }
   if (a_dense && b_dense) {
     ConstArrayMap<T> A(a, n), B(b, n);
     Eigen::Map<Eigen::Array<T, Eigen::Dynamic, 1>> O(out, n);
