@@ -19,7 +19,9 @@ void sgd_update(const Tensor& p, const Tensor& grad, Tensor& momentum_buffer, co
   NoGradGuard no_grad;
   // d_p aliases .grad until an out-of-place op replaces it; nothing below writes into d_p in place.
   Tensor d_p = o.maximize ? neg(grad) : grad;
-  if (o.weight_decay != 0.0) d_p = add(d_p, mul(p, o.weight_decay));
+  // d_p.add(p, alpha=wd) and d_p.add(buf, alpha=momentum) are one fused multiply-add each in PyTorch's CPU
+  // kernels; add_ with an alpha is too (the axpy kernel), a separate mul then add would round twice.
+  if (o.weight_decay != 0.0) d_p = d_p.clone().add_(p, o.weight_decay);
   if (o.momentum != 0.0) {
     Tensor& buf = momentum_buffer;
     if (!buf.defined()) {
@@ -28,7 +30,7 @@ void sgd_update(const Tensor& p, const Tensor& grad, Tensor& momentum_buffer, co
       buf.mul_(o.momentum);
       buf.add_(d_p, 1.0 - o.dampening);
     }
-    d_p = o.nesterov ? add(d_p, mul(buf, o.momentum)) : buf;
+    d_p = o.nesterov ? d_p.clone().add_(buf, o.momentum) : buf;
   }
   Tensor param = p;   // a handle: the update is in place, on the parameter's storage
   param.add_(d_p, -o.lr);
