@@ -27,6 +27,21 @@ Linear::Linear(int64_t in_features, int64_t out_features, bool bias, DType dtype
   if (bias) uniform_(bias_, -bias_bound, bias_bound);
 }
 
+Linear::Linear(Tensor weight, Tensor bias) {
+  TINYDDP_CHECK(weight.defined() && weight.dim() == 2 && is_floating(weight.dtype()),
+                "Linear: the weight to adopt must be a floating point (out_features, in_features) tensor, got ",
+                weight.defined() ? shape_str(weight.shape()) + " " + dtype_name(weight.dtype()) : "an undefined one",
+                ".");
+  TINYDDP_CHECK(!bias.defined() || (bias.dim() == 1 && bias.size(0) == weight.size(0) &&
+                                    bias.dtype() == weight.dtype()),
+                "Linear: the bias to adopt must be a (", weight.size(0), ") tensor of ", dtype_name(weight.dtype()),
+                ", got ", bias.defined() ? shape_str(bias.shape()) + " " + dtype_name(bias.dtype()) : "", ".");
+  out_features_ = weight.size(0);
+  in_features_ = weight.size(1);
+  weight_ = register_parameter("weight", std::move(weight));
+  if (bias.defined()) bias_ = register_parameter("bias", std::move(bias));
+}
+
 std::string Linear::extra_repr() const {
   return detail::concat("in_features=", in_features_, ", out_features=", out_features_,
                         ", bias=", bias_.defined() ? "True" : "False");

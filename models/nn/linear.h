@@ -18,6 +18,9 @@ namespace tinyddp::nn {
 class Linear : public Module {
  public:
   Linear(int64_t in_features, int64_t out_features, bool bias = true, DType dtype = DType::f32);
+  // Adopts `weight` (O, I) and `bias` (O, or undefined) as its parameters, the same handles: no init, no draw from
+  // the generator. How a copy of a layer is rebuilt (Python's copy.deepcopy and unpickling of nn.Linear).
+  Linear(Tensor weight, Tensor bias);
 
   // x (N..., I) -> (N..., O). A 2-D x takes addmm(b, x, W^T), exactly PyTorch 1.13's linear, so that the graph
   // (AddmmBackward0 with a TBackward0 edge to W) and with it the order in which gradients become ready is

@@ -22,6 +22,11 @@ void bind_nn(py::module_& m) {
              return std::make_shared<nn::Linear>(in_features, out_features, bias, dtype);
            }),
            py::arg("in_features"), py::arg("out_features"), py::arg("bias") = true, py::arg("dtype") = DType::f32)
+      .def_static("_adopt",
+                  [](const Tensor& weight, const std::optional<Tensor>& bias) {
+                    return std::make_shared<nn::Linear>(weight, bias ? *bias : Tensor());
+                  },
+                  py::arg("weight"), py::arg("bias"), "A Linear over these tensors (no init): copies and unpickling.")
       .def("forward", &nn::Linear::forward, release())
       .def_property_readonly("weight", [](const nn::Linear& l) { return to_py(l.weight()); })
       .def_property_readonly("bias", [](const nn::Linear& l) { return to_py(l.bias()); })

@@ -3,6 +3,8 @@
 // torch.Size, dtype objects) lives in tinyddp/_tensor.py.
 #include <pybind11/numpy.h>
 
+#include <cstring>
+
 #include "bindings.h"
 
 namespace tinyddp::python {
@@ -112,14 +114,67 @@ Tensor copy_array(const py::array& a, DType dtype) {
   return from_vector(values, shape, dtype);
 }
 
+// dtypes compare by value: an array unpickled (or made with np.dtype("<f4")) has a dtype object of its own, equal
+// to, but not the same object as, NumPy's float32.
 Tensor from_numpy(const py::array& a) {
   const py::dtype dt = a.dtype();
-  if (dt.is(py::dtype::of<float>())) return copy_array<float>(a, DType::f32);
-  if (dt.is(py::dtype::of<double>())) return copy_array<double>(a, DType::f64);
-  if (dt.is(py::dtype::of<int64_t>())) return copy_array<int64_t>(a, DType::i64);
-  if (dt.is(py::dtype::of<bool>())) return copy_array<int64_t>(a, DType::b8);   // 0/1 through int64
+  if (dt.equal(py::dtype::of<float>())) return copy_array<float>(a, DType::f32);
+  if (dt.equal(py::dtype::of<double>())) return copy_array<double>(a, DType::f64);
+  if (dt.equal(py::dtype::of<int64_t>())) return copy_array<int64_t>(a, DType::i64);
+  if (dt.equal(py::dtype::of<bool>())) return copy_array<int64_t>(a, DType::b8);   // 0/1 through int64
   throw py::type_error("can't convert np.ndarray of type " + dt.attr("name").cast<std::string>() +
                        ". The only supported types are: float64, float32, int64 and bool.");
+}
+
+// ---- storages, for tinyddp.serialization and copy.deepcopy (PyTorch's Tensor.storage(), set_()) ----
+// A tensor's storage is what torch.save writes once however many tensors view it: its bytes, and per tensor
+// (storage offset, size, stride) in elements.
+
+// The whole storage as a 1-D contiguous tensor of `t`'s dtype, without history (a leaf sharing the storage and
+// version counter, as detach() does).
+Tensor storage_tensor(const Tensor& t) {
+  const size_t elem = element_size(t.dtype());
+  TINYDDP_CHECK(t.storage()->nbytes % elem == 0, "the storage holds ", t.storage()->nbytes,
+                " bytes, not a whole number of ", dtype_name(t.dtype()), " elements");
+  return make_view(t, {static_cast<int64_t>(t.storage()->nbytes / elem)}, {1}, 0);
+}
+
+// A view of `base`'s storage (PyTorch's set_(storage, offset, size, stride) / as_strided), a leaf without history.
+// Every element it can reach must lie inside the storage: a checkpoint's sizes are checked here.
+Tensor as_strided(const Tensor& base, const Shape& shape, const Shape& strides, int64_t offset) {
+  TINYDDP_CHECK(shape.size() == strides.size(), "as_strided: got ", shape.size(), " sizes but ", strides.size(),
+                " strides");
+  const int64_t numel = static_cast<int64_t>(base.storage()->nbytes / element_size(base.dtype()));
+  int64_t last = offset;   // the largest element index the view reaches
+  bool empty_view = false;
+  for (size_t d = 0; d < shape.size(); ++d) {
+    TINYDDP_CHECK(shape[d] >= 0 && strides[d] >= 0, "as_strided: negative size or stride in size ",
+                  shape_str(shape), ", stride ", shape_str(strides));
+    if (shape[d] == 0) empty_view = true;
+    else last += (shape[d] - 1) * strides[d];
+  }
+  TINYDDP_CHECK(offset >= 0 && (empty_view || last < numel), "as_strided: size ", shape_str(shape), ", stride ",
+                shape_str(strides), " and storage offset ", offset, " reach element ", last,
+                " of a storage of ", numel, " elements");
+  return make_view(base, shape, strides, offset);
+}
+
+// The raw bytes of a contiguous CPU tensor's elements, host (little-endian) order.
+py::bytes raw_bytes(const Tensor& t) {
+  TINYDDP_CHECK(t.is_contiguous() && t.device().is_cpu(), "raw bytes of a non-contiguous or device tensor");
+  const size_t n = static_cast<size_t>(t.numel()) * element_size(t.dtype());
+  return py::bytes(n ? static_cast<const char*>(t.raw_data()) : "", n);
+}
+
+// A new 1-D tensor holding a copy of `buffer`'s bytes as elements of `dtype`.
+Tensor from_bytes(const py::buffer& buffer, DType dtype) {
+  const py::buffer_info info = buffer.request();
+  const size_t nbytes = static_cast<size_t>(info.size * info.itemsize), elem = element_size(dtype);
+  TINYDDP_CHECK(nbytes % elem == 0, "from_bytes: ", nbytes, " bytes are not a whole number of ",
+                dtype_name(dtype), " elements");
+  Tensor t = empty({static_cast<int64_t>(nbytes / elem)}, dtype);
+  if (nbytes) std::memcpy(t.raw_data(), info.ptr, nbytes);
+  return t;
 }
 
 // Python number lists of tinyddp.tensor(), already flattened by tinyddp/_tensor.py.
@@ -248,6 +303,23 @@ void bind_tensor(py::module_& m) {
              return nested_list(t.shape(), 0, flat, pos);
            })
       .def("numpy", &numpy_view)
+      .def("storage_offset", &Tensor::offset)
+      .def("stride", [](const Tensor& t, const py::object& dim) -> py::object {
+             if (dim.is_none()) return py::tuple(py::cast(t.strides()));
+             int64_t d = dim.cast<int64_t>();
+             const int64_t n = std::max<int64_t>(t.dim(), 1);
+             if (d < -n || d >= n)   // PyTorch's text
+               throw py::index_error("Dimension out of range (expected to be in range of [" + std::to_string(-n) +
+                                     ", " + std::to_string(n - 1) + "], but got " + std::to_string(d) + ")");
+             if (t.dim() == 0) return py::int_(1);
+             return py::int_(t.strides()[static_cast<size_t>((d + n) % n)]);
+           }, py::arg("dim") = py::none())
+      .def("data_ptr", [](const Tensor& t) { return reinterpret_cast<uintptr_t>(t.raw_data()); })
+      .def("_storage_key", [](const Tensor& t) { return reinterpret_cast<uintptr_t>(t.storage().get()); })
+      .def("_storage_nbytes", [](const Tensor& t) { return t.storage()->nbytes; })
+      .def("_storage_tensor", &storage_tensor)
+      .def("_as_strided", &as_strided, py::arg("size"), py::arg("stride"), py::arg("storage_offset"))
+      .def("_raw_bytes", &raw_bytes)
       // ---- autograd ----
       .def_property(
           "requires_grad", &Tensor::requires_grad,
@@ -493,6 +565,7 @@ void bind_tensor(py::module_& m) {
   // ---- factories (CPU) ----
   m.def("_from_flat", &from_flat);
   m.def("_from_numpy", &from_numpy);
+  m.def("_from_bytes", &from_bytes, py::arg("buffer"), py::arg("dtype"));
   m.def("zeros", [](const Shape& s, DType d) { return zeros(s, d); }, release());
   m.def("ones", [](const Shape& s, DType d) { return ones(s, d); }, release());
   m.def("full", [](const Shape& s, double v, DType d) { return full(s, v, d); }, release());

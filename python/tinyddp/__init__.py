@@ -13,6 +13,7 @@ from tinyddp.random import Generator, get_rng_state, initial_seed, manual_seed, 
 from tinyddp.autograd.grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
 # they import the names above
 from tinyddp import autograd, cuda, futures, nn, optim, distributed, multiprocessing, random, utils  # noqa: E402
+from tinyddp.serialization import load, save  # noqa: E402
 
 float = float32    # PyTorch's aliases  # noqa: A001
 double = float64
@@ -20,8 +21,8 @@ long = int64
 
 __all__ = ["abs", "arange", "argmax", "autograd", "bool", "cat", "cuda", "device", "distributed", "double", "dtype",
            "empty", "enable_grad", "eq", "exp", "flatten", "float", "float32", "float64", "from_numpy", "full",
-           "futures", "ge", "Generator", "get_rng_state", "gt", "initial_seed", "int64", "is_grad_enabled",
-           "is_tensor", "le", "log", "logical_not", "long", "lt", "manual_seed", "matmul", "max", "maximum", "mean",
-           "multiprocessing", "ne", "nn", "no_grad", "ones", "ones_like", "optim", "rand", "randint", "randn",
-           "random", "randperm", "relu", "seed", "set_grad_enabled", "set_rng_state", "sigmoid", "Size", "sqrt",
+           "futures", "ge", "Generator", "get_rng_state", "gt", "initial_seed", "int64", "is_grad_enabled", "is_tensor",
+           "le", "load", "log", "logical_not", "long", "lt", "manual_seed", "matmul", "max", "maximum", "mean",
+           "multiprocessing", "ne", "nn", "no_grad", "ones", "ones_like", "optim", "rand", "randint", "randn", "random",
+           "randperm", "relu", "save", "seed", "set_grad_enabled", "set_rng_state", "sigmoid", "Size", "sqrt",
            "squeeze", "stack", "sum", "tanh", "Tensor", "tensor", "unsqueeze", "utils", "zeros", "zeros_like"]

@@ -54,8 +54,8 @@ class device:  # noqa: N801  (torch.device)
             return f"device(type='{self._type}')"
         return f"device(type='{self._type}', index={self._index})"
 
-    def __reduce__(self):
-        return device, (self._type, self._index)
+    def __reduce__(self):   # PyTorch's: device('cpu') pickles as ('cpu',), device('cuda', 1) as ('cuda', 1)
+        return device, (self._type,) if self._index is None else (self._type, self._index)
 
 
 def _parse(text, index):

@@ -64,6 +64,9 @@ class Size(tuple):
 
     __rmul__ = __mul__
 
+    def __reduce__(self):   # torch.Size((2, 3)), as PyTorch's (a plain tuple subclass would pickle by NEWOBJ)
+        return Size, (tuple(self),)
+
     def numel(self):
         n = 1
         for d in self:
@@ -230,6 +233,47 @@ def _set_data(self, value):
                               "storage); copy values in place instead: `with torch.no_grad(): t.copy_(value)`.")
 
 
+# ---- storages, pickling and copying (PyTorch's Tensor.storage, __reduce_ex__, __deepcopy__) ----
+
+def _storage(self):
+    from tinyddp.storage import TypedStorage
+    return TypedStorage(self._storage_tensor())
+
+
+def _reduce_ex(self, proto):
+    """(storage, storage offset, size, stride, requires_grad, backward hooks), rebuilt by _rebuild_tensor_v2 as
+    PyTorch's: a new leaf (requires_grad kept, history dropped) viewing the storage. copy.copy keeps the storage
+    object, so a copy shares memory with the original, as in PyTorch; pickle.dumps carries the storage's bytes."""
+    from collections import OrderedDict
+    from tinyddp._utils import _rebuild_tensor_v2
+    return _rebuild_tensor_v2, (_storage(self), self.storage_offset(), tuple(self._shape()), self.stride(),
+                                self.requires_grad, OrderedDict())
+
+
+_DEEPCOPY_NON_LEAF = ("Only Tensors created explicitly by the user (graph leaves) support the deepcopy protocol at "
+                      "the moment")
+
+
+def _deepcopy(self, memo):
+    """A new leaf over a copy of the storage (copied once per deepcopy call, so views stay views of one copy),
+    with requires_grad, .grad (deep-copied) and Python attributes; non-leaves are refused with 1.13's text."""
+    if not self.is_leaf:
+        raise RuntimeError(_DEEPCOPY_NON_LEAF)
+    if id(self) in memo:
+        return memo[id(self)]
+    import copy
+    new_storage = copy.deepcopy(_storage(self), memo)
+    out = new_storage._t._as_strided(list(self._shape()), list(self.stride()), self.storage_offset())
+    out.requires_grad_(self.requires_grad)
+    grad = self.grad
+    if grad is not None:
+        out.grad = _deepcopy(grad, memo)
+    for name, value in getattr(self, "__dict__", {}).items():
+        setattr(out, name, copy.deepcopy(value, memo))
+    memo[id(self)] = out
+    return out
+
+
 class _MaxResult(tuple):
     """torch.return_types.max: (values, indices), also by name."""
     values = property(lambda self: self[0])
@@ -363,6 +407,9 @@ Tensor.__bool__ = _bool
 Tensor.__len__ = _len
 Tensor.__float__ = lambda self: builtins.float(_bool_free_item(self))
 Tensor.__int__ = lambda self: builtins.int(_bool_free_item(self))
+Tensor.storage = _storage
+Tensor.__reduce_ex__ = _reduce_ex
+Tensor.__deepcopy__ = _deepcopy
 Tensor.__array__ = lambda self, dtype=None: self.numpy() if dtype is None else self.numpy().astype(dtype)
 
 

@@ -21,6 +21,20 @@ class Parameter(Tensor):
         _C.Tensor.__init__(p, handle)
         return p
 
+    def __deepcopy__(self, memo):
+        """1.13's: a Parameter over a clone of the data, requires_grad kept, .grad not copied."""
+        if id(self) not in memo:
+            memo[id(self)] = type(self)(self.detach().clone(), self.requires_grad)
+        return memo[id(self)]
+
+    def __reduce_ex__(self, proto):
+        from collections import OrderedDict
+        from tinyddp._utils import _rebuild_parameter, _rebuild_parameter_with_state
+        state = dict(getattr(self, "__dict__", {}))
+        if state:
+            return _rebuild_parameter_with_state, (self.detach(), self.requires_grad, OrderedDict(), state)
+        return _rebuild_parameter, (self.detach(), self.requires_grad, OrderedDict())
+
     def __repr__(self):
         return "Parameter containing:\n" + tensor_repr(self)
 

@@ -9,6 +9,7 @@ from tinyddp.nn.parameter import Parameter
 
 
 class _NormBase(Module):
+    _version = 2   # 1.13's: state dicts of version 2 have num_batches_tracked
     def __init__(self, num_features, eps=1e-5, momentum=0.1, affine=True, track_running_stats=True, device=None,
                  dtype=None):
         super().__init__()

@@ -36,5 +36,24 @@ class Linear(Module):
         return (w is not None and w._is_same(self._impl.weight)
                 and (b is None) == (self._impl.bias is None) and (b is None or b._is_same(self._impl.bias)))
 
+    # Pickling and copy.deepcopy: the C++ layer is not pickled; the copy adopts its own (copied) Parameters as a new
+    # C++ layer's tensors (_C._nn.Linear._adopt: no init, no draw from the generator), requires_grad kept.
+    def __getstate__(self):
+        state = dict(self.__dict__)
+        state.pop("_impl", None)
+        state.pop("_own", None)
+        return state
+
+    def __setstate__(self, state):
+        self.__dict__.update(state)
+        weight, bias = self._parameters.get("weight"), self._parameters.get("bias")
+        if weight is None:
+            raise RuntimeError("Linear: the pickled state has no weight Parameter; tinyddp's Linear needs one")
+        flags = [(p, p.requires_grad) for p in (weight, bias) if p is not None]
+        object.__setattr__(self, "_impl", _C._nn.Linear._adopt(weight, bias))
+        for p, requires_grad in flags:   # the C++ layer marks its parameters as requiring grad; keep frozen ones
+            p.requires_grad_(requires_grad)
+        object.__setattr__(self, "_own", (weight, bias))
+
     def extra_repr(self):
         return self._impl.extra_repr()

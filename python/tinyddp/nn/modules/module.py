@@ -53,6 +53,8 @@ class RemovableHandle:
 
 class Module:
     training: bool
+    # The state_dict format version, recorded per module in state_dict()._metadata (PyTorch's: 1; BatchNorm's 2)
+    _version: int = 1
 
     def __init__(self):
         object.__setattr__(self, "training", True)
@@ -260,9 +262,13 @@ class Module:
     # ---- state ----
     def state_dict(self, destination=None, prefix="", keep_vars=False):
         """Each module's parameters, then its persistent buffers, then its children's, detached unless
-        keep_vars."""
+        keep_vars; `destination._metadata` holds {"version": module._version} per module prefix, as 1.13's
+        (torch.save writes it, so a tinyddp checkpoint's state dicts are PyTorch's)."""
         if destination is None:
             destination = OrderedDict()
+            destination._metadata = OrderedDict()
+        if hasattr(destination, "_metadata"):
+            destination._metadata[prefix[:-1]] = dict(version=self._version)
         for name, p in self._parameters.items():
             if p is not None:
                 destination[prefix + name] = p if keep_vars else p.detach()
