@@ -306,12 +306,12 @@ void bind_tensor(py::module_& m) {
       .def("storage_offset", &Tensor::offset)
       .def("stride", [](const Tensor& t, const py::object& dim) -> py::object {
              if (dim.is_none()) return py::tuple(py::cast(t.strides()));
-             int64_t d = dim.cast<int64_t>();
-             const int64_t n = std::max<int64_t>(t.dim(), 1);
-             if (d < -n || d >= n)   // PyTorch's text
+             const int64_t d = dim.cast<int64_t>(), n = t.dim();
+             if (n == 0)   // PyTorch's texts
+               throw py::index_error("Dimension specified as " + std::to_string(d) + " but tensor has no dimensions");
+             if (d < -n || d >= n)
                throw py::index_error("Dimension out of range (expected to be in range of [" + std::to_string(-n) +
                                      ", " + std::to_string(n - 1) + "], but got " + std::to_string(d) + ")");
-             if (t.dim() == 0) return py::int_(1);
              return py::int_(t.strides()[static_cast<size_t>((d + n) % n)]);
            }, py::arg("dim") = py::none())
       .def("data_ptr", [](const Tensor& t) { return reinterpret_cast<uintptr_t>(t.raw_data()); })

@@ -425,3 +425,13 @@ def test_from_numpy_of_unpickled_arrays():
 def test_torch_is_not_imported():
     # tinyddp writes and reads torch's names without torch (the tests must not import it either)
     assert "torch" not in sys.modules
+
+
+def test_stride_and_storage_offset():
+    t = torch.ones(2, 3).t()
+    assert t.stride() == (1, 3) and t.stride(-1) == 3 and t.storage_offset() == 0 and torch.tensor(1.0).stride() == ()
+    assert torch.ones(2, 3)[1].storage_offset() == 3 and len(torch.ones(2, 3)[1].storage()) == 6
+    with pytest.raises(IndexError, match=r"Dimension out of range \(expected to be in range of \[-2, 1\], but got 2\)"):
+        t.stride(2)
+    with pytest.raises(IndexError, match="Dimension specified as 0 but tensor has no dimensions"):
+        torch.tensor(1.0).stride(0)
