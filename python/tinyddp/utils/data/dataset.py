@@ -11,7 +11,6 @@ import math
 import warnings
 from typing import Generic, TypeVar
 
-from tinyddp import _C
 from tinyddp._tensor import randperm
 
 T_co = TypeVar("T_co", covariant=True)
@@ -142,15 +141,13 @@ def _fraction_lengths(n, fractions):
 
 def random_split(dataset, lengths, generator=None):
     """Splits `dataset` into non-overlapping Subsets of the given lengths, or of the given fractions of its
-    length (when they sum to 1), over one randperm drawn from `generator` (default: the thread's generator,
-    PyTorch's `default_generator`)."""
+    length (when they sum to 1), over one randperm drawn from `generator` (default None: the thread's default
+    generator, where 1.13's default is `torch.default_generator`)."""
     # 1.13 takes lengths as fractions whenever they sum to 1 (so [1] or [1, 0] of a one-sample dataset too).
     if math.isclose(sum(lengths), 1) and sum(lengths) <= 1:
         lengths = _fraction_lengths(len(dataset), lengths)
     if sum(lengths) != len(dataset):
         raise ValueError("Sum of input lengths does not equal the length of the input dataset!")
-    if generator is None:
-        generator = _C.default_generator()
     indices = randperm(sum(lengths), generator=generator).tolist()
     ends = list(itertools.accumulate(lengths))
     return [Subset(dataset, indices[end - length:end]) for end, length in zip(ends, lengths)]
