@@ -92,12 +92,21 @@ def _make_fetcher(kind, dataset, auto_collation, collate_fn, drop_last):
     return cls(dataset, auto_collation, collate_fn, drop_last)
 
 
+class _KeyErrorMessage(str):
+    """A KeyError prints repr() of its argument; this one prints the traceback's lines as they are."""
+
+    def __repr__(self):
+        return self
+
+
 def _worker_error(exc, worker_id):
     """The exception 1.13 raises in the main process for one raised in worker `worker_id`: its type, with
     "Caught <Type> in DataLoader worker process <id>." and the worker's traceback as the message."""
     where = f"in DataLoader worker process {worker_id}"
     text = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
     msg = f"Caught {type(exc).__name__} {where}.\nOriginal {text}"
+    if isinstance(exc, KeyError):
+        msg = _KeyErrorMessage(msg)
     try:
         return type(exc)(msg)
     except TypeError:
