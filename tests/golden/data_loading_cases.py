@@ -14,6 +14,8 @@ import warnings
 import numpy as np
 
 Point = collections.namedtuple("Point", ["x", "y"])
+# the module run_all was given: seed_all and the worker_init_fns have no argument for it (a DataLoader calls them)
+_torch = None
 
 
 def encode(torch, value):
@@ -59,8 +61,7 @@ def streams(torch):
 
 
 def seed_all(s):
-    import sys
-    sys.modules[__name__]._torch.manual_seed(s)
+    _torch.manual_seed(s)
     random.seed(s)
     np.random.seed(s)
 
@@ -438,8 +439,7 @@ class Noisy:
 
 def worker_init_record(worker_id):
     """Records in the worker's copy of the dataset (its samples carry it back) what the worker saw at its start."""
-    import sys
-    torch = sys.modules[__name__]._torch
+    torch = _torch
     info = torch.utils.data.get_worker_info()
     info.dataset.init_record = {"id": worker_id, "info_id": info.id, "num_workers": info.num_workers,
                                 "seed": info.seed, "initial_seed": torch.initial_seed(),
@@ -502,8 +502,7 @@ class RangeStream:
 
 
 def split_range(worker_id):
-    import sys
-    torch = sys.modules[__name__]._torch
+    torch = _torch
     info = torch.utils.data.get_worker_info()
     ds = info.dataset
     per_worker = int(math.ceil((ds.end - ds.start) / float(info.num_workers)))
@@ -533,5 +532,6 @@ CASES = {name[len("case_"):]: fn for name, fn in sorted(globals().items()) if na
 
 def run_all(torch):
     """Every case's encoding, under `torch` (PyTorch or tinyddp)."""
-    globals()["_torch"] = torch
+    global _torch
+    _torch = torch
     return {name: fn(torch) for name, fn in CASES.items()}
