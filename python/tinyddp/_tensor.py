@@ -518,15 +518,19 @@ def rand(*size, generator=None, dtype=None, device=None, requires_grad=False):
     return _finish(_C.rand(_shape(size), _c_dtype(dtype), generator), requires_grad)
 
 
-def randint(low, high=None, size=None, *, generator=None, dtype=None, device=None, requires_grad=False):
-    """randint(high, size) or randint(low, high, size), as PyTorch's."""
+def randint(low=None, high=None, size=None, *, generator=None, dtype=None, device=None, requires_grad=False):
+    """randint(high, size) or randint(low, high, size), as PyTorch's; also randint(high=n, size=s)."""
     _check_device(device)
     if size is None:
-        if high is None:
+        if high is None or low is None:
             raise TypeError("randint() missing 1 required positional arguments: \"size\"")
         low, high, size = 0, low, high
     elif high is None:
         low, high = 0, low
+    elif low is None:
+        low = 0
+    if high is None:
+        raise TypeError("randint() missing 1 required positional arguments: \"high\"")
     out = _C.randint(int(low), int(high), _shape((size,)), generator)
     return _finish(out if dtype is None or dtype is int64 else out.to(dtype), requires_grad)
 

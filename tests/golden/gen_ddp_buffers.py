@@ -23,17 +23,14 @@ Layout: {"runs": {id: {"broadcast_buffers", "before_construction" and "after_con
 """
 import json
 import os
-import socket
 import sys
-import tempfile
-import time
 
 import torch
 import torch.distributed as dist
 import torch.nn as nn
 
 sys.dont_write_bytecode = True  # keep __pycache__ out of tests/golden
-from gen_tdp_params import here, write_json
+from gen_tdp_params import here, run_ranks, write_json
 
 WORLD = 2
 TIMEOUT_S = 60
@@ -105,43 +102,9 @@ def rank_main(rank, port):
     return result
 
 
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
 
 def main():
-    port = free_port()
-    tmp = tempfile.mkdtemp(prefix="gen_ddp_buffers_")
-    pids = []
-    for rank in range(WORLD):
-        sys.stdout.flush()
-        pid = os.fork()  # torch is imported and no thread has started yet
-        if pid == 0:
-            code = 1
-            try:
-                with open(os.path.join(tmp, f"rank{rank}.json"), "w") as f:
-                    json.dump(rank_main(rank, port), f)
-                code = 0
-            finally:
-                os._exit(code)
-        pids.append(pid)
-    end = time.monotonic() + TIMEOUT_S
-    for pid in pids:
-        while True:
-            done, status = os.waitpid(pid, os.WNOHANG)
-            if done:
-                assert os.waitstatus_to_exitcode(status) == 0, "a rank failed"
-                break
-            assert time.monotonic() < end, "a rank hung"
-            time.sleep(0.05)
-    ranks = []
-    for rank in range(WORLD):
-        with open(os.path.join(tmp, f"rank{rank}.json")) as f:
-            ranks.append(json.load(f))
-        os.remove(os.path.join(tmp, f"rank{rank}.json"))
-    os.rmdir(tmp)
+    ranks = run_ranks(rank_main, WORLD, TIMEOUT_S)
     runs = {}
     for id_, kind, b in RUNS:
         r0, r1 = ranks[0][id_], ranks[1][id_]

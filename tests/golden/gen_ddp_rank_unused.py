@@ -18,17 +18,14 @@ gen_tdp_params.tensor_json.
 """
 import json
 import os
-import socket
 import sys
-import tempfile
-import time
 
 import torch
 import torch.distributed as dist
 import torch.nn as nn
 
 sys.dont_write_bytecode = True  # keep __pycache__ out of tests/golden
-from gen_tdp_params import here, tensor_json, write_json
+from gen_tdp_params import here, run_ranks, tensor_json, write_json
 
 WORLD = 2
 TIMEOUT_S = 30
@@ -80,43 +77,9 @@ def rank_main(rank, port):
     return out
 
 
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
 
 def main():
-    port = free_port()
-    tmp = tempfile.mkdtemp(prefix="gen_ddp_rank_unused_")
-    pids = []
-    for rank in range(WORLD):
-        sys.stdout.flush()
-        pid = os.fork()  # torch is imported and no thread has started yet
-        if pid == 0:
-            code = 1
-            try:
-                with open(os.path.join(tmp, f"rank{rank}.json"), "w") as f:
-                    json.dump(rank_main(rank, port), f)
-                code = 0
-            finally:
-                os._exit(code)
-        pids.append(pid)
-    end = time.monotonic() + TIMEOUT_S
-    for pid in pids:
-        while True:
-            done, status = os.waitpid(pid, os.WNOHANG)
-            if done:
-                assert os.waitstatus_to_exitcode(status) == 0, "a rank failed"
-                break
-            assert time.monotonic() < end, "a rank hung"
-            time.sleep(0.05)
-    ranks = []
-    for rank in range(WORLD):
-        with open(os.path.join(tmp, f"rank{rank}.json")) as f:
-            ranks.append(json.load(f))
-        os.remove(os.path.join(tmp, f"rank{rank}.json"))
-    os.rmdir(tmp)
+    ranks = run_ranks(rank_main, WORLD, TIMEOUT_S)
     assert ranks[0]["params"] == ranks[1]["params"]
     result = {"generator": "gen_ddp_rank_unused.py", "torch_version": torch.__version__, "world_size": WORLD,
               "dtype": "float64", "params": ranks[0]["params"], "param_order": ranks[0]["param_order"],

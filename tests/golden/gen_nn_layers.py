@@ -26,10 +26,7 @@ Layout (tensors as {"shape", "values"}):
 """
 import math
 import os
-import socket
 import sys
-import tempfile
-import time
 import json
 
 import torch
@@ -38,7 +35,7 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 sys.dont_write_bytecode = True  # keep __pycache__ out of tests/golden
-from gen_tdp_params import here, tensor_json, write_json
+from gen_tdp_params import here, run_ranks, tensor_json, write_json
 
 WORLD = 2
 TIMEOUT_S = 60
@@ -399,43 +396,9 @@ def rank_main(rank, port):
     return result
 
 
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
 
 def run_ddp():
-    port = free_port()
-    tmp = tempfile.mkdtemp(prefix="gen_nn_layers_")
-    pids = []
-    for rank in range(WORLD):
-        sys.stdout.flush()
-        pid = os.fork()  # the single-process cases ran first; gloo starts its threads only in the children
-        if pid == 0:
-            code = 1
-            try:
-                with open(os.path.join(tmp, f"rank{rank}.json"), "w") as f:
-                    json.dump(rank_main(rank, port), f)
-                code = 0
-            finally:
-                os._exit(code)
-        pids.append(pid)
-    end = time.monotonic() + TIMEOUT_S
-    for pid in pids:
-        while True:
-            done, status = os.waitpid(pid, os.WNOHANG)
-            if done:
-                assert os.waitstatus_to_exitcode(status) == 0, "a rank failed"
-                break
-            assert time.monotonic() < end, "a rank hung"
-            time.sleep(0.05)
-    ranks = []
-    for rank in range(WORLD):
-        with open(os.path.join(tmp, f"rank{rank}.json")) as f:
-            ranks.append(json.load(f))
-        os.remove(os.path.join(tmp, f"rank{rank}.json"))
-    os.rmdir(tmp)
+    ranks = run_ranks(rank_main, WORLD, TIMEOUT_S)
     disc = Disc()
     return {"model": {"weight": tensor_json(disc.bn.weight), "bias": tensor_json(disc.bn.bias)},
             "data": [{k: tensor_json(v) for k, v in ddp_data(r).items()} for r in range(WORLD)],
