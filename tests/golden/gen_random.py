@@ -18,8 +18,8 @@ import torch
 
 sys.dont_write_bytecode = True  # keep __pycache__ out of tests/golden
 from gen_tdp_params import here, write_json
+from random_cases import run_step
 
-DTYPES = {"float32": torch.float32, "float64": torch.float64, "int64": torch.int64}
 BIG = 4096   # tensors with more elements are written as a digest
 
 
@@ -35,38 +35,6 @@ def record(t):
     else:
         out["values"] = [int(v) for v in flat]
     return out
-
-
-def run_step(step, gen):
-    op = step["op"]
-    dtype = DTYPES[step.get("dtype", "float32")]
-    kw = {"generator": gen} if gen is not None else {}
-    if op == "randn":
-        return [torch.randn(step["shape"], dtype=dtype, **kw)]
-    if op == "rand":
-        return [torch.rand(step["shape"], dtype=dtype, **kw)]
-    if op == "randint":
-        return [torch.randint(step["low"], step["high"], step["shape"], **kw)]
-    if op == "randperm":
-        return [torch.randperm(step["n"], **kw)]
-    if op in ("normal_", "uniform_", "bernoulli_", "random_"):
-        t = torch.empty(step["shape"], dtype=dtype)
-        if step.get("transposed"):   # a non-contiguous target: PyTorch picks the draw by the layout
-            t = torch.empty(list(reversed(step["shape"])), dtype=dtype).t()
-        getattr(t, op)(*step.get("args", []), **kw)
-        return [t]
-    if op == "linear":
-        layer = torch.nn.Linear(step["in"], step["out"], bias=step.get("bias", True), dtype=dtype)
-        return [layer.weight] + ([layer.bias] if layer.bias is not None else [])
-    if op == "embedding":
-        return [torch.nn.Embedding(step["num"], step["dim"]).weight]
-    if op == "init":   # nn.init.NAME_(empty(shape), **kwargs)
-        t = torch.empty(step["shape"], dtype=dtype)
-        getattr(torch.nn.init, step["name"])(t, **step.get("kwargs", {}))
-        return [t]
-    if op == "dropout":
-        return [torch.nn.functional.dropout(torch.ones(step["shape"], dtype=dtype), step["p"])]
-    raise ValueError(op)
 
 
 CASES = [
@@ -120,7 +88,7 @@ def main():
             gen.manual_seed(case["generator_seed"])
         steps = []
         for step in case["steps"]:
-            steps.append(dict(step, outputs=[record(t) for t in run_step(step, gen)]))
+            steps.append(dict(step, outputs=[record(t) for t in run_step(torch, step, gen)]))
         out = dict(case, steps=steps)
         if gen is not None:   # the default generator was not touched: its next draw is the seed's first
             out["default_after"] = record(torch.rand(3))

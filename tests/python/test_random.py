@@ -2,6 +2,7 @@
 tests/golden/gen_random.py): the factories, the in-place draws, nn.Linear's init, F.dropout's mask and
 torch.Generator, each bitwise, big tensors by their bytes' SHA-256."""
 import hashlib
+import importlib.util
 import json
 import os
 
@@ -10,44 +11,24 @@ import pytest
 
 import tinyddp as torch
 
-GOLDEN = os.path.join(os.path.dirname(__file__), "..", "golden", "random.json")
-DTYPES = {"float32": torch.float32, "float64": torch.float64, "int64": torch.int64}
+GOLDEN_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "golden")
+GOLDEN = os.path.join(GOLDEN_DIR, "random.json")
+
+
+def _load_random_cases():
+    """tests/golden/random_cases.py (the steps gen_random.py drew with torch), loaded by path."""
+    spec = importlib.util.spec_from_file_location("random_cases", os.path.join(GOLDEN_DIR, "random_cases.py"))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+random_cases = _load_random_cases()
 
 
 def golden_cases():
     with open(GOLDEN) as f:
         return json.load(f)["cases"]
-
-
-def run_step(step, gen):
-    op, dtype = step["op"], DTYPES[step.get("dtype", "float32")]
-    kw = {"generator": gen} if gen is not None else {}
-    if op == "randn":
-        return [torch.randn(step["shape"], dtype=dtype, **kw)]
-    if op == "rand":
-        return [torch.rand(step["shape"], dtype=dtype, **kw)]
-    if op == "randint":
-        return [torch.randint(step["low"], step["high"], step["shape"], **kw)]
-    if op == "randperm":
-        return [torch.randperm(step["n"], **kw)]
-    if op in ("normal_", "uniform_", "bernoulli_", "random_"):
-        t = torch.empty(step["shape"], dtype=dtype)
-        if step.get("transposed"):
-            t = torch.empty(list(reversed(step["shape"])), dtype=dtype).t()
-        assert getattr(t, op)(*step.get("args", []), **kw) is t   # in place, returning self
-        return [t]
-    if op == "linear":
-        layer = torch.nn.Linear(step["in"], step["out"], bias=step.get("bias", True), dtype=dtype)
-        return [layer.weight] + ([layer.bias] if layer.bias is not None else [])
-    if op == "embedding":
-        return [torch.nn.Embedding(step["num"], step["dim"]).weight]
-    if op == "init":   # nn.init.NAME_(empty(shape), **kwargs)
-        t = torch.empty(step["shape"], dtype=dtype)
-        getattr(torch.nn.init, step["name"])(t, **step.get("kwargs", {}))
-        return [t]
-    if op == "dropout":
-        return [torch.nn.functional.dropout(torch.ones(step["shape"], dtype=dtype), step["p"])]
-    raise ValueError(op)
 
 
 def check(t, want, where):
@@ -75,7 +56,7 @@ def test_case_matches_pytorch_bitwise(case):
         assert gen.initial_seed() == case["generator_seed"]
     with torch.no_grad():
         for s, step in enumerate(case["steps"]):
-            outputs = run_step(step, gen)
+            outputs = random_cases.run_step(torch, step, gen)
             assert len(outputs) == len(step["outputs"])
             for o, (t, want) in enumerate(zip(outputs, step["outputs"])):
                 check(t, want, f"{case['name']} step {s} output {o}")
