@@ -3,11 +3,19 @@
 #include <Eigen/Core>
 #include <algorithm>
 #include <cmath>
+#include <type_traits>
 
 namespace tinyddp::kernels::cpu {
 
 template <typename T>
 void sum_dims(const std::vector<int64_t>& shape, const std::vector<bool>& reduce, const T* x, T* out) {
+  if constexpr (std::is_integral_v<T> && std::is_signed_v<T>) {
+    // PyTorch's integer sums wrap on overflow; a signed overflow is undefined in C++. The unsigned type of the
+    // same width adds the same two's-complement bits, wrapping, and may alias T's storage.
+    using U = std::make_unsigned_t<T>;
+    sum_dims<U>(shape, reduce, reinterpret_cast<const U*>(x), reinterpret_cast<U*>(out));
+    return;
+  }
   const size_t nd = shape.size();
   int64_t n = 1;
   for (int64_t d : shape) n *= d;

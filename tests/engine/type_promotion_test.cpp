@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <limits>
 
 #include "tests/engine/test_util.h"
 
@@ -124,6 +125,19 @@ TEST(IntegerArithmetic, TensorPowersAndAbsAreExact) {
   expect_error([&] { (void)pow(b8({1}), b8({1})); }, "\"pow\" not implemented for 'Bool'");
   EXPECT_EQ(abs(i64({-kPast53, 0, 4})).to_vector<int64_t>(), (std::vector<int64_t>{kPast53, 0, 4}));
   expect_error([&] { (void)abs(b8({1})); }, "\"abs_cpu\" not implemented for 'Bool'");
+}
+
+TEST(IntegerArithmetic, OverflowWrapsAsPyTorchWithoutUndefinedBehaviour) {
+  // PyTorch's int64 arithmetic and sums wrap (two's complement); the kernels compute on the unsigned type, so
+  // that UBSan (scripts/sanitize.sh) has no signed overflow to report here.
+  constexpr int64_t kMax = std::numeric_limits<int64_t>::max(), kMin = std::numeric_limits<int64_t>::min();
+  const Tensor big = i64({kMax, kMin, kMax});
+  EXPECT_EQ(add(big, i64({1, -1, 0})).to_vector<int64_t>(), (std::vector<int64_t>{kMin, kMax, kMax}));
+  EXPECT_EQ(mul(big, wrapped_number(int64_t{2})).to_vector<int64_t>(), (std::vector<int64_t>{-2, 0, -2}));
+  EXPECT_EQ(sum(big).item<int64_t>(), kMax - 1);                         // kMax + kMin = -1, then + kMax
+  const Tensor rows = from_vector(std::vector<int64_t>{kMax, 1, kMax, kMax}, {2, 2}, DType::i64);
+  EXPECT_EQ(sum(rows, {0}).to_vector<int64_t>(), (std::vector<int64_t>{-2, kMin}));   // a kept row added in
+  EXPECT_EQ(sum(rows, {1}).to_vector<int64_t>(), (std::vector<int64_t>{kMin, -2}));   // a reduced row summed
 }
 
 TEST(IntegerArithmetic, FloatFunctionsComputeIntegersInFloat32) {
