@@ -27,7 +27,7 @@ namespace tinyddp::kernels {
 using Dims = std::vector<int64_t>;   // a shape, or strides, one entry per dimension
 
 enum class UnaryOp {
-  neg, exp, log, sqrt, abs, relu, tanh, sigmoid, sign,
+  neg, exp, log, sqrt, abs, relu, tanh, sigmoid, sign, erf,
   pow,         // x^a
   add_scalar,  // x + a
   mul_scalar,  // x * a

@@ -1,6 +1,9 @@
 // Elementwise ops and their backward rules. g is the gradient of the op's output.
 #include "engine/ops/op_utils.h"
 
+#include <cmath>
+#include <numbers>
+
 #include "engine/core/promotion.h"
 
 namespace tinyddp {
@@ -350,6 +353,20 @@ Tensor sigmoid(const Tensor& x) {
   });
   autograd::set_history(out, node);
   if (node) node->save(out, true);
+  return out;
+}
+
+// y = erf x = 2/sqrt(pi) * integral_0^x e^(-t^2) dt.  dy/dx = 2/sqrt(pi) * e^(-x^2).
+Tensor erf(const Tensor& x) {
+  check_defined(x, "erf");
+  if (!is_floating(x.dtype())) return erf(to_dtype(x, kDefaultFloatDType));   // 1.13: integers in float32
+  Tensor out = unary_kernel(UnaryOp::erf, x);
+  auto node = autograd::make_node("ErfBackward0", {x}, [](const TensorList& g, OpNode& n) {
+    const Tensor& x = n.saved(0);
+    return TensorList{g[0] * mul(exp(neg(x * x)), 2.0 / std::sqrt(std::numbers::pi))};
+  });
+  if (node) node->save(x);
+  autograd::set_history(out, node);
   return out;
 }
 

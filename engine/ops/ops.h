@@ -38,6 +38,7 @@ Tensor abs(const Tensor& x);   // also int64 (exact); not bool, as PyTorch
 Tensor relu(const Tensor& x);
 Tensor tanh(const Tensor& x);
 Tensor sigmoid(const Tensor& x);
+Tensor erf(const Tensor& x);
 Tensor clamp(const Tensor& x, double min, double max);
 
 // Not differentiable (their result never requires grad): masks and signs as 0/1 (or -1/0/1) tensors of

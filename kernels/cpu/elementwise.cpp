@@ -71,6 +71,9 @@ void unary(UnaryOp op, const T* x, T* y, int64_t n, double a, double b) {
     case UnaryOp::sign:
       for (int64_t i = 0; i < n; ++i) y[i] = x[i] > 0 ? T(1) : (x[i] < 0 ? T(-1) : T(0));
       break;
+    case UnaryOp::erf:
+      for (int64_t i = 0; i < n; ++i) y[i] = std::erf(x[i]);
+      break;
     case UnaryOp::pow:
       if (a == 2.0) Y = X.square();
       else if (a == 1.0) Y = X;

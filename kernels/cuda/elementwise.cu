@@ -28,6 +28,7 @@ using detail::dev_log;
 using detail::dev_pow;
 using detail::dev_sqrt;
 using detail::dev_tanh;
+using detail::dev_erf;
 using detail::grid_blocks;
 using detail::grid_start;
 using detail::grid_step;
@@ -128,6 +129,7 @@ __device__ __forceinline__ T unary_scalar(UnaryOp op, T x, T a, T b, double a_ra
       return x >= T(0) ? T(1) / (T(1) + e) : e / (T(1) + e);
     }
     case UnaryOp::sign: return x > T(0) ? T(1) : (x < T(0) ? T(-1) : T(0));
+    case UnaryOp::erf: return dev_erf(x);
     case UnaryOp::pow:
       if (a_raw == 2.0) return x * x;
       if (a_raw == 1.0) return x;

@@ -43,6 +43,7 @@ void bind_nn(py::module_& m) {
   nn.def("relu", [](const Tensor& x) { return relu(x); }, release());
   nn.def("tanh", [](const Tensor& x) { return tanh(x); }, release());
   nn.def("sigmoid", [](const Tensor& x) { return sigmoid(x); }, release());
+  nn.def("erf", [](const Tensor& x) { return erf(x); }, release());
   nn.def("log_softmax", [](const Tensor& x, int64_t dim) { return log_softmax(x, dim); }, release());
   nn.def("softmax", [](const Tensor& x, int64_t dim) { return softmax(x, dim); }, release());
   nn.def("mse_loss", [](const Tensor& input, const Tensor& target) { return mse_loss(input, target); }, release());

@@ -73,6 +73,7 @@ std::vector<OpCase> build() {
   add_case("relu_times_x", "relu", {{2, 3}}, [](In x) { return relu(x[0]) * x[0]; }, {away_from({0.0})});
   add_case("tanh", "tanh", {{2, 3}}, [](In x) { return tanh(x[0]); });
   add_case("sigmoid", "sigmoid", {{2, 3}}, [](In x) { return sigmoid(x[0]); });
+  add_case("erf", "erf", {{2, 3}}, [](In x) { return erf(x[0]); });
   add_case("clamp", "clamp", {{3, 4}}, [](In x) { return clamp(x[0], kClampLo, kClampHi); },
            {away_from({kClampLo, kClampHi})});
   add_case("clamp_times_x", "clamp", {{3, 4}}, [](In x) { return clamp(x[0], kClampLo, kClampHi) * x[0]; },
@@ -253,7 +254,7 @@ const std::vector<OpCase>& op_table() {
 const std::vector<std::string>& covered_ops() {
   static const std::vector<std::string> ops = {
       "add", "sub", "mul", "div", "add_scalar", "mul_scalar", "div_scalar", "rsub", "rdiv", "neg", "pow", "exp",
-      "log", "sqrt", "abs", "relu", "tanh", "sigmoid", "clamp", "matmul", "mm", "addmm", "transpose", "t",
+      "log", "sqrt", "abs", "relu", "tanh", "sigmoid", "erf", "clamp", "matmul", "mm", "addmm", "transpose", "t",
       "reshape", "view", "narrow", "expand", "unsqueeze", "cat", "sum", "mean", "max", "log_softmax", "softmax",
       "mse_loss", "cross_entropy", "clone", "to_dtype", "batch_norm", "layer_norm", "embedding", "nll_loss"};
   return ops;

@@ -146,6 +146,9 @@ TEST(IntegerArithmetic, FloatFunctionsComputeIntegersInFloat32) {
   EXPECT_EQ(e.to_vector<float>(), (std::vector<float>{1.0f, std::exp(1.0f)}));
   EXPECT_EQ(sqrt(b8({1, 0})).to_vector<double>(), (std::vector<double>{1, 0}));
   EXPECT_EQ(log(i64({1})).dtype(), DType::f32);
+  const Tensor erfs = erf(i64({0, 1, -2}));
+  EXPECT_EQ(erfs.dtype(), DType::f32);
+  EXPECT_EQ(erfs.to_vector<float>(), (std::vector<float>{0.0f, std::erf(1.0f), std::erf(-2.0f)}));
   const Tensor r = relu(i64({-kPast53, kPast53}));   // relu keeps int64, exactly
   EXPECT_EQ(r.dtype(), DType::i64);
   EXPECT_EQ(r.to_vector<int64_t>(), (std::vector<int64_t>{0, kPast53}));
