@@ -131,6 +131,10 @@ Tensor layer_norm(const Tensor& input, const Shape& normalized_shape, const Tens
 // weight (V, D), indices int64 of any shape: the rows weight[indices], of shape indices.shape + (D).
 // IndexError "index out of range in self" outside [0, V). EmbeddingBackward0 (a scatter-add into (V, D)).
 Tensor embedding(const Tensor& weight, const Tensor& indices);
+// where(condition, a, b): a's element where the bool condition is true, else b's, the three broadcast to one
+// shape; a and b of one dtype. Elements are picked, not blended, so infinities and NaNs in the unpicked
+// operand stay out. WhereBackward0: the gradient goes to the picked operand (where(c, g, 0), where(c, 0, g)).
+Tensor where(const Tensor& condition, const Tensor& a, const Tensor& b);
 
 // ---- in-place: bump the version counter; see check_inplace in inplace.cpp for when they are allowed ----
 // add_, sub_, mul_ and div_ promote as their out-of-place ops and write the result into self when its dtype can
