@@ -158,3 +158,47 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, sca
         raise NotImplementedError("embedding: padding_idx, max_norm, scale_grad_by_freq and sparse are not "
                                   "supported by tinyddp; use the defaults.")
     return _C._nn.embedding(weight, input)
+
+
+def one_hot(tensor, num_classes=-1):
+    """int64 rows with a 1 at each class index (num_classes=-1: the largest index plus one), as 1.13's."""
+    if tensor.dtype is not _tensor.int64:
+        raise RuntimeError("one_hot is only applicable to index tensor.")
+    if num_classes == -1:
+        num_classes = int(tensor.max().item()) + 1 if tensor.numel() else 0
+    if tensor.numel() and int(tensor.min().item()) < 0:
+        raise RuntimeError("Class values must be non-negative.")
+    if tensor.numel() and int(tensor.max().item()) >= num_classes:
+        raise RuntimeError("Class values must be smaller than num_classes.")
+    return _C._one_hot(tensor, num_classes).long()
+
+
+def _check_target_size(input, target):
+    if target.shape != input.shape:
+        raise ValueError(f"Using a target size ({target.shape}) that is different to the input size "
+                         f"({input.shape}) is deprecated. Please ensure they have the same size.")
+
+
+def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=None, reduction="mean"):
+    """mean(-(y log(x) + (1 - y) log(1 - x))), each log clamped at -100 as 1.13's kernel clamps it."""
+    _check_reduction(reduction)
+    _check_target_size(input, target)
+    if weight is not None:
+        raise NotImplementedError("binary_cross_entropy: weight is not supported by tinyddp.")
+    log_x = input.log().clamp(min=-100)
+    log_1mx = (1 - input).log().clamp(min=-100)
+    return -(target * log_x + (1 - target) * log_1mx).mean()
+
+
+def binary_cross_entropy_with_logits(input, target, weight=None, size_average=None, reduce=None, reduction="mean",
+                                     pos_weight=None):
+    """mean((1 - y) x + m + log(exp(-m) + exp(-x - m))), m = max(-x, 0): 1.13's stable formula, composed of
+    engine ops (its gradient sigmoid(x) - y within float rounding; grad_fn MeanBackward0, PyTorch's
+    BinaryCrossEntropyWithLogitsBackward0)."""
+    _check_reduction(reduction)
+    _check_target_size(input, target)
+    if weight is not None or pos_weight is not None:
+        raise NotImplementedError("binary_cross_entropy_with_logits: weight and pos_weight are not supported by "
+                                  "tinyddp.")
+    m = (-input).clamp(min=0)
+    return ((1 - target) * input + m + ((-m).exp() + (-input - m).exp()).log()).mean()

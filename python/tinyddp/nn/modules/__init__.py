@@ -4,11 +4,12 @@ from tinyddp.nn.modules.container import ModuleDict, ModuleList, ParameterList, 
 from tinyddp.nn.modules.dropout import Dropout
 from tinyddp.nn.modules.flatten import Flatten
 from tinyddp.nn.modules.linear import Linear
-from tinyddp.nn.modules.loss import CrossEntropyLoss, L1Loss, MSELoss, NLLLoss
+from tinyddp.nn.modules.loss import BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, L1Loss, MSELoss, NLLLoss
 from tinyddp.nn.modules.module import Module
 from tinyddp.nn.modules.normalization import LayerNorm
 from tinyddp.nn.modules.sparse import Embedding
 
-__all__ = ["BatchNorm1d", "BatchNorm2d", "CrossEntropyLoss", "Dropout", "Embedding", "Flatten", "GELU", "Identity",
-           "L1Loss", "LayerNorm", "LeakyReLU", "Linear", "LogSoftmax", "MSELoss", "Module", "ModuleDict", "ModuleList",
-           "NLLLoss", "ParameterList", "ReLU", "Sequential", "Sigmoid", "Softmax", "Tanh"]
+__all__ = ["BatchNorm1d", "BatchNorm2d", "BCELoss", "BCEWithLogitsLoss", "CrossEntropyLoss", "Dropout", "Embedding",
+           "Flatten", "GELU", "Identity", "L1Loss", "LayerNorm", "LeakyReLU", "Linear", "LogSoftmax", "MSELoss",
+           "Module", "ModuleDict", "ModuleList", "NLLLoss", "ParameterList", "ReLU", "Sequential", "Sigmoid",
+           "Softmax", "Tanh"]

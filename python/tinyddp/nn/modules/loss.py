@@ -1,4 +1,5 @@
-"""torch.nn.MSELoss, L1Loss, NLLLoss and CrossEntropyLoss over nn.functional's losses (mean reduction)."""
+"""torch.nn.MSELoss, L1Loss, NLLLoss, CrossEntropyLoss, BCELoss and BCEWithLogitsLoss over nn.functional's
+losses (mean reduction)."""
 from tinyddp.nn import functional as F
 from tinyddp.nn.modules.module import Module
 
@@ -34,3 +35,22 @@ class NLLLoss(_Loss):
     def forward(self, input, target):
         return F.nll_loss(input, target, weight=self.weight, ignore_index=self.ignore_index,
                           reduction=self.reduction)
+
+
+class BCELoss(_Loss):
+    def __init__(self, weight=None, size_average=None, reduce=None, reduction="mean"):
+        super().__init__(reduction)
+        self.weight = weight
+
+    def forward(self, input, target):
+        return F.binary_cross_entropy(input, target, weight=self.weight, reduction=self.reduction)
+
+
+class BCEWithLogitsLoss(_Loss):
+    def __init__(self, weight=None, size_average=None, reduce=None, reduction="mean", pos_weight=None):
+        super().__init__(reduction)
+        self.weight, self.pos_weight = weight, pos_weight
+
+    def forward(self, input, target):
+        return F.binary_cross_entropy_with_logits(input, target, weight=self.weight, reduction=self.reduction,
+                                                  pos_weight=self.pos_weight)
