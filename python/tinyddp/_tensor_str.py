@@ -20,7 +20,10 @@ class _Formatter:
                     self.sci_mode = hi / lo > 1000.0 or hi > 1.0e8
                 else:
                     self.sci_mode = hi / lo > 1000.0 or hi > 1.0e8 or lo < 1.0e-4
-        self.width = max((len(self._plain(v)) for v in values), default=1)
+        # The width is the widest nonzero finite element's (all elements' for integers), at least 1; a wider
+        # nan, inf or zero is not padded, as PyTorch's.
+        shown = [v for v in values if math.isfinite(v) and v != 0] if floating else values
+        self.width = max((len(self._plain(v)) for v in shown), default=1)
 
     def _plain(self, v):
         if not self.floating:
