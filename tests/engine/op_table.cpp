@@ -215,7 +215,8 @@ std::vector<OpCase> build() {
   add_case("reshape_tanh", "composite", {{2, 3}}, [](In x) { return tanh(reshape(x[0], {3, 2})); });
   add_case("view_sigmoid", "composite", {{2, 3}}, [](In x) { return sigmoid(view(x[0], {6})); });
   // A view of a strided tensor (Note [Views of strided tensors]): a narrowed last dim split in two.
-  add_case("view_of_narrow_tanh", "composite", {{2, 6}}, [](In x) { return tanh(view(narrow(x[0], 1, 2, 4), {2, 2, 2})); });
+  add_case("view_of_narrow_tanh", "composite", {{2, 6}},
+           [](In x) { return tanh(view(narrow(x[0], 1, 2, 4), {2, 2, 2})); });
   add_case("unsqueeze_outer_product", "composite", {{3}}, [](In x) { return unsqueeze(x[0], 0) * unsqueeze(x[0], 1); });
   add_case("cat_squared", "composite", {{2, 2}, {1, 2}}, [](In x) { return pow(cat({x[0], x[1]}, 0), 2.0); });
   add_case("matmul_with_own_transpose", "composite", {{2, 3}}, [](In x) { return matmul(x[0], t(x[0])); });
