@@ -207,6 +207,8 @@ void bind_tensor(py::module_& m) {
   py::class_<Tensor> cls(m, "Tensor", py::dynamic_attr());
   cls.def(py::init([](const Tensor& other) { return other; }), "A new handle to `other` (same autograd identity).")
       .def("_shape", [](const Tensor& t) { return t.shape(); })
+      .def("_strides", [](const Tensor& t) { return t.strides(); })   // in elements, as PyTorch's stride()
+      .def("_offset", &Tensor::offset)
       .def("_dtype", &Tensor::dtype)
       .def("_is_same", &Tensor::is_same)
       .def("dim", &Tensor::dim)
