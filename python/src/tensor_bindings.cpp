@@ -209,6 +209,8 @@ void bind_tensor(py::module_& m) {
       .def("_shape", [](const Tensor& t) { return t.shape(); })
       .def("_strides", [](const Tensor& t) { return t.strides(); })   // in elements, as PyTorch's stride()
       .def("_offset", &Tensor::offset)
+      // PyTorch's `t.data = new`: the handle keeps its autograd identity and sees new's storage (leaves only).
+      .def("_set_data", &Tensor::set_data, release())
       .def("_dtype", &Tensor::dtype)
       .def("_is_same", &Tensor::is_same)
       .def("dim", &Tensor::dim)

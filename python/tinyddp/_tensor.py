@@ -185,8 +185,11 @@ def _warn_once(message, stacklevel):
 
 
 def _set_data(self, value):
-    raise NotImplementedError("tinyddp: assigning Tensor.data is not supported (the engine cannot swap a tensor's "
-                              "storage); copy values in place instead: `with torch.no_grad(): t.copy_(value)`.")
+    """t.data = value: t keeps its autograd identity (requires_grad, .grad, hooks) and now holds value's
+    storage, shape and dtype, as PyTorch's (the engine's set_data, for leaves)."""
+    if not isinstance(value, Tensor):
+        raise TypeError(f"Variable data has to be a tensor, but got {type(value).__name__}")
+    self._set_data(value)
 
 
 class _MaxResult(tuple):
@@ -284,7 +287,8 @@ Tensor.flatten = _flatten
 Tensor.unsqueeze = _unsqueeze
 Tensor.squeeze = _squeeze
 Tensor.T = property(_numpy_T)
-# Tensor.data: the same storage without history, as detach() (PyTorch's .data also has its own version counter)
+# Tensor.data: the same storage without history, as detach() (PyTorch's .data also has its own version counter);
+# assigning it swaps the storage (set_data)
 Tensor.data = property(lambda self: self.detach(), _set_data)
 Tensor.max = _max
 Tensor.maximum = _maximum
