@@ -39,6 +39,17 @@ Tensor relu(const Tensor& x);
 Tensor tanh(const Tensor& x);
 Tensor sigmoid(const Tensor& x);
 Tensor clamp(const Tensor& x, double min, double max);
+// sin, cos, log1p (log(1 + x)) and expm1 (exp(x) - 1), accurate near 0: floating (integers in float32).
+Tensor sin(const Tensor& x);
+Tensor cos(const Tensor& x);
+Tensor log1p(const Tensor& x);
+Tensor expm1(const Tensor& x);
+// To an integer value, in x's dtype (an int64 x is copied, as 1.13); round's halves go to even. Their
+// gradient is 0 everywhere, as PyTorch's FloorBackward0 ... give.
+Tensor floor(const Tensor& x);
+Tensor ceil(const Tensor& x);
+Tensor trunc(const Tensor& x);
+Tensor round(const Tensor& x);
 
 // Not differentiable (their result never requires grad): masks and signs as 0/1 (or -1/0/1) tensors of
 // the input's dtype, used by backward rules.

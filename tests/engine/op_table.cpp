@@ -73,6 +73,10 @@ std::vector<OpCase> build() {
   add_case("relu_times_x", "relu", {{2, 3}}, [](In x) { return relu(x[0]) * x[0]; }, {away_from({0.0})});
   add_case("tanh", "tanh", {{2, 3}}, [](In x) { return tanh(x[0]); });
   add_case("sigmoid", "sigmoid", {{2, 3}}, [](In x) { return sigmoid(x[0]); });
+  add_case("sin", "sin", {{2, 3}}, [](In x) { return sin(x[0]); });
+  add_case("cos", "cos", {{2, 3}}, [](In x) { return cos(x[0]); });
+  add_case("log1p", "log1p", {{2, 3}}, [](In x) { return log1p(x[0]); }, {positive()});
+  add_case("expm1", "expm1", {{2, 3}}, [](In x) { return expm1(x[0]); });
   add_case("clamp", "clamp", {{3, 4}}, [](In x) { return clamp(x[0], kClampLo, kClampHi); },
            {away_from({kClampLo, kClampHi})});
   add_case("clamp_times_x", "clamp", {{3, 4}}, [](In x) { return clamp(x[0], kClampLo, kClampHi) * x[0]; },
@@ -265,7 +269,7 @@ const std::vector<std::string>& covered_ops() {
       "add", "sub", "mul", "div", "add_scalar", "mul_scalar", "div_scalar", "rsub", "rdiv", "neg", "pow", "exp",
       "log", "sqrt", "abs", "relu", "tanh", "sigmoid", "clamp", "matmul", "mm", "addmm", "transpose", "t",
       "reshape", "view", "narrow", "expand", "unsqueeze", "cat", "sum", "mean", "max", "log_softmax", "softmax",
-      "mse_loss", "cross_entropy", "clone", "to_dtype", "batch_norm", "layer_norm", "embedding", "nll_loss", "where"};
+      "mse_loss", "cross_entropy", "clone", "to_dtype", "batch_norm", "layer_norm", "embedding", "nll_loss", "where", "sin", "cos", "log1p", "expm1"};
   return ops;
 }
 

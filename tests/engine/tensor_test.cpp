@@ -73,6 +73,18 @@ TEST(Tensor, ViewOfANarrowedDimSplitsIt) {
   EXPECT_THROW(view(iota({2, 3}).t(), {6}), Error);
 }
 
+// floor, ceil, trunc and round (halves to even, as PyTorch's): values in the input's dtype, zero gradients.
+TEST(Tensor, ToIntegralOpsRoundAsPyTorch) {
+  const Tensor x = from_vector(std::vector<double>{-2.5, -1.5, -0.5, 0.5, 1.5, 2.7}, {6}).requires_grad_();
+  EXPECT_EQ(floor(x).to_vector<double>(), (std::vector<double>{-3, -2, -1, 0, 1, 2}));
+  EXPECT_EQ(ceil(x).to_vector<double>(), (std::vector<double>{-2, -1, -0.0, 1, 2, 3}));
+  EXPECT_EQ(trunc(x).to_vector<double>(), (std::vector<double>{-2, -1, -0.0, 0, 1, 2}));
+  EXPECT_EQ(round(x).to_vector<double>(), (std::vector<double>{-2, -2, -0.0, 0, 2, 3}));
+  sum(round(x) + floor(x)).backward();
+  EXPECT_EQ(x.grad().to_vector<double>(), std::vector<double>(6, 0.0));
+  EXPECT_EQ(round(from_vector(std::vector<int64_t>{3, -4}, {2})).to_vector<int64_t>(), (std::vector<int64_t>{3, -4}));
+}
+
 // where picks elements (an unpicked infinity or NaN stays out) and broadcasts all three operands.
 TEST(Tensor, WherePicksElements) {
   const double inf = std::numeric_limits<double>::infinity();
