@@ -19,7 +19,8 @@ from tinyddp._tensor_forms import (add, amax, amin, bmm, clone, count_nonzero, c
                                    full_like, index_select, isfinite, isinf, isnan, logsumexp, masked_select, mm,
                                    movedim, moveaxis, mul, narrow, neg, negative, nonzero, numel, outer, pow,
                                    rand_like, randn_like, reciprocal, roll, rsqrt, select, sign, square, sub,
-                                   swapaxes, swapdims, t, transpose, true_divide, unbind)
+                                   swapaxes, swapdims, t, transpose, true_divide, unbind, sin, cos, log1p, expm1,
+                                   floor, ceil, trunc, round)
 from tinyddp._tensor_forms import div as divide, mul as multiply, sub as subtract  # noqa: E402
 from tinyddp.random import Generator, get_rng_state, initial_seed, manual_seed, seed, set_rng_state
 from tinyddp.autograd.grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
@@ -31,17 +32,18 @@ double = float64
 long = int64
 
 __all__ = ["abs", "add", "allclose", "amax", "amin", "arange", "argmax", "argmin", "argsort", "autograd", "bmm",
-           "bool", "cat", "chunk", "clamp", "clip", "clone", "count_nonzero", "cuda", "cumsum", "device",
-           "distributed", "div", "divide", "dot", "double", "dtype", "empty", "empty_like", "enable_grad", "eq",
-           "equal", "exp", "eye", "flatten", "flip", "float", "float32", "float64", "floor_divide", "from_numpy",
-           "full", "full_like", "futures", "gather", "ge", "Generator", "get_rng_state", "gt", "index_select",
-           "initial_seed", "int64", "is_grad_enabled", "is_tensor", "isclose", "isfinite", "isinf", "isnan", "le",
-           "linspace", "log", "log_softmax", "logical_not", "logsumexp", "long", "lt", "manual_seed", "masked_select",
-           "matmul", "max", "maximum", "mean", "min", "minimum", "mm", "moveaxis", "movedim", "mul", "multiply",
-           "multiprocessing", "narrow", "ne", "neg", "negative", "nn", "no_grad", "nonzero", "norm", "numel", "ones",
-           "ones_like", "optim", "outer", "permute", "pow", "rand", "rand_like", "randint", "randn", "randn_like",
-           "random", "randperm", "reciprocal", "relu", "remainder", "roll", "rsqrt", "seed", "select",
-           "set_grad_enabled", "set_printoptions", "set_rng_state", "sigmoid", "sign", "Size", "softmax", "sort",
-           "split", "sqrt", "square", "squeeze", "stack", "std", "sub", "subtract", "sum", "swapaxes", "swapdims",
-           "t", "tanh", "Tensor", "tensor", "topk", "transpose", "tril", "triu", "true_divide", "unbind", "unsqueeze",
-           "utils", "var", "where", "zeros", "zeros_like"]
+           "bool", "cat", "ceil", "chunk", "clamp", "clip", "clone", "cos", "count_nonzero", "cuda", "cumsum",
+           "device", "distributed", "div", "divide", "dot", "double", "dtype", "empty", "empty_like", "enable_grad",
+           "eq", "equal", "exp", "expm1", "eye", "flatten", "flip", "float", "float32", "float64", "floor",
+           "floor_divide", "from_numpy", "full", "full_like", "futures", "gather", "ge", "Generator", "get_rng_state",
+           "gt", "index_select", "initial_seed", "int64", "is_grad_enabled", "is_tensor", "isclose", "isfinite",
+           "isinf", "isnan", "le", "linspace", "log", "log1p", "log_softmax", "logical_not", "logsumexp", "long",
+           "lt", "manual_seed", "masked_select", "matmul", "max", "maximum", "mean", "min", "minimum", "mm",
+           "moveaxis", "movedim", "mul", "multiply", "multiprocessing", "narrow", "ne", "neg", "negative", "nn",
+           "no_grad", "nonzero", "norm", "numel", "ones", "ones_like", "optim", "outer", "permute", "pow", "rand",
+           "rand_like", "randint", "randn", "randn_like", "random", "randperm", "reciprocal", "relu", "remainder",
+           "roll", "round", "rsqrt", "seed", "select", "set_grad_enabled", "set_printoptions", "set_rng_state",
+           "sigmoid", "sign", "sin", "Size", "softmax", "sort", "split", "sqrt", "square", "squeeze", "stack", "std",
+           "sub", "subtract", "sum", "swapaxes", "swapdims", "t", "tanh", "tensor", "Tensor", "topk", "transpose",
+           "tril", "triu", "true_divide", "trunc", "unbind", "unsqueeze", "utils", "var", "where", "zeros",
+           "zeros_like"]

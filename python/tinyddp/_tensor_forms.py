@@ -1,7 +1,8 @@
 """The other spellings of ops tinyddp has: the method and function forms PyTorch gives each op (torch.add and
 Tensor.add, torch.t, torch.clone, ...), the in-place unary forms (exp_, relu_, ...), the *_like and new_*
 factories, view_as/reshape_as/type_as, and small compositions scripts reach for (index_select, flip, roll,
-unbind, nonzero, masked_select, isnan/isinf/isfinite, amax/amin, logsumexp, cumsum).
+unbind, nonzero, masked_select, isnan/isinf/isfinite, amax/amin, logsumexp, cumsum; sin, cos, log1p, expm1,
+floor, ceil, trunc and round, which are the engine's).
 
 Each is PyTorch 1.13's signature over an op of the engine or of _tensor_ops, so its values, gradients and errors
 are that op's; grad_fn names are the composed ops' (docs/python.md, "Composed methods' graphs").
@@ -49,6 +50,17 @@ def _int_trunc_div(x, y):
 def _float_trunc_div(x, y):
     q = x / y if y else _tensor_ops._float_floordiv(x, y)
     return builtins.float(math.trunc(q)) if math.isfinite(q) else q
+
+
+_integral_round = Tensor.round   # the engine's, halves to even
+
+
+def round(input, *, decimals=0):  # noqa: A001
+    """To the nearest integer (halves to even), or to `decimals` places as 1.13: round(x * 10^d) / 10^d."""
+    if decimals == 0:
+        return _integral_round(input)
+    scale = 10.0 ** decimals
+    return _integral_round(input * scale) / scale
 
 
 def square(input):
@@ -327,13 +339,14 @@ def _install():
                      "type": _type, "stride": _stride, "nelement": lambda self: self.numel(),
                      "ndimension": lambda self: self.dim(),
                      "element_size": lambda self: self.dtype.itemsize,
-                     "storage_offset": lambda self: self._offset()}.items():
+                     "storage_offset": lambda self: self._offset(), "round": round}.items():
         setattr(Tensor, name, fn)
     for name, fn in {"add_": add, "sub_": sub, "mul_": mul, "div_": div}.items():
         if not hasattr(Tensor, name):
             setattr(Tensor, name, _inplace(fn))
     for name in ("exp", "log", "sqrt", "abs", "neg", "relu", "sigmoid", "tanh", "pow", "square", "reciprocal",
-                 "rsqrt", "sign", "clamp_min", "clamp_max", "tril", "triu", "floor_divide", "remainder"):
+                 "rsqrt", "sign", "clamp_min", "clamp_max", "tril", "triu", "floor_divide", "remainder", "sin", "cos",
+                 "log1p", "expm1", "floor", "ceil", "trunc", "round"):
         setattr(Tensor, name + "_", _inplace(getattr(Tensor, name)))
 
 
@@ -383,6 +396,34 @@ bmm = dot = mm
 
 def outer(input, other):
     return input.reshape([-1, 1]) * other.reshape([1, -1])
+
+
+def sin(input):
+    return input.sin()
+
+
+def cos(input):
+    return input.cos()
+
+
+def log1p(input):
+    return input.log1p()
+
+
+def expm1(input):
+    return input.expm1()
+
+
+def floor(input):
+    return input.floor()
+
+
+def ceil(input):
+    return input.ceil()
+
+
+def trunc(input):
+    return input.trunc()
 
 
 def true_divide(input, other):
