@@ -2,7 +2,7 @@
 
 Each script of tests/python/scripts/ (an MLP classifier, a DataLoader loop, 2-rank DDP with spawn, no_sync,
 a multi-task model's two backward() calls, a GAN's two optimizers, eval/train and clipping, a custom Module,
-autograd, tensor methods, indexing, printing, errors) runs in a fresh interpreter through
+a CNN, custom autograd Functions, autograd, tensor methods, indexing, printing, errors, ...) runs in a fresh interpreter through
 tests/python/scripts/_harness.py, which records its stdout, how it ended (exception type and text) and the
 warnings its main thread raised. tests/python/test_scripts.py runs the same scripts on tinyddp (`import torch`
 resolving to tinyddp) and compares all three. Object addresses ("object at 0x7f...") are written as

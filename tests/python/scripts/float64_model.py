@@ -1,6 +1,5 @@
 # A float64 model: model.double(), float64 data, a finite-difference check of one gradient, parameter surgery
 # through .data (EMA weights, re-initialization), and model.float() back.
-import copy
 
 import torch
 import torch.nn as nn
