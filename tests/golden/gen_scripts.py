@@ -6,7 +6,7 @@ a CNN, custom autograd Functions, autograd, tensor methods, indexing, printing, 
 tests/python/scripts/_harness.py, which records its stdout, how it ended (exception type and text) and the
 warnings its main thread raised. tests/python/test_scripts.py runs the same scripts on tinyddp (`import torch`
 resolving to tinyddp) and compares all three. Object addresses ("object at 0x7f...") are written as
-"object at 0x..." here and there. Run by hand, then commit scripts.json (about 30 s; deterministic):
+"object at 0x..." here and there. Run by hand, then commit scripts.json (about a minute; deterministic):
     /usr/bin/python3 tests/golden/gen_scripts.py
 """
 import json
