@@ -20,7 +20,7 @@ from tinyddp._tensor_forms import (add, amax, amin, bmm, clone, count_nonzero, c
                                    movedim, moveaxis, mul, narrow, neg, negative, nonzero, numel, outer, pow,
                                    rand_like, randn_like, reciprocal, roll, rsqrt, select, sign, square, sub,
                                    swapaxes, swapdims, t, transpose, true_divide, unbind, sin, cos, log1p, expm1,
-                                   floor, ceil, trunc, round)
+                                   floor, ceil, trunc, round, unique)
 from tinyddp._tensor_forms import div as divide, mul as multiply, sub as subtract  # noqa: E402
 from tinyddp.random import Generator, get_rng_state, initial_seed, manual_seed, seed, set_rng_state
 from tinyddp.autograd.grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
@@ -44,6 +44,6 @@ __all__ = ["abs", "add", "allclose", "amax", "amin", "arange", "argmax", "argmin
            "rand_like", "randint", "randn", "randn_like", "random", "randperm", "reciprocal", "relu", "remainder",
            "roll", "round", "rsqrt", "seed", "select", "set_grad_enabled", "set_printoptions", "set_rng_state",
            "sigmoid", "sign", "sin", "Size", "softmax", "sort", "split", "sqrt", "square", "squeeze", "stack", "std",
-           "sub", "subtract", "sum", "swapaxes", "swapdims", "t", "tanh", "tensor", "Tensor", "topk", "transpose",
-           "tril", "triu", "true_divide", "trunc", "unbind", "unsqueeze", "utils", "var", "where", "zeros",
+           "sub", "subtract", "sum", "swapaxes", "swapdims", "t", "tanh", "Tensor", "tensor", "topk", "transpose",
+           "tril", "triu", "true_divide", "trunc", "unbind", "unique", "unsqueeze", "utils", "var", "where", "zeros",
            "zeros_like"]

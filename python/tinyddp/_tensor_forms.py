@@ -190,6 +190,25 @@ def masked_select(input, mask):
     return _C.expand(input, shape)[_C.expand(mask, shape)]
 
 
+def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=None):  # noqa: A002
+    """The distinct elements, ascending (1.13's CPU unique sorts either way), with the inverse indices (input's
+    shape) and the counts when asked. Computed on the host; no gradient, as 1.13's."""
+    if dim is not None:
+        raise NotImplementedError("tinyddp: unique(dim=...) is not supported; unique over all elements is")
+    flat = input.detach().reshape([-1]).tolist()
+    values = builtins.sorted(set(flat))
+    out = [_tensor.tensor(values, dtype=input.dtype).reshape([len(values)])]
+    if return_inverse:
+        where_is = {v: i for i, v in enumerate(values)}
+        out.append(_tensor.tensor([where_is[v] for v in flat], dtype=_tensor.int64).reshape(list(input._shape())))
+    if return_counts:
+        counts = {v: 0 for v in values}
+        for v in flat:
+            counts[v] += 1
+        out.append(_tensor.tensor([counts[v] for v in values], dtype=_tensor.int64).reshape([len(values)]))
+    return out[0] if len(out) == 1 else tuple(out)
+
+
 def nonzero(input, *, as_tuple=False):
     """The indices of the nonzero elements, (n, dim) int64 in row-major order (as_tuple: one vector per dim)."""
     shape = list(input._shape())
@@ -324,7 +343,7 @@ def _install():
                      "reciprocal": reciprocal, "rsqrt": rsqrt, "sign": sign, "isnan": isnan, "isinf": isinf,
                      "isfinite": isfinite, "amax": amax, "amin": amin, "logsumexp": logsumexp,
                      "count_nonzero": count_nonzero, "cumsum": cumsum, "index_select": index_select,
-                     "masked_select": masked_select, "nonzero": nonzero, "flip": flip, "roll": roll,
+                     "masked_select": masked_select, "nonzero": nonzero, "unique": unique, "flip": flip, "roll": roll,
                      "unbind": unbind, "select": select, "movedim": movedim, "moveaxis": movedim,
                      "swapaxes": transpose, "swapdims": transpose,
                      "absolute": lambda self: self.abs(), "negative": lambda self: -self,
