@@ -28,6 +28,9 @@ using Dims = std::vector<int64_t>;   // a shape, or strides, one entry per dimen
 
 enum class UnaryOp {
   neg, exp, log, sqrt, abs, relu, tanh, sigmoid, sign, erf,
+  sin, cos, log1p, expm1,
+  floor, ceil, trunc,
+  round,       // to the nearest integer, halves to even (std::nearbyint in the default rounding mode)
   pow,         // x^a
   add_scalar,  // x + a
   mul_scalar,  // x * a

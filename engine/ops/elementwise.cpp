@@ -383,6 +383,78 @@ Tensor clamp(const Tensor& x, double lo, double hi) {
   return out;
 }
 
+// y = sin x.  dy/dx = cos x.   y = cos x.  dy/dx = -sin x.
+Tensor sin(const Tensor& x) {
+  check_defined(x, "sin");
+  if (!is_floating(x.dtype())) return sin(to_dtype(x, kDefaultFloatDType));   // 1.13: integers in float32
+  Tensor out = unary_kernel(UnaryOp::sin, x);
+  auto node = autograd::make_node("SinBackward0", {x}, [](const TensorList& g, OpNode& n) {
+    return TensorList{g[0] * cos(n.saved(0))};
+  });
+  if (node) node->save(x);
+  autograd::set_history(out, node);
+  return out;
+}
+
+Tensor cos(const Tensor& x) {
+  check_defined(x, "cos");
+  if (!is_floating(x.dtype())) return cos(to_dtype(x, kDefaultFloatDType));
+  Tensor out = unary_kernel(UnaryOp::cos, x);
+  auto node = autograd::make_node("CosBackward0", {x}, [](const TensorList& g, OpNode& n) {
+    return TensorList{g[0] * neg(sin(n.saved(0)))};
+  });
+  if (node) node->save(x);
+  autograd::set_history(out, node);
+  return out;
+}
+
+// y = log(1 + x).  dy/dx = 1 / (1 + x).   y = exp(x) - 1.  dy/dx = y + 1.
+Tensor log1p(const Tensor& x) {
+  check_defined(x, "log1p");
+  if (!is_floating(x.dtype())) return log1p(to_dtype(x, kDefaultFloatDType));
+  Tensor out = unary_kernel(UnaryOp::log1p, x);
+  auto node = autograd::make_node("Log1PBackward0", {x}, [](const TensorList& g, OpNode& n) {
+    return TensorList{g[0] / add(n.saved(0), 1.0)};
+  });
+  if (node) node->save(x);
+  autograd::set_history(out, node);
+  return out;
+}
+
+Tensor expm1(const Tensor& x) {
+  check_defined(x, "expm1");
+  if (!is_floating(x.dtype())) return expm1(to_dtype(x, kDefaultFloatDType));
+  Tensor out = unary_kernel(UnaryOp::expm1, x);
+  auto node = autograd::make_node("Expm1Backward0", {x}, [](const TensorList& g, OpNode& n) {
+    return TensorList{g[0] * add(n.saved(0), 1.0)};
+  });
+  autograd::set_history(out, node);
+  if (node) node->save(out, /*is_output=*/true);
+  return out;
+}
+
+namespace {
+// floor, ceil, trunc, round: piecewise constant, so the gradient is zeros of x's shape (differentiable: a
+// constant), as PyTorch's; an int64 input is already integral and is copied.
+Tensor to_integral(const Tensor& x, UnaryOp op, const char* name, const char* node_name) {
+  check_defined(x, name);
+  if (!is_floating(x.dtype())) {
+    TINYDDP_CHECK(x.dtype() == DType::i64, name, " is not implemented for bool tensors");
+    return clone(x);
+  }
+  Tensor out = unary_kernel(op, x);
+  autograd::set_history(out, autograd::make_node(node_name, {x}, [](const TensorList& g, OpNode&) {
+    return TensorList{zeros(g[0].shape(), g[0].dtype(), g[0].device())};   // zeros_like, as 1.13 (not g * 0)
+  }));
+  return out;
+}
+}  // namespace
+
+Tensor floor(const Tensor& x) { return to_integral(x, UnaryOp::floor, "floor", "FloorBackward0"); }
+Tensor ceil(const Tensor& x) { return to_integral(x, UnaryOp::ceil, "ceil", "CeilBackward0"); }
+Tensor trunc(const Tensor& x) { return to_integral(x, UnaryOp::trunc, "trunc", "TruncBackward0"); }
+Tensor round(const Tensor& x) { return to_integral(x, UnaryOp::round, "round", "RoundBackward0"); }
+
 Tensor sign(const Tensor& x) { check_floating(x, "sign"); return unary_kernel(UnaryOp::sign, x); }
 Tensor gt_mask(const Tensor& x, double c) { check_floating(x, "gt_mask"); return unary_kernel(UnaryOp::gt_scalar, x, c); }
 Tensor in_range(const Tensor& x, double lo, double hi) {

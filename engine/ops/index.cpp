@@ -1,7 +1,9 @@
-// Indexing ops: embedding (rows of a weight picked by integer indices).
+// Indexing ops: embedding (rows of a weight picked by integer indices) and where (elements picked by a mask).
 //
 // Legend: V = num_embeddings (the weight's rows), D = embedding_dim, n = the number of indices.
 #include "engine/ops/op_utils.h"
+
+#include <cstring>
 
 namespace tinyddp {
 
@@ -47,6 +49,46 @@ Tensor embedding(const Tensor& weight, const Tensor& indices) {
     node->save(weight);
     node->save(indices);
   }
+  autograd::set_history(out, node);
+  return out;
+}
+
+// The forward copies bytes on the host (exact for every dtype, on any device: a device tensor makes the round
+// trip); its backward is where again, so it is differentiable to any order.
+Tensor where(const Tensor& condition, const Tensor& a, const Tensor& b) {
+  check_defined(condition, "where", "condition");
+  check_defined(a, "where", "self");
+  check_defined(b, "where", "other");
+  static const char* const kScalarTypeName[] = {"Float", "Double", "Long", "Bool"};   // c10's, in DType order
+  TINYDDP_CHECK(condition.dtype() == DType::b8, "where expected condition to be a boolean tensor, but got a "
+                "tensor with dtype ", kScalarTypeName[static_cast<int>(condition.dtype())]);
+  check_same_dtype(a, b, "where");
+  check_same_device(a, b, "where");
+  check_same_device(condition, a, "where");
+  const Shape shape = broadcast_shapes(broadcast_shapes(condition.shape(), a.shape()), b.shape());
+  Tensor out;
+  {
+    const Device cpu = Device::cpu();
+    const Tensor mask = to_device(expand(condition.detach(), shape), cpu).contiguous();   // one byte each
+    Tensor picked = clone(to_device(expand(a.detach(), shape), cpu));                     // a, then b's bytes
+    const Tensor other = to_device(expand(b.detach(), shape), cpu).contiguous();
+    const size_t item = element_size(a.dtype());
+    const auto* keep = static_cast<const uint8_t*>(mask.raw_data());
+    char* dst = static_cast<char*>(picked.raw_data());
+    const char* src = static_cast<const char*>(other.raw_data());
+    const int64_t n = picked.numel();
+    for (int64_t k = 0; k < n; ++k)
+      if (!keep[k]) std::memcpy(dst + k * item, src + k * item, item);
+    out = to_device(picked, a.device());
+  }
+  const Shape a_shape = a.shape(), b_shape = b.shape();
+  auto node = autograd::make_node("WhereBackward0", {a, b}, [a_shape, b_shape](const TensorList& g,
+                                                                                 OpNode& node) {
+    const Tensor& mask = node.saved(0);
+    const Tensor zero = zeros({}, g[0].dtype(), g[0].device());
+    return TensorList{sum_to(where(mask, g[0], zero), a_shape), sum_to(where(mask, zero, g[0]), b_shape)};
+  });
+  if (node) node->save(condition);   // as 1.13's WhereBackward0, the condition only
   autograd::set_history(out, node);
   return out;
 }

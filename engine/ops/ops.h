@@ -40,6 +40,17 @@ Tensor tanh(const Tensor& x);
 Tensor sigmoid(const Tensor& x);
 Tensor erf(const Tensor& x);
 Tensor clamp(const Tensor& x, double min, double max);
+// sin, cos, log1p (log(1 + x)) and expm1 (exp(x) - 1), accurate near 0: floating (integers in float32).
+Tensor sin(const Tensor& x);
+Tensor cos(const Tensor& x);
+Tensor log1p(const Tensor& x);
+Tensor expm1(const Tensor& x);
+// To an integer value, in x's dtype (an int64 x is copied, as 1.13); round's halves go to even. Their
+// gradient is 0 everywhere, as PyTorch's FloorBackward0 ... give.
+Tensor floor(const Tensor& x);
+Tensor ceil(const Tensor& x);
+Tensor trunc(const Tensor& x);
+Tensor round(const Tensor& x);
 
 // Not differentiable (their result never requires grad): masks and signs as 0/1 (or -1/0/1) tensors of
 // the input's dtype, used by backward rules.
@@ -132,6 +143,10 @@ Tensor layer_norm(const Tensor& input, const Shape& normalized_shape, const Tens
 // weight (V, D), indices int64 of any shape: the rows weight[indices], of shape indices.shape + (D).
 // IndexError "index out of range in self" outside [0, V). EmbeddingBackward0 (a scatter-add into (V, D)).
 Tensor embedding(const Tensor& weight, const Tensor& indices);
+// where(condition, a, b): a's element where the bool condition is true, else b's, the three broadcast to one
+// shape; a and b of one dtype. Elements are picked, not blended, so infinities and NaNs in the unpicked
+// operand stay out. WhereBackward0: the gradient goes to the picked operand (where(c, g, 0), where(c, 0, g)).
+Tensor where(const Tensor& condition, const Tensor& a, const Tensor& b);
 
 // ---- in-place: bump the version counter; see check_inplace in inplace.cpp for when they are allowed ----
 // add_, sub_, mul_ and div_ promote as their out-of-place ops and write the result into self when its dtype can

@@ -42,12 +42,46 @@ Shape infer_shape(const Shape& shape, int64_t numel) {
   return out;
 }
 
-// A view of a contiguous tensor with another shape, its node named `node_name`.  dx = g reshaped back.
+// Note [Views of strided tensors]
+// Read in row-major order, a tensor's elements fall into runs of dims each laid out contiguously relative to
+// the next (stride[i] == stride[i+1] * size[i+1]; size-1 dims belong anywhere). Another shape views the same
+// elements iff its dims group, in order, into consecutive groups whose sizes multiply to each run's element
+// count; each group is then laid out contiguously from its run's innermost stride. So a narrowed last dim
+// (a chunk of q, k, v) may be split, and a transposed pair may not be merged. Returns false when no view exists.
+bool view_strides(const Tensor& x, const Shape& shape, Shape& strides) {
+  strides = contiguous_strides(shape);
+  if (x.numel() == 0 || x.is_contiguous()) return true;
+  std::vector<std::pair<int64_t, int64_t>> dims;   // (size, stride) of the dims of size > 1
+  for (int64_t d = 0; d < x.dim(); ++d)
+    if (x.shape()[d] != 1) dims.emplace_back(x.shape()[d], x.strides()[d]);
+  size_t next = 0;   // the first new dim not placed yet
+  for (size_t i = 0; i < dims.size();) {
+    size_t j = i;
+    int64_t run = dims[i].first;
+    while (j + 1 < dims.size() && dims[j].second == dims[j + 1].second * dims[j + 1].first) run *= dims[++j].first;
+    const size_t first = next;
+    int64_t covered = 1;
+    while (next < shape.size() && covered < run) covered *= shape[next++];
+    if (covered != run) return false;
+    int64_t stride = dims[j].second;
+    for (size_t k = next; k-- > first;) {
+      strides[k] = stride;
+      stride *= shape[k];
+    }
+    i = j + 1;
+  }
+  for (; next < shape.size(); ++next)
+    if (shape[next] != 1) return false;
+  return true;
+}
+
+// A view with another shape (Note [Views of strided tensors]), its node named `node_name`.  dx = g reshaped back.
 Tensor view_as_shape(const Tensor& x, const Shape& shape, const char* node_name) {
   const Shape s = infer_shape(shape, x.numel());
-  TINYDDP_CHECK(x.is_contiguous(), "view size is not compatible with input tensor's size and stride (at least one "
-                                   "dimension spans across two contiguous subspaces). Use .reshape(...) instead.");
-  Tensor out = view_op_result(x, s, contiguous_strides(s), x.offset());
+  Shape strides;
+  TINYDDP_CHECK(view_strides(x, s, strides), "view size is not compatible with input tensor's size and stride (at "
+                "least one dimension spans across two contiguous subspaces). Use .reshape(...) instead.");
+  Tensor out = view_op_result(x, s, strides, x.offset());
   autograd::set_history(out, autograd::make_node(node_name, {x}, [in = x.shape()](const TensorList& g, OpNode&) {
     return TensorList{reshape(g[0], in)};
   }));
@@ -185,10 +219,13 @@ Tensor cat(const std::vector<Tensor>& tensors, int64_t dim) {
     const Tensor& x = tensors[i];
     check_defined(x, "cat", "tensor");
     check_same_device(first, x, "cat");
-    bool ok = x.dim() == first.dim();
-    for (int64_t d = 0; ok && d < x.dim(); ++d) ok = d == dim || x.shape()[d] == first.shape()[d];
-    TINYDDP_CHECK(ok, "cat: sizes of tensors must match except in dimension ", dim, ". Tensor 0 has shape ",
-                  shape_str(first.shape()), " but tensor ", i, " has shape ", shape_str(x.shape()), ".");
+    // PyTorch's texts: the number of dims first, then the first dim that differs.
+    TINYDDP_CHECK(x.dim() == first.dim(), "Tensors must have same number of dimensions: got ", first.dim(),
+                  " and ", x.dim());
+    for (int64_t d = 0; d < x.dim(); ++d)
+      TINYDDP_CHECK(d == dim || x.shape()[d] == first.shape()[d], "Sizes of tensors must match except in "
+                    "dimension ", dim, ". Expected size ", first.shape()[d], " but got size ", x.shape()[d],
+                    " for tensor number ", i, " in the list.");
     sizes.push_back(x.shape()[dim]);
     shape[dim] += x.shape()[dim];
   }

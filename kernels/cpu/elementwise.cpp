@@ -74,6 +74,18 @@ void unary(UnaryOp op, const T* x, T* y, int64_t n, double a, double b) {
     case UnaryOp::erf:
       for (int64_t i = 0; i < n; ++i) y[i] = std::erf(x[i]);
       break;
+    case UnaryOp::sin: Y = X.sin(); break;
+    case UnaryOp::cos: Y = X.cos(); break;
+    case UnaryOp::log1p: Y = X.log1p(); break;
+    case UnaryOp::expm1: Y = X.expm1(); break;
+    case UnaryOp::floor: Y = X.floor(); break;
+    case UnaryOp::ceil: Y = X.ceil(); break;
+    case UnaryOp::trunc:
+      for (int64_t i = 0; i < n; ++i) y[i] = std::trunc(x[i]);
+      break;
+    case UnaryOp::round:
+      for (int64_t i = 0; i < n; ++i) y[i] = std::nearbyint(x[i]);
+      break;
     case UnaryOp::pow:
       if (a == 2.0) Y = X.square();
       else if (a == 1.0) Y = X;

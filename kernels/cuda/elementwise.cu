@@ -28,7 +28,6 @@ using detail::dev_log;
 using detail::dev_pow;
 using detail::dev_sqrt;
 using detail::dev_tanh;
-using detail::dev_erf;
 using detail::grid_blocks;
 using detail::grid_start;
 using detail::grid_step;
@@ -129,7 +128,16 @@ __device__ __forceinline__ T unary_scalar(UnaryOp op, T x, T a, T b, double a_ra
       return x >= T(0) ? T(1) / (T(1) + e) : e / (T(1) + e);
     }
     case UnaryOp::sign: return x > T(0) ? T(1) : (x < T(0) ? T(-1) : T(0));
-    case UnaryOp::erf: return dev_erf(x);
+    // CUDA's math overloads (float and double), as the CPU's std:: ones.
+    case UnaryOp::sin: return ::sin(x);
+    case UnaryOp::cos: return ::cos(x);
+    case UnaryOp::log1p: return ::log1p(x);
+    case UnaryOp::expm1: return ::expm1(x);
+    case UnaryOp::erf: return ::erf(x);
+    case UnaryOp::floor: return ::floor(x);
+    case UnaryOp::ceil: return ::ceil(x);
+    case UnaryOp::trunc: return ::trunc(x);
+    case UnaryOp::round: return ::nearbyint(x);
     case UnaryOp::pow:
       if (a_raw == 2.0) return x * x;
       if (a_raw == 1.0) return x;

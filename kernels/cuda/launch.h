@@ -48,8 +48,6 @@ __device__ __forceinline__ float dev_abs(float x) { return ::fabsf(x); }
 __device__ __forceinline__ double dev_abs(double x) { return ::fabs(x); }
 __device__ __forceinline__ float dev_tanh(float x) { return ::tanhf(x); }
 __device__ __forceinline__ double dev_tanh(double x) { return ::tanh(x); }
-__device__ __forceinline__ float dev_erf(float x) { return ::erff(x); }
-__device__ __forceinline__ double dev_erf(double x) { return ::erf(x); }
 __device__ __forceinline__ float dev_pow(float x, float a) { return ::powf(x, a); }
 __device__ __forceinline__ double dev_pow(double x, double a) { return ::pow(x, a); }
 

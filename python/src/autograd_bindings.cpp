@@ -3,6 +3,7 @@
 // texts are the engine's (engine/autograd/*.h).
 #include <any>
 #include <atomic>
+#include <sstream>
 
 #include "bindings.h"
 #include "engine/autograd/checkpoint.h"
@@ -86,7 +87,12 @@ void bind_autograd(py::module_& m) {
           out.append(py::make_tuple(e.node ? py::cast(e.node) : py::none(), e.input_nr));
         return py::tuple(out);
       })
-      .def("__repr__", [](const autograd::Node& n) { return "<" + n.name() + " object>"; });
+      // PyTorch's "<SumBackward0 object at 0x7f...>", the address being the node's (the same for each access).
+      .def("__repr__", [](const autograd::Node& n) {
+        std::ostringstream address;
+        address << static_cast<const void*>(&n);
+        return "<" + n.name() + " object at " + address.str() + ">";
+      });
 
   py::class_<RemovableHandle>(m, "RemovableHandle").def("remove", &RemovableHandle::remove);
 

@@ -262,6 +262,18 @@ void bind_tensor(py::module_& m) {
   py::class_<Tensor> cls(m, "Tensor", py::dynamic_attr());
   cls.def(py::init([](const Tensor& other) { return other; }), "A new handle to `other` (same autograd identity).")
       .def("_shape", [](const Tensor& t) { return t.shape(); })
+      .def("_strides", [](const Tensor& t) { return t.strides(); })   // in elements, as PyTorch's stride()
+      .def("_offset", &Tensor::offset)
+      .def("sin", [](const Tensor& t) { return sin(t); }, release())
+      .def("cos", [](const Tensor& t) { return cos(t); }, release())
+      .def("log1p", [](const Tensor& t) { return log1p(t); }, release())
+      .def("expm1", [](const Tensor& t) { return expm1(t); }, release())
+      .def("floor", [](const Tensor& t) { return floor(t); }, release())
+      .def("ceil", [](const Tensor& t) { return ceil(t); }, release())
+      .def("trunc", [](const Tensor& t) { return trunc(t); }, release())
+      .def("round", [](const Tensor& t) { return round(t); }, release())
+      // PyTorch's `t.data = new`: the handle keeps its autograd identity and sees new's storage (leaves only).
+      .def("_set_data", &Tensor::set_data, release())
       .def("_dtype", &Tensor::dtype)
       .def("_is_same", &Tensor::is_same)
       .def("dim", &Tensor::dim)
@@ -572,6 +584,9 @@ void bind_tensor(py::module_& m) {
   m.def("empty", [](const Shape& s, DType d) { return empty(s, d); }, release());
   m.def("arange", [](int64_t n, DType d) { return arange(n, d); }, release());
   m.def("cat", [](const std::vector<Tensor>& ts, int64_t dim) { return cat(ts, dim); }, release());
+  m.def("where", [](const Tensor& c, const Tensor& a, const Tensor& b) { return where(c, a, b); }, release());
+  m.def("expand", [](const Tensor& x, const Shape& s) { return expand(x, s); }, release());
+  m.def("_one_hot", [](const Tensor& i, int64_t n) { return one_hot(i, n, DType::f32); }, release());
 }
 
 }  // namespace tinyddp::python

@@ -5,10 +5,23 @@ is ``tinyddp._C``; the modules here give it PyTorch's names, one Python module p
 """
 from tinyddp import _C
 from tinyddp._device import device
-from tinyddp._tensor import (Size, Tensor, abs, arange, argmax, bool, cat, dtype, empty, eq, exp, flatten, float32,
+from tinyddp._tensor_str import set_printoptions
+from tinyddp._tensor import (Size, Tensor, abs, argmax, bool, cat, dtype, empty, eq, exp, flatten, float32,
                              float64, from_numpy, full, ge, gt, int64, is_tensor, le, log, logical_not, lt,
                              matmul, max, maximum, mean, ne, ones, ones_like, rand, randint, randn, randperm, relu,
                              sigmoid, sqrt, squeeze, stack, sum, tanh, tensor, unsqueeze, zeros, zeros_like)
+from tinyddp._tensor_ops import (allclose, arange, argmin, argsort, chunk, clamp, equal, eye, floor_divide, gather,
+                                 isclose, linspace, log_softmax, minimum, norm, permute, remainder, softmax, sort,
+                                 split, std, topk, tril, triu, var, where)
+from tinyddp._tensor_ops import clamp as clip, min  # noqa: A004
+from tinyddp import _indexing  # noqa: F401  (Tensor.__getitem__ and __setitem__)
+from tinyddp._tensor_forms import (add, amax, amin, bmm, clone, count_nonzero, cumsum, div, dot, empty_like, flip,
+                                   full_like, index_select, isfinite, isinf, isnan, logsumexp, masked_select, mm,
+                                   movedim, moveaxis, mul, narrow, neg, negative, nonzero, numel, outer, pow,
+                                   rand_like, randn_like, reciprocal, roll, rsqrt, select, sign, square, sub,
+                                   swapaxes, swapdims, t, transpose, true_divide, unbind, sin, cos, log1p, expm1,
+                                   floor, ceil, trunc, round, unique)
+from tinyddp._tensor_forms import div as divide, mul as multiply, sub as subtract  # noqa: E402
 from tinyddp.random import Generator, get_rng_state, initial_seed, manual_seed, seed, set_rng_state
 from tinyddp.autograd.grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
 # they import the names above
@@ -19,10 +32,19 @@ float = float32    # PyTorch's aliases  # noqa: A001
 double = float64
 long = int64
 
-__all__ = ["abs", "arange", "argmax", "autograd", "bool", "cat", "cuda", "device", "distributed", "double", "dtype",
-           "empty", "enable_grad", "eq", "exp", "flatten", "float", "float32", "float64", "from_numpy", "full",
-           "futures", "ge", "Generator", "get_rng_state", "gt", "initial_seed", "int64", "is_grad_enabled", "is_tensor",
-           "le", "load", "log", "logical_not", "long", "lt", "manual_seed", "matmul", "max", "maximum", "mean",
-           "multiprocessing", "ne", "nn", "no_grad", "ones", "ones_like", "optim", "rand", "randint", "randn", "random",
-           "randperm", "relu", "save", "seed", "set_grad_enabled", "set_rng_state", "sigmoid", "Size", "sqrt",
-           "squeeze", "stack", "sum", "tanh", "Tensor", "tensor", "unsqueeze", "utils", "zeros", "zeros_like"]
+__all__ = ["abs", "add", "allclose", "amax", "amin", "arange", "argmax", "argmin", "argsort", "autograd", "bmm", "bool",
+           "cat", "ceil", "chunk", "clamp", "clip", "clone", "cos", "count_nonzero", "cuda", "cumsum", "device",
+           "distributed", "div", "divide", "dot", "double", "dtype", "empty", "empty_like", "enable_grad", "eq",
+           "equal", "exp", "expm1", "eye", "flatten", "flip", "float", "float32", "float64", "floor", "floor_divide",
+           "from_numpy", "full", "full_like", "futures", "gather", "ge", "Generator", "get_rng_state", "gt",
+           "index_select", "initial_seed", "int64", "is_grad_enabled", "is_tensor", "isclose", "isfinite", "isinf",
+           "isnan", "le", "linspace", "load", "log", "log1p", "log_softmax", "logical_not", "logsumexp", "long", "lt",
+           "manual_seed", "masked_select", "matmul", "max", "maximum", "mean", "min", "minimum", "mm", "moveaxis",
+           "movedim", "mul", "multiply", "multiprocessing", "narrow", "ne", "neg", "negative", "nn", "no_grad",
+           "nonzero", "norm", "numel", "ones", "ones_like", "optim", "outer", "permute", "pow", "rand", "rand_like",
+           "randint", "randn", "randn_like", "random", "randperm", "reciprocal", "relu", "remainder", "roll", "round",
+           "rsqrt", "save", "seed", "select", "set_grad_enabled", "set_printoptions", "set_rng_state", "sigmoid",
+           "sign", "sin", "Size", "softmax", "sort", "split", "sqrt", "square", "squeeze", "stack", "std", "sub",
+           "subtract", "sum", "swapaxes", "swapdims", "t", "tanh", "Tensor", "tensor", "topk", "transpose", "tril",
+           "triu", "true_divide", "trunc", "unbind", "unique", "unsqueeze", "utils", "var", "where", "zeros",
+           "zeros_like"]

@@ -118,47 +118,6 @@ def _format(self, spec):
     return format(self.item(), spec) if self.dim() == 0 else tensor_repr(self)
 
 
-def _getitem(self, index):
-    """Basic indexing with integers and slices (step 1), over the engine's narrow (SliceBackward0) and a view
-    that drops the integer-indexed dims: the values and gradients of PyTorch's t[i, a:b], though t[i]'s
-    grad_fn is ViewBackward0 where PyTorch's is SelectBackward0 (the engine has no select). Other indices
-    (None, Ellipsis, bool, tensors, steps other than 1) are not part of the subset."""
-    items = index if isinstance(index, tuple) else (index,)
-    shape = self._shape()
-    if not shape and items:
-        raise IndexError("invalid index of a 0-dim tensor. Use `tensor.item()` in Python or `tensor.item<T>()` in "
-                         "C++ to convert a 0-dim tensor to a number")
-    if len(items) > len(shape):
-        raise IndexError(f"too many indices for tensor of dimension {len(shape)}")
-    out, kept = self, []
-    for dim, item in enumerate(items):
-        size = shape[dim]
-        if isinstance(item, builtins.bool) or not isinstance(item, (int, slice)):
-            raise TypeError(f"tinyddp: a tensor is indexed by integers and slices only (got {type(item).__name__}); "
-                            "None, Ellipsis, bool and tensor indices are not in tinyddp's subset yet")
-        if isinstance(item, int):
-            if not -size <= item < size:
-                raise IndexError(f"index {item} is out of bounds for dimension {dim} with size {size}")
-            out = out.narrow(dim, item % size, 1)
-            continue
-        if item.step is not None and item.step <= 0:
-            raise ValueError("step must be greater than zero")
-        start, stop, step = item.indices(size)
-        if step != 1:
-            raise NotImplementedError("tinyddp: slices with a step other than 1 need a strided view, which the "
-                                      "engine does not have; index with step 1 (or narrow) instead")
-        if (start, stop) != (0, size):
-            out = out.narrow(dim, start, builtins.max(stop - start, 0))
-        kept.append(dim)
-    kept.extend(range(len(items), len(shape)))
-    if len(kept) == len(shape):
-        if out is self:   # t[:] or t[()]: a new view, as PyTorch's
-            return self.narrow(0, 0, shape[0]) if shape else self.view(shape)
-        return out
-    sizes = out._shape()
-    return out.reshape([sizes[d] for d in kept])
-
-
 def _wrap_dim(dim, ndim):
     """A dim in [-ndim, ndim-1] (a 0-dim tensor takes 0 and -1) as a non-negative index, with PyTorch's IndexError."""
     bound = builtins.max(ndim, 1)
@@ -229,8 +188,11 @@ def _warn_once(message, stacklevel):
 
 
 def _set_data(self, value):
-    raise NotImplementedError("tinyddp: assigning Tensor.data is not supported (the engine cannot swap a tensor's "
-                              "storage); copy values in place instead: `with torch.no_grad(): t.copy_(value)`.")
+    """t.data = value: t keeps its autograd identity (requires_grad, .grad, hooks) and now holds value's
+    storage, shape and dtype, as PyTorch's (the engine's set_data, for leaves)."""
+    if not isinstance(value, Tensor):
+        raise TypeError(f"Variable data has to be a tensor, but got {type(value).__name__}")
+    self._set_data(value)
 
 
 # ---- storages, pickling and copying (PyTorch's Tensor.storage, __reduce_ex__, __deepcopy__) ----
@@ -364,13 +326,13 @@ def _iter(self):
     return (self[i] for i in range(self._shape()[0]))
 
 
-Tensor.__getitem__ = _getitem
 Tensor.__iter__ = _iter
 Tensor.flatten = _flatten
 Tensor.unsqueeze = _unsqueeze
 Tensor.squeeze = _squeeze
 Tensor.T = property(_numpy_T)
-# Tensor.data: the same storage without history, as detach() (PyTorch's .data also has its own version counter)
+# Tensor.data: the same storage without history, as detach() (PyTorch's .data also has its own version counter);
+# assigning it swaps the storage (set_data)
 Tensor.data = property(lambda self: self.detach(), _set_data)
 Tensor.max = _max
 Tensor.maximum = _maximum

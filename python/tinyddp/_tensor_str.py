@@ -3,6 +3,25 @@ line width 80, summarized with 3 edge items above 1000 elements."""
 import math
 
 PRECISION, LINEWIDTH, THRESHOLD, EDGEITEMS = 4, 80, 1000, 3
+SCI_MODE = None   # None: chosen per tensor; True/False: forced (set_printoptions(sci_mode=...))
+
+
+def set_printoptions(precision=None, threshold=None, edgeitems=None, linewidth=None, profile=None, sci_mode=None):
+    """torch.set_printoptions: the options above, or a profile's ("default", "short", "full"), as 1.13's;
+    the options not given keep their values, except sci_mode, which is always set."""
+    global PRECISION, LINEWIDTH, THRESHOLD, EDGEITEMS, SCI_MODE
+    if profile is not None:
+        PRECISION, THRESHOLD, EDGEITEMS, LINEWIDTH = {"default": (4, 1000, 3, 80), "short": (2, 1000, 2, 80),
+                                                      "full": (4, math.inf, 3, 80)}[profile]
+    if precision is not None:
+        PRECISION = precision
+    if threshold is not None:
+        THRESHOLD = threshold
+    if edgeitems is not None:
+        EDGEITEMS = edgeitems
+    if linewidth is not None:
+        LINEWIDTH = linewidth
+    SCI_MODE = sci_mode
 
 
 class _Formatter:
@@ -20,7 +39,14 @@ class _Formatter:
                     self.sci_mode = hi / lo > 1000.0 or hi > 1.0e8
                 else:
                     self.sci_mode = hi / lo > 1000.0 or hi > 1.0e8 or lo < 1.0e-4
-        self.width = max((len(self._plain(v)) for v in values), default=1)
+        # The width is the widest nonzero finite element's (all elements' for integers), at least 1; a wider
+        # nan, inf or zero is not padded, as PyTorch's.
+        shown = [v for v in values if math.isfinite(v) and v != 0] if floating else values
+        self.width = max((len(self._plain(v)) for v in shown), default=1)
+        # A forced notation changes how elements print, not the width chosen above (as PyTorch's), and only
+        # where some element is nonzero and finite.
+        if SCI_MODE is not None and floating and shown:
+            self.sci_mode = SCI_MODE
 
     def _plain(self, v):
         if not self.floating:

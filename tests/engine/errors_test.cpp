@@ -267,7 +267,12 @@ TEST(Errors, ShapeErrorsNameOpAndShapes) {
                                 {"cannot reshape tensor of 0 elements into shape [-1, 0]"}));
   EXPECT_TRUE(throws_containing([&] { expand(x23(), {2, 4}); }, {"The expanded size", "[2, 4]", "[2, 3]"}));
   EXPECT_TRUE(throws_containing([&] { expand(x23(), {3}); }, {"expand", "number of sizes"}));
-  EXPECT_TRUE(throws_containing([&] { cat({x23(), zeros({2, 2}, DType::f32)}, 0); }, {"cat", "[2, 3]", "[2, 2]"}));
+  // cat's texts are PyTorch's: the dim that differs, both sizes and the tensor's position.
+  EXPECT_TRUE(throws_containing([&] { cat({x23(), zeros({2, 2}, DType::f32)}, 0); },
+                                {"Sizes of tensors must match except in dimension 0", "Expected size 3 but got size 2",
+                                 "tensor number 1"}));
+  EXPECT_TRUE(throws_containing([&] { cat({x23(), zeros({2}, DType::f32)}, 0); },
+                                {"Tensors must have same number of dimensions: got 2 and 1"}));
   EXPECT_TRUE(throws_containing([&] { cat({}, 0); }, {"cat", "non-empty"}));
   EXPECT_TRUE(throws_containing([&] { mse_loss(x23(), zeros({3, 2}, DType::f32)); }, {"mse_loss", "[2, 3]", "[3, 2]"}));
   EXPECT_TRUE(throws_containing([&] { t(zeros({2, 2, 2}, DType::f32)); }, {"t()", "3D"}));

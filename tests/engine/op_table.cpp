@@ -74,6 +74,10 @@ std::vector<OpCase> build() {
   add_case("tanh", "tanh", {{2, 3}}, [](In x) { return tanh(x[0]); });
   add_case("sigmoid", "sigmoid", {{2, 3}}, [](In x) { return sigmoid(x[0]); });
   add_case("erf", "erf", {{2, 3}}, [](In x) { return erf(x[0]); });
+  add_case("sin", "sin", {{2, 3}}, [](In x) { return sin(x[0]); });
+  add_case("cos", "cos", {{2, 3}}, [](In x) { return cos(x[0]); });
+  add_case("log1p", "log1p", {{2, 3}}, [](In x) { return log1p(x[0]); }, {positive()});
+  add_case("expm1", "expm1", {{2, 3}}, [](In x) { return expm1(x[0]); });
   add_case("clamp", "clamp", {{3, 4}}, [](In x) { return clamp(x[0], kClampLo, kClampHi); },
            {away_from({kClampLo, kClampHi})});
   add_case("clamp_times_x", "clamp", {{3, 4}}, [](In x) { return clamp(x[0], kClampLo, kClampHi) * x[0]; },
@@ -189,6 +193,13 @@ std::vector<OpCase> build() {
     const Tensor idx = from_vector(std::vector<int64_t>{1, 3, 1, 0, 1, 2}, {2, 3}).to(x[0].device());
     return pow(embedding(x[0], idx), 2.0);
   });
+  // where: both operands broadcast (one along rows), the condition fixed; squared so the backward's own where
+  // runs inside the create_graph backward.
+  add_case("where_broadcast_squared", "where", {{2, 3}, {3}}, [](In x) {
+    const Tensor signs = from_vector(std::vector<double>{1, -1, -1, 1, 1, -1}, {2, 3}).to(x[0].device());
+    const Tensor condition = gt(signs, zeros({}, DType::f64, x[0].device()));
+    return pow(where(condition, x[0], x[1]), 2.0);
+  });
 
   // ---- compositions (several ops' second-order rules interacting) ----
   add_case("mlp_tanh_mse", "composite", {{3, 2}, {4, 2}, {4}, {3, 4}}, [](In x) {
@@ -208,6 +219,9 @@ std::vector<OpCase> build() {
   add_case("transpose_exp", "composite", {{2, 3}}, [](In x) { return exp(transpose(x[0], 0, 1)); });
   add_case("reshape_tanh", "composite", {{2, 3}}, [](In x) { return tanh(reshape(x[0], {3, 2})); });
   add_case("view_sigmoid", "composite", {{2, 3}}, [](In x) { return sigmoid(view(x[0], {6})); });
+  // A view of a strided tensor (Note [Views of strided tensors]): a narrowed last dim split in two.
+  add_case("view_of_narrow_tanh", "composite", {{2, 6}},
+           [](In x) { return tanh(view(narrow(x[0], 1, 2, 4), {2, 2, 2})); });
   add_case("unsqueeze_outer_product", "composite", {{3}}, [](In x) { return unsqueeze(x[0], 0) * unsqueeze(x[0], 1); });
   add_case("cat_squared", "composite", {{2, 2}, {1, 2}}, [](In x) { return pow(cat({x[0], x[1]}, 0), 2.0); });
   add_case("matmul_with_own_transpose", "composite", {{2, 3}}, [](In x) { return matmul(x[0], t(x[0])); });
@@ -256,7 +270,8 @@ const std::vector<std::string>& covered_ops() {
       "add", "sub", "mul", "div", "add_scalar", "mul_scalar", "div_scalar", "rsub", "rdiv", "neg", "pow", "exp",
       "log", "sqrt", "abs", "relu", "tanh", "sigmoid", "erf", "clamp", "matmul", "mm", "addmm", "transpose", "t",
       "reshape", "view", "narrow", "expand", "unsqueeze", "cat", "sum", "mean", "max", "log_softmax", "softmax",
-      "mse_loss", "cross_entropy", "clone", "to_dtype", "batch_norm", "layer_norm", "embedding", "nll_loss"};
+      "mse_loss", "cross_entropy", "clone", "to_dtype", "batch_norm", "layer_norm", "embedding", "nll_loss", "where",
+      "sin", "cos", "log1p", "expm1"};
   return ops;
 }
 

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <limits>
 #include <set>
 #include <sstream>
 #include <thread>
@@ -55,6 +56,47 @@ TEST(Tensor, ReshapeOfNonContiguousCopies) {
   const Tensor r = x.t().reshape({6});
   EXPECT_NE(r.storage().get(), x.storage().get());
   EXPECT_EQ(r.to_vector<double>(), (std::vector<double>{0, 3, 1, 4, 2, 5}));
+}
+
+// Note [Views of strided tensors]: a narrowed last dim (a chunk of q, k, v) splits into a view; a transposed
+// pair does not merge (PyTorch's error, which errors_test checks).
+TEST(Tensor, ViewOfANarrowedDimSplitsIt) {
+  const Tensor x = iota({2, 6});
+  const Tensor chunk = x.narrow(1, 2, 4);   // strides (6, 1), offset 2
+  const Tensor v = view(chunk, {2, 2, 2});
+  EXPECT_EQ(v.storage().get(), x.storage().get());
+  EXPECT_EQ(v.strides(), (Shape{6, 2, 1}));
+  EXPECT_EQ(v.offset(), 2);
+  EXPECT_EQ(v.to_vector<double>(), (std::vector<double>{2, 3, 4, 5, 8, 9, 10, 11}));
+  const Tensor rows = view(iota({4, 3}).narrow(0, 1, 2).t(), {3, 1, 2});   // size-1 dims go anywhere
+  EXPECT_EQ(rows.to_vector<double>(), (std::vector<double>{3, 6, 4, 7, 5, 8}));
+  EXPECT_THROW(view(iota({2, 3}).t(), {6}), Error);
+}
+
+// floor, ceil, trunc and round (halves to even, as PyTorch's): values in the input's dtype, zero gradients.
+TEST(Tensor, ToIntegralOpsRoundAsPyTorch) {
+  const Tensor x = from_vector(std::vector<double>{-2.5, -1.5, -0.5, 0.5, 1.5, 2.7}, {6}).requires_grad_();
+  EXPECT_EQ(floor(x).to_vector<double>(), (std::vector<double>{-3, -2, -1, 0, 1, 2}));
+  EXPECT_EQ(ceil(x).to_vector<double>(), (std::vector<double>{-2, -1, -0.0, 1, 2, 3}));
+  EXPECT_EQ(trunc(x).to_vector<double>(), (std::vector<double>{-2, -1, -0.0, 0, 1, 2}));
+  EXPECT_EQ(round(x).to_vector<double>(), (std::vector<double>{-2, -2, -0.0, 0, 2, 3}));
+  sum(round(x) + floor(x)).backward();
+  EXPECT_EQ(x.grad().to_vector<double>(), std::vector<double>(6, 0.0));
+  EXPECT_EQ(round(from_vector(std::vector<int64_t>{3, -4}, {2})).to_vector<int64_t>(), (std::vector<int64_t>{3, -4}));
+}
+
+// where picks elements (an unpicked infinity or NaN stays out) and broadcasts all three operands.
+TEST(Tensor, WherePicksElements) {
+  const double inf = std::numeric_limits<double>::infinity();
+  const Tensor condition = gt(from_vector(std::vector<double>{1, -1, 1}, {3}), zeros({}, DType::f64));
+  const Tensor a = from_vector(std::vector<double>{inf, 2, std::nan("")}, {3});
+  const Tensor b = from_vector(std::vector<double>{-inf}, {1});
+  const auto v = where(condition, a, b).to_vector<double>();
+  EXPECT_EQ(v[0], inf);
+  EXPECT_EQ(v[1], -inf);
+  EXPECT_TRUE(std::isnan(v[2]));
+  EXPECT_EQ(where(condition, from_vector(std::vector<double>{1, 2}, {2, 1}), b).shape(), (Shape{2, 3}));
+  EXPECT_THROW(where(a, a, b), Error);   // "where expected condition to be a boolean tensor"
 }
 
 TEST(Tensor, TransposeSwapsStrides) {

@@ -121,8 +121,10 @@ def test_module_to_cpu_returns_the_module():
         with pytest.raises(TypeError, match="^nn.Module.to only accepts floating point or complex dtypes, but got "
                                             "desired dtype=torch.int64$"):
             m.to(*args)
-    with pytest.raises(NotImplementedError, match=r"Linear.to\(torch.float64\): 'weight' is torch.float32"):
-        m.to(torch.float64)   # PyTorch converts; tinyddp cannot (docs/python.md)
+    w = m.weight
+    assert m.to(torch.float64) is m and m.weight is w and w.dtype is torch.float64   # the same Parameter, converted
+    assert m(torch.ones(2, m.in_features, dtype=torch.float64)).dtype is torch.float64   # the C++ layer sees it too
+    assert m.float() is m and w.dtype is torch.float32 and m.double().bias.dtype is torch.float64
 
 
 # ---- ModuleList, Identity, Dropout ----
@@ -296,8 +298,10 @@ def test_data_is_a_history_free_alias():
     assert x.tolist() == [[0.0] * 3] * 2 and x.requires_grad
     y = x * 2
     assert y.data.requires_grad is False and y.data.is_leaf
-    with pytest.raises(NotImplementedError, match="assigning Tensor.data is not supported"):
-        x.data = torch.zeros(3)
+    x.data = torch.zeros(3)   # the same leaf, now over another storage (and shape), as PyTorch's
+    assert x.tolist() == [0.0] * 3 and x.requires_grad and x.is_leaf and x.dtype is torch.float32
+    with pytest.raises(TypeError, match="^Variable data has to be a tensor, but got int$"):
+        x.data = 3
 
 
 # ---- max(a, b) / maximum ----

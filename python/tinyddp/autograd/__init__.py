@@ -1,7 +1,8 @@
-"""torch.autograd: grad, backward, grad mode and anomaly mode over the engine (engine/autograd/)."""
+"""torch.autograd: grad, backward, grad mode and anomaly mode over the engine (engine/autograd/); Function."""
 from tinyddp import _C
 from tinyddp._tensor import _warn_once
-from tinyddp.autograd import graph
+from tinyddp.autograd import function, graph
+from tinyddp.autograd.function import Function
 from tinyddp.autograd.anomaly_mode import detect_anomaly, set_detect_anomaly
 from tinyddp.autograd.grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
 
@@ -32,5 +33,5 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
     _C._backward(tensors, grad_tensors, retain_graph, create_graph, inputs)
 
 
-__all__ = ["backward", "detect_anomaly", "enable_grad", "grad", "graph", "is_anomaly_enabled", "is_grad_enabled",
-           "no_grad", "set_detect_anomaly", "set_grad_enabled"]
+__all__ = ["backward", "detect_anomaly", "enable_grad", "Function", "function", "grad", "graph", "is_anomaly_enabled",
+           "is_grad_enabled", "no_grad", "set_detect_anomaly", "set_grad_enabled"]

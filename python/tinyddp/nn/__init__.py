@@ -2,14 +2,18 @@
 from tinyddp.nn.parameter import Parameter
 from tinyddp.nn import functional
 from tinyddp.nn import init
-from tinyddp.nn.modules import (BatchNorm1d, BatchNorm2d, CrossEntropyLoss, Dropout, Embedding, Flatten, GELU,
-                                Identity, L1Loss, LayerNorm, LeakyReLU, Linear, LogSoftmax, MSELoss, Module,
-                                ModuleDict, ModuleList, NLLLoss, ParameterList, ReLU, Sequential, Sigmoid, Softmax,
-                                Tanh)
+from tinyddp.nn.modules import (AvgPool2d, BatchNorm1d, BatchNorm2d, BCELoss, BCEWithLogitsLoss, Conv2d,
+                                CosineSimilarity, CrossEntropyLoss, Dropout, ELU, Embedding, Flatten, GELU, Hardtanh,
+                                HuberLoss, Identity, KLDivLoss, L1Loss, LayerNorm, LeakyReLU, Linear, LogSigmoid,
+                                LogSoftmax, MaxPool2d, Mish, Module, ModuleDict, ModuleList, MSELoss, NLLLoss,
+                                ParameterList, ReLU, ReLU6, SELU, Sequential, Sigmoid, SiLU, SmoothL1Loss, Softmax,
+                                Softmin, Softplus, Softsign, Tanh, Unflatten)
 from tinyddp.nn import parallel
 from tinyddp.nn import utils
 
-__all__ = ["BatchNorm1d", "BatchNorm2d", "CrossEntropyLoss", "Dropout", "Embedding", "Flatten", "GELU", "Identity",
-           "L1Loss", "LayerNorm", "LeakyReLU", "Linear", "LogSoftmax", "MSELoss", "Module", "ModuleDict", "ModuleList",
-           "NLLLoss", "Parameter", "ParameterList", "ReLU", "Sequential", "Sigmoid", "Softmax", "Tanh", "functional",
-           "init", "parallel", "utils"]
+__all__ = ["AvgPool2d", "BatchNorm1d", "BatchNorm2d", "BCELoss", "BCEWithLogitsLoss", "Conv2d", "CosineSimilarity",
+           "CrossEntropyLoss", "Dropout", "ELU", "Embedding", "Flatten", "GELU", "Hardtanh", "HuberLoss", "Identity",
+           "KLDivLoss", "L1Loss", "LayerNorm", "LeakyReLU", "Linear", "LogSigmoid", "LogSoftmax", "MaxPool2d", "Mish",
+           "Module", "ModuleDict", "ModuleList", "MSELoss", "NLLLoss", "Parameter", "ParameterList", "ReLU", "ReLU6",
+           "SELU", "Sequential", "Sigmoid", "SiLU", "SmoothL1Loss", "Softmax", "Softmin", "Softplus", "Softsign",
+           "Tanh", "Unflatten", "functional", "init", "parallel", "utils"]

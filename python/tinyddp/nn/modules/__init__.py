@@ -1,14 +1,21 @@
-from tinyddp.nn.modules.activation import GELU, Identity, LeakyReLU, LogSoftmax, ReLU, Sigmoid, Softmax, Tanh
+from tinyddp.nn.modules.activation import (ELU, GELU, SELU, CosineSimilarity, Hardtanh, Identity, LeakyReLU,
+                                           LogSigmoid, LogSoftmax, Mish, ReLU, ReLU6, SiLU, Sigmoid, Softmax,
+                                           Softmin, Softplus, Softsign, Tanh)
 from tinyddp.nn.modules.batchnorm import BatchNorm1d, BatchNorm2d
+from tinyddp.nn.modules.conv import AvgPool2d, Conv2d, MaxPool2d
 from tinyddp.nn.modules.container import ModuleDict, ModuleList, ParameterList, Sequential
 from tinyddp.nn.modules.dropout import Dropout
-from tinyddp.nn.modules.flatten import Flatten
+from tinyddp.nn.modules.flatten import Flatten, Unflatten
 from tinyddp.nn.modules.linear import Linear
-from tinyddp.nn.modules.loss import CrossEntropyLoss, L1Loss, MSELoss, NLLLoss
+from tinyddp.nn.modules.loss import (BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, HuberLoss, KLDivLoss, L1Loss,
+                                     MSELoss, NLLLoss, SmoothL1Loss)
 from tinyddp.nn.modules.module import Module
 from tinyddp.nn.modules.normalization import LayerNorm
 from tinyddp.nn.modules.sparse import Embedding
 
-__all__ = ["BatchNorm1d", "BatchNorm2d", "CrossEntropyLoss", "Dropout", "Embedding", "Flatten", "GELU", "Identity",
-           "L1Loss", "LayerNorm", "LeakyReLU", "Linear", "LogSoftmax", "MSELoss", "Module", "ModuleDict", "ModuleList",
-           "NLLLoss", "ParameterList", "ReLU", "Sequential", "Sigmoid", "Softmax", "Tanh"]
+__all__ = ["AvgPool2d", "BatchNorm1d", "BatchNorm2d", "BCELoss", "BCEWithLogitsLoss", "Conv2d", "CosineSimilarity",
+           "CrossEntropyLoss", "Dropout", "ELU", "Embedding", "Flatten", "GELU", "Hardtanh", "HuberLoss", "Identity",
+           "KLDivLoss", "L1Loss", "LayerNorm", "LeakyReLU", "Linear", "LogSigmoid", "LogSoftmax", "MaxPool2d", "Mish",
+           "Module", "ModuleDict", "ModuleList", "MSELoss", "NLLLoss", "ParameterList", "ReLU", "ReLU6", "SELU",
+           "Sequential", "Sigmoid", "SiLU", "SmoothL1Loss", "Softmax", "Softmin", "Softplus", "Softsign", "Tanh",
+           "Unflatten"]

@@ -1,5 +1,6 @@
-"""torch.nn.ReLU, Tanh, Sigmoid, LeakyReLU, GELU, Softmax, LogSoftmax: nn.functional's activations as modules;
-torch.nn.Identity."""
+"""torch.nn.ReLU, Tanh, Sigmoid, LeakyReLU, GELU, Softmax, LogSoftmax, SiLU, ELU, SELU, Softplus, Hardtanh,
+ReLU6, Mish, LogSigmoid, Softsign, Softmin: nn.functional's activations as modules; torch.nn.Identity,
+CosineSimilarity."""
 from tinyddp.nn import functional as F
 from tinyddp.nn.modules.module import Module
 
@@ -85,3 +86,109 @@ class LogSoftmax(Module):
 
     def extra_repr(self):
         return f"dim={self.dim}"
+
+
+class _NoInplace(Module):
+    """An activation whose inplace=True tinyddp refuses (the engine has no in-place activations)."""
+
+    def __init__(self, inplace=False):
+        super().__init__()
+        if inplace:
+            raise NotImplementedError(f"{type(self).__name__}(inplace=True): tinyddp has no in-place activations; "
+                                      f"use {type(self).__name__}().")
+        self.inplace = inplace
+
+    def extra_repr(self):
+        return "inplace=True" if self.inplace else ""
+
+
+class SiLU(_NoInplace):
+    def forward(self, input):
+        return F.silu(input)
+
+
+class SELU(_NoInplace):
+    def forward(self, input):
+        return F.selu(input)
+
+
+class Mish(_NoInplace):
+    def forward(self, input):
+        return F.mish(input)
+
+
+class ELU(_NoInplace):
+    def __init__(self, alpha=1.0, inplace=False):
+        super().__init__(inplace)
+        self.alpha = alpha
+
+    def forward(self, input):
+        return F.elu(input, self.alpha)
+
+    def extra_repr(self):
+        return f"alpha={self.alpha}" + (", inplace=True" if self.inplace else "")
+
+
+class Hardtanh(_NoInplace):
+    def __init__(self, min_val=-1.0, max_val=1.0, inplace=False):
+        super().__init__(inplace)
+        if min_val > max_val:
+            raise ValueError("min_val cannot be greater than max_val")
+        self.min_val, self.max_val = min_val, max_val
+
+    def forward(self, input):
+        return F.hardtanh(input, self.min_val, self.max_val)
+
+    def extra_repr(self):
+        return f"min_val={self.min_val}, max_val={self.max_val}" + (", inplace=True" if self.inplace else "")
+
+
+class ReLU6(Hardtanh):
+    def __init__(self, inplace=False):
+        super().__init__(0.0, 6.0, inplace)
+
+    def extra_repr(self):
+        return "inplace=True" if self.inplace else ""
+
+
+class Softplus(Module):
+    def __init__(self, beta=1, threshold=20):
+        super().__init__()
+        self.beta, self.threshold = beta, threshold
+
+    def forward(self, input):
+        return F.softplus(input, self.beta, self.threshold)
+
+    def extra_repr(self):
+        return f"beta={self.beta}, threshold={self.threshold}"
+
+
+class LogSigmoid(Module):
+    def forward(self, input):
+        return F.logsigmoid(input)
+
+
+class Softsign(Module):
+    def forward(self, input):
+        return F.softsign(input)
+
+
+class Softmin(Module):
+    def __init__(self, dim=None):
+        super().__init__()
+        self.dim = dim
+
+    def forward(self, input):
+        return F.softmin(input, self.dim, _stacklevel=5)
+
+    def extra_repr(self):
+        return f"dim={self.dim}"
+
+
+class CosineSimilarity(Module):
+    def __init__(self, dim=1, eps=1e-8):
+        super().__init__()
+        self.dim, self.eps = dim, eps
+
+    def forward(self, x1, x2):
+        return F.cosine_similarity(x1, x2, self.dim, self.eps)

@@ -1,4 +1,4 @@
-"""torch.nn.Flatten over Tensor.flatten."""
+"""torch.nn.Flatten over Tensor.flatten, torch.nn.Unflatten over Tensor.reshape."""
 from tinyddp.nn.modules.module import Module
 
 
@@ -12,3 +12,19 @@ class Flatten(Module):
 
     def extra_repr(self):
         return f"start_dim={self.start_dim}, end_dim={self.end_dim}"
+
+
+class Unflatten(Module):
+    """Dim `dim` split into `unflattened_size` (a tuple or list of sizes, one of which may be -1)."""
+
+    def __init__(self, dim, unflattened_size):
+        super().__init__()
+        self.dim, self.unflattened_size = dim, unflattened_size
+
+    def forward(self, input):
+        shape = list(input.shape)
+        dim = self.dim % len(shape)
+        return input.reshape(shape[:dim] + list(self.unflattened_size) + shape[dim + 1:])
+
+    def extra_repr(self):
+        return f"dim={self.dim}, unflattened_size={self.unflattened_size}"

@@ -10,7 +10,7 @@ from collections import OrderedDict, namedtuple
 
 from tinyddp import _C
 from tinyddp._device import _NO_CUDA, _parse_to
-from tinyddp._tensor import Tensor, dtype as _dtype
+from tinyddp._tensor import Tensor, dtype as _dtype, float32 as _float32, float64 as _float64
 from tinyddp.autograd.grad_mode import no_grad
 from tinyddp.nn.parameter import Parameter
 
@@ -314,18 +314,31 @@ class Module:
     # ---- training ----
     def to(self, *args, **kwargs):
         """Module.to(device, dtype), to(dtype), to(tensor): the device must be the CPU, where every tensor already
-        is. A dtype is accepted when the floating parameters and buffers already have it: tinyddp cannot swap a
-        parameter's storage for one of another dtype (PyTorch assigns param.data), so converting raises."""
+        is; a dtype converts the floating parameters and buffers (and their gradients), as 1.13's."""
         _, dtype, _ = _parse_to(args, kwargs, _dtype, Tensor)
         if dtype is not None:
             if not dtype.is_floating_point:
                 raise TypeError(f"nn.Module.to only accepts floating point or complex dtypes, but got desired "
                                 f"dtype={dtype}")
-            for name, t in list(self.named_parameters()) + list(self.named_buffers()):
-                if t.is_floating_point() and t.dtype is not dtype:
-                    raise NotImplementedError(
-                        f"{self._get_name()}.to({dtype}): '{name}' is {t.dtype}; tinyddp cannot convert a module's "
-                        f"tensors to another dtype in place. Build the module's tensors in {dtype} instead.")
+            self._convert_floating(dtype)
+        return self
+
+    def double(self):
+        return self._convert_floating(_float64)
+
+    def float(self):  # noqa: A003  (PyTorch's name)
+        return self._convert_floating(_float32)
+
+    def _convert_floating(self, dtype):
+        """Every floating parameter and buffer of this module and its submodules in `dtype`: 1.13's
+        `param.data = param.to(dtype)` (the same Parameter objects, so optimizers and hooks keep working), and
+        each existing .grad likewise."""
+        for t in list(self.parameters()) + list(self.buffers()):
+            if t.is_floating_point() and t.dtype is not dtype:
+                grad = t.grad
+                t.data = t.detach().to(dtype)
+                if grad is not None:
+                    t.grad = grad.to(dtype)
         return self
 
     def cpu(self):

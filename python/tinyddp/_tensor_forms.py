@@ -1,0 +1,454 @@
+"""The other spellings of ops tinyddp has: the method and function forms PyTorch gives each op (torch.add and
+Tensor.add, torch.t, torch.clone, ...), the in-place unary forms (exp_, relu_, ...), the *_like and new_*
+factories, view_as/reshape_as/type_as, and small compositions scripts reach for (index_select, flip, roll,
+unbind, nonzero, masked_select, isnan/isinf/isfinite, amax/amin, logsumexp, cumsum; sin, cos, log1p, expm1,
+floor, ceil, trunc and round, which are the engine's).
+
+Each is PyTorch 1.13's signature over an op of the engine or of _tensor_ops, so its values, gradients and errors
+are that op's; grad_fn names are the composed ops' (docs/python.md, "Composed methods' graphs").
+"""
+import builtins
+import math
+
+from tinyddp import _C, _tensor, _tensor_ops
+from tinyddp._indexing import _take
+from tinyddp._tensor import Tensor, _wrap_dim
+from tinyddp._tensor_ops import _dims
+
+
+# ---- arithmetic as methods and functions ----
+
+def add(input, other, *, alpha=1):
+    return input + other * alpha if alpha != 1 else input + other
+
+
+def sub(input, other, *, alpha=1):
+    return input - other * alpha if alpha != 1 else input - other
+
+
+def mul(input, other):
+    return input * other
+
+
+def div(input, other, *, rounding_mode=None):
+    """input / other; rounding_mode 'floor' is floor_divide, 'trunc' rounds toward zero (both host-computed)."""
+    if rounding_mode is None:
+        return input / other
+    if rounding_mode == "floor":
+        return _tensor_ops.floor_divide(input, other)
+    if rounding_mode == "trunc":
+        return _tensor_ops._host_elementwise(input, other, "div", _int_trunc_div, _float_trunc_div)
+    raise RuntimeError(f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but found "
+                       f"'{rounding_mode}'")
+
+
+def _int_trunc_div(x, y):
+    q = builtins.abs(x) // builtins.abs(y)
+    return q if (x >= 0) == (y > 0) else -q
+
+
+def _float_trunc_div(x, y):
+    q = x / y if y else _tensor_ops._float_floordiv(x, y)
+    return builtins.float(math.trunc(q)) if math.isfinite(q) else q
+
+
+_integral_round = Tensor.round   # the engine's, halves to even
+
+
+def round(input, *, decimals=0):  # noqa: A001
+    """To the nearest integer (halves to even), or to `decimals` places as 1.13: round(x * 10^d) / 10^d."""
+    if decimals == 0:
+        return _integral_round(input)
+    scale = 10.0 ** decimals
+    return _integral_round(input * scale) / scale
+
+
+def square(input):
+    return input * input
+
+
+def reciprocal(input):
+    return 1 / input
+
+
+def rsqrt(input):
+    return 1 / input.sqrt()
+
+
+def sign(input):
+    """-1, 0 or 1 in input's dtype (bool stays bool), NaN for NaN: where over comparisons."""
+    if input.dtype is _tensor.bool:
+        return input.clone()
+    positive = _C.where(input > 0, _tensor.ones([], dtype=input.dtype), _tensor.zeros([], dtype=input.dtype))
+    out = _C.where(input < 0, _tensor.full([], -1, dtype=input.dtype), positive)
+    return _C.where(input != input, input, out) if input.is_floating_point() else out
+
+
+def isnan(input):
+    return input != input
+
+
+def isinf(input):
+    if not input.is_floating_point():
+        return _tensor.zeros(input.shape, dtype=_tensor.bool)
+    return input.abs() == math.inf
+
+
+def isfinite(input):
+    if not input.is_floating_point():
+        return _tensor.ones(input.shape, dtype=_tensor.bool)
+    return (input == input) & (input.abs() != math.inf)
+
+
+# ---- reductions ----
+
+def _reduce_dims(input, dim):
+    if dim is None or dim == ():
+        return list(range(input.dim()))
+    return sorted({_wrap_dim(d, input.dim()) for d in ([dim] if isinstance(dim, int) else dim)})
+
+
+def amax(input, dim=(), keepdim=False):
+    """The largest elements over dims (all by default): max along each dim in turn, from the last."""
+    out = input
+    for d in reversed(_reduce_dims(input, dim)):
+        out = out.max(d, True)[0]
+    return out if keepdim else out.reshape([s for k, s in enumerate(out._shape())
+                                            if k not in _reduce_dims(input, dim)])
+
+
+def amin(input, dim=(), keepdim=False):
+    return -amax(-input, dim, keepdim)
+
+
+def logsumexp(input, dim, keepdim=False):
+    """log(sum(exp(x))) over dim, shifted by the (detached) maximum as 1.13 shifts it; an infinite maximum
+    shifts by 0."""
+    shift = amax(input.detach(), dim, True)
+    shift = _C.where(shift.abs() == math.inf, _tensor.zeros([], dtype=shift.dtype), shift)
+    out = (input - shift).exp().sum(dim, True).log() + shift
+    return out if keepdim else out.reshape([s for k, s in enumerate(out._shape())
+                                            if k not in _reduce_dims(input, dim)])
+
+
+def count_nonzero(input, dim=None):
+    return (input != 0).sum(dim)
+
+
+def cumsum(input, dim, *, dtype=None):
+    """Running sums along dim. The values are summed on the host in double and rounded once (1.13's CPU kernel
+    accumulates float32 in double); the gradient is the reversed running sum (a product with a triangle of
+    ones), so floating results carry it (PyTorch records CumsumBackward0)."""
+    if dtype is not None:
+        input = input.to(dtype)
+    dim = _wrap_dim(dim, input.dim())
+    last = builtins.max(input.dim() - 1, 0)
+    x = input.transpose(dim, last) if dim != last else input
+    shape = list(x._shape()) or [1]
+    rows = x.detach().reshape([-1, shape[-1]]).tolist()
+    sums = []
+    for row in rows:
+        total, out = 0, []
+        for v in row:
+            total += v
+            out.append(total)
+        sums.append(out)
+    result_dtype = input.dtype if input.dtype is not _tensor.bool else _tensor.int64
+    exact = _tensor.tensor(sums, dtype=_tensor.float64 if input.is_floating_point() else _tensor.int64)
+    exact = exact.to(result_dtype).reshape(shape)
+    if input.is_floating_point() and input.requires_grad:
+        n = shape[-1]
+        ones = _tensor.tensor([[1.0 if i <= j else 0.0 for j in range(n)] for i in range(n)], dtype=input.dtype)
+        linear = x.reshape(shape).matmul(ones)
+        exact = linear + (exact - linear).detach()
+    exact = exact.reshape(list(x._shape()))
+    return exact.transpose(dim, last) if dim != last else exact
+
+
+# ---- selection ----
+
+def index_select(input, dim, index):
+    if index.dim() > 1:
+        raise IndexError("index_select(): Index is supposed to be a vector")
+    return _take(input, _wrap_dim(dim, input.dim()), index.reshape([-1]))
+
+
+def _broadcast_shape(a, b):
+    a, b = list(a), list(b)
+    n = builtins.max(len(a), len(b))
+    a, b = [1] * (n - len(a)) + a, [1] * (n - len(b)) + b
+    for x, y in zip(a, b):
+        if x != y and 1 not in (x, y):
+            raise RuntimeError(f"The size of tensor a ({x}) must match the size of tensor b ({y}) at non-singleton "
+                               "dimension")
+    return [builtins.max(x, y) if 0 not in (x, y) else 0 for x, y in zip(a, b)]
+
+
+def masked_select(input, mask):
+    """The elements of input (broadcast with mask) where mask is true, as a vector."""
+    shape = _broadcast_shape(input._shape(), mask._shape())
+    return _C.expand(input, shape)[_C.expand(mask, shape)]
+
+
+def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=None):  # noqa: A002
+    """The distinct elements, ascending (1.13's CPU unique sorts either way), with the inverse indices (input's
+    shape) and the counts when asked. Computed on the host; no gradient, as 1.13's."""
+    if dim is not None:
+        raise NotImplementedError("tinyddp: unique(dim=...) is not supported; unique over all elements is")
+    flat = input.detach().reshape([-1]).tolist()
+    values = builtins.sorted(set(flat))
+    out = [_tensor.tensor(values, dtype=input.dtype).reshape([len(values)])]
+    if return_inverse:
+        where_is = {v: i for i, v in enumerate(values)}
+        out.append(_tensor.tensor([where_is[v] for v in flat], dtype=_tensor.int64).reshape(list(input._shape())))
+    if return_counts:
+        counts = {v: 0 for v in values}
+        for v in flat:
+            counts[v] += 1
+        out.append(_tensor.tensor([counts[v] for v in values], dtype=_tensor.int64).reshape([len(values)]))
+    return out[0] if len(out) == 1 else tuple(out)
+
+
+def nonzero(input, *, as_tuple=False):
+    """The indices of the nonzero elements, (n, dim) int64 in row-major order (as_tuple: one vector per dim)."""
+    shape = list(input._shape())
+    flags = (input != 0).reshape([-1]).tolist()
+    rows = []
+    for flat, f in enumerate(flags):
+        if f:
+            index, rest = [], flat
+            for size in reversed(shape):
+                index.append(rest % size)
+                rest //= size
+            rows.append(index[::-1])
+    out = _tensor.tensor(rows, dtype=_tensor.int64).reshape([len(rows), len(shape)])
+    if as_tuple:
+        return tuple(out[:, d] for d in range(len(shape))) if shape else (out.reshape([-1]),)
+    return out
+
+
+def flip(input, dims):
+    """The elements in reverse order along each of dims (a copy, as 1.13's)."""
+    out = input
+    for d in _dims((dims,) if isinstance(dims, int) else (dims,)):
+        d = _wrap_dim(d, input.dim())
+        size = input._shape()[d]
+        out = _take(out, d, _tensor.tensor(list(range(size - 1, -1, -1)), dtype=_tensor.int64))
+    return out if out is not input else input.clone()
+
+
+def roll(input, shifts, dims=None):
+    """Elements shifted along dims (wrapping around): cat of two narrows per dim; flattened when dims is None."""
+    if dims is None:
+        return roll(input.reshape([-1]), shifts, 0).reshape(list(input._shape()))
+    shifts = [shifts] if isinstance(shifts, int) else list(shifts)
+    dims = [dims] if isinstance(dims, int) else list(dims)
+    if len(shifts) != len(dims):
+        raise RuntimeError(f"shifts and dimensions must align. shifts: {len(shifts)}, dims:{len(dims)}")
+    out = input
+    for shift, d in zip(shifts, dims):
+        d = _wrap_dim(d, input.dim())
+        size = input._shape()[d]
+        k = shift % size if size else 0
+        if k:
+            out = _C.cat([out.narrow(d, size - k, k), out.narrow(d, 0, size - k)], d)
+    return out if out is not input else input.clone()
+
+
+def unbind(input, dim=0):
+    dim = _wrap_dim(dim, input.dim())
+    return tuple(input.select(dim, i) for i in range(input._shape()[dim]))
+
+
+def select(input, dim, index):
+    dim = _wrap_dim(dim, input.dim())
+    size = input._shape()[dim]
+    if not -size <= index < size:
+        raise IndexError(f"select(): index {index} out of range for tensor of size {list(input._shape())} at "
+                         f"dimension {dim}")
+    return input.narrow(dim, index % size, 1).reshape([s for k, s in enumerate(input._shape()) if k != dim])
+
+
+def movedim(input, source, destination):
+    n = input.dim()
+    source = [source] if isinstance(source, int) else list(source)
+    destination = [destination] if isinstance(destination, int) else list(destination)
+    source = [_wrap_dim(d, n) for d in source]
+    destination = [_wrap_dim(d, n) for d in destination]
+    order = [None] * n
+    for s, d in zip(source, destination):
+        order[d] = s
+    rest = iter(d for d in range(n) if d not in source)
+    return _tensor_ops.permute(input, [o if o is not None else next(rest) for o in order])
+
+
+# ---- factories from a tensor ----
+
+def _like(factory):
+    def like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None, **kwargs):
+        return factory(input.shape, dtype=dtype or input.dtype, requires_grad=requires_grad, **kwargs)
+    return like
+
+
+randn_like = _like(_tensor.randn)
+rand_like = _like(_tensor.rand)
+empty_like = _like(_tensor.empty)
+
+
+def full_like(input, fill_value, *, dtype=None, device=None, requires_grad=False, memory_format=None):
+    return _tensor.full(input.shape, fill_value, dtype=dtype or input.dtype, requires_grad=requires_grad)
+
+
+def _new(factory):
+    def new(self, *size, dtype=None, device=None, requires_grad=False):
+        return factory(*size, dtype=dtype or self.dtype, requires_grad=requires_grad)
+    return new
+
+
+def _new_full(self, size, fill_value, *, dtype=None, device=None, requires_grad=False):
+    return _tensor.full(size, fill_value, dtype=dtype or self.dtype, requires_grad=requires_grad)
+
+
+def _new_tensor(self, data, dtype=None, device=None, requires_grad=False):
+    return _tensor.tensor(data, dtype=dtype or self.dtype, requires_grad=requires_grad)
+
+
+_LEGACY_NAMES = {"torch.FloatTensor": _tensor.float32, "torch.DoubleTensor": _tensor.float64,
+                 "torch.LongTensor": _tensor.int64, "torch.BoolTensor": _tensor.bool}
+
+
+def _type(self, dtype=None, non_blocking=False):
+    """t.type() is the legacy name ('torch.FloatTensor'); t.type(dtype or name) converts."""
+    if dtype is None:
+        return {v: k for k, v in _LEGACY_NAMES.items()}[self.dtype]
+    return self.to(_LEGACY_NAMES[dtype] if isinstance(dtype, str) else dtype)
+
+
+def _stride(self, dim=None):
+    strides = tuple(self._strides())
+    return strides if dim is None else strides[_wrap_dim(dim, self.dim())]
+
+
+def _inplace(fn):
+    """The in-place form of an out-of-place op: its result copied into self (one version bump; on tensors the
+    engine lets change in place, as every in-place op here)."""
+    def inplace(self, *args, **kwargs):
+        return self.copy_(fn(self, *args, **kwargs))
+    return inplace
+
+
+def _install():
+    for name, fn in {"add": add, "sub": sub, "subtract": sub, "mul": mul, "multiply": mul, "div": div,
+                     "divide": div, "true_divide": true_divide, "square": square,
+                     "reciprocal": reciprocal, "rsqrt": rsqrt, "sign": sign, "isnan": isnan, "isinf": isinf,
+                     "isfinite": isfinite, "amax": amax, "amin": amin, "logsumexp": logsumexp,
+                     "count_nonzero": count_nonzero, "cumsum": cumsum, "index_select": index_select,
+                     "masked_select": masked_select, "nonzero": nonzero, "unique": unique, "flip": flip, "roll": roll,
+                     "unbind": unbind, "select": select, "movedim": movedim, "moveaxis": movedim,
+                     "swapaxes": transpose, "swapdims": transpose,
+                     "absolute": lambda self: self.abs(), "negative": lambda self: -self,
+                     "positive": lambda self: self, "clamp_min": lambda self, m: self.clamp(min=m),
+                     "clamp_max": lambda self, m: self.clamp(max=m),
+                     "view_as": lambda self, other: self.view(other._shape()),
+                     "reshape_as": lambda self, other: self.reshape(other._shape()),
+                     "type_as": lambda self, other: self.to(other.dtype),
+                     "mm": mm, "bmm": mm, "dot": mm, "outer": outer,
+                     "new_zeros": _new(_tensor.zeros), "new_ones": _new(_tensor.ones),
+                     "new_empty": _new(_tensor.empty), "new_full": _new_full, "new_tensor": _new_tensor,
+                     "type": _type, "stride": _stride, "nelement": lambda self: self.numel(),
+                     "ndimension": lambda self: self.dim(),
+                     "element_size": lambda self: self.dtype.itemsize,
+                     "storage_offset": lambda self: self._offset(), "round": round}.items():
+        setattr(Tensor, name, fn)
+    for name, fn in {"add_": add, "sub_": sub, "mul_": mul, "div_": div}.items():
+        if not hasattr(Tensor, name):
+            setattr(Tensor, name, _inplace(fn))
+    for name in ("exp", "log", "sqrt", "abs", "neg", "relu", "sigmoid", "tanh", "pow", "square", "reciprocal",
+                 "rsqrt", "sign", "clamp_min", "clamp_max", "tril", "triu", "floor_divide", "remainder", "sin", "cos",
+                 "log1p", "expm1", "floor", "ceil", "trunc", "round"):
+        setattr(Tensor, name + "_", _inplace(getattr(Tensor, name)))
+
+
+# ---- the function forms of methods (torch.t, torch.clone, ...) ----
+
+def t(input):
+    return input.t()
+
+
+def transpose(input, dim0, dim1):
+    return input.transpose(dim0, dim1)
+
+
+swapaxes = swapdims = transpose
+
+
+def clone(input, *, memory_format=None):
+    return input.clone()
+
+
+def narrow(input, dim, start, length):
+    return input.narrow(dim, start, length)
+
+
+def numel(input):
+    return input.numel()
+
+
+def neg(input):
+    return -input
+
+
+negative = neg
+
+
+def pow(input, exponent):  # noqa: A001
+    """input ** exponent; a number base gives base ** exponent over the exponent tensor, as torch.pow(2, t)."""
+    return input ** exponent
+
+
+def mm(input, other):
+    return input.matmul(other)
+
+
+bmm = dot = mm
+
+
+def outer(input, other):
+    return input.reshape([-1, 1]) * other.reshape([1, -1])
+
+
+def sin(input):
+    return input.sin()
+
+
+def cos(input):
+    return input.cos()
+
+
+def log1p(input):
+    return input.log1p()
+
+
+def expm1(input):
+    return input.expm1()
+
+
+def floor(input):
+    return input.floor()
+
+
+def ceil(input):
+    return input.ceil()
+
+
+def trunc(input):
+    return input.trunc()
+
+
+def true_divide(input, other):
+    return input / other
+
+
+moveaxis = movedim
+
+_install()

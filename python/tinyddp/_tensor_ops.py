@@ -1,0 +1,486 @@
+"""Tensor methods and torch functions composed of the engine's ops: permutes, splits, selection (where,
+masked_fill, clamp), gathers (sort, topk, min), statistics (var, std, norm), comparisons of whole tensors
+(equal, allclose) and the factories arange(start, end, step), linspace and eye.
+
+Each is PyTorch 1.13's signature, values and errors over ops the engine has (transpose, narrow, where, expand,
+cat, embedding as a row gather), so values and gradients are PyTorch's while grad_fn names are those of the
+ops composed (docs/python.md, "Composed tensor methods"). Where the result is a selection (sort's order, topk's
+indices) it is computed on the host from the detached values, and the values are gathered from the tensor, so
+they carry its gradient.
+"""
+import builtins
+import math
+import struct
+from fractions import Fraction
+
+from tinyddp import _C, _tensor
+from tinyddp._tensor import Tensor, _wrap_dim
+
+
+def _dims(dims):
+    """Sizes or dims as varargs (permute(2, 0, 1)) or one sequence (permute((2, 0, 1)))."""
+    if len(dims) == 1 and not isinstance(dims[0], int):
+        return [int(d) for d in dims[0]]
+    return [int(d) for d in dims]
+
+
+def _result_type(name):
+    """torch.return_types.<name>: (values, indices), also by name, printed as PyTorch prints it."""
+    def _repr(self):
+        return f"torch.return_types.{name}(\nvalues={self[0]!r},\nindices={self[1]!r})"
+    return type(name, (tuple,), {"values": property(lambda self: self[0]),
+                                 "indices": property(lambda self: self[1]), "__repr__": _repr})
+
+
+_SortResult, _TopkResult, _MinResult = _result_type("sort"), _result_type("topk"), _result_type("min")
+
+
+# ---- shape ----
+
+def permute(self, *dims):
+    """The dims reordered: dim i of the result is dim dims[i] of self, as a chain of transposes (each swap puts
+    one dim in place), so grad_fn is TransposeBackward0 where PyTorch's is PermuteBackward0."""
+    dims = _dims(dims)
+    n = self.dim()
+    if len(dims) != n:
+        raise RuntimeError(f"permute(sparse_coo): number of dimensions in the tensor input does not match the "
+                           f"length of the desired ordering of dimensions i.e. input.dim() = {n} is not equal to "
+                           f"len(dims) = {len(dims)}")
+    dims = [_wrap_dim(d, n) for d in dims]
+    if len(set(dims)) != n:
+        raise RuntimeError("permute(): duplicate dims are not allowed.")
+    out, order = self, list(range(n))
+    for i in range(n):
+        j = order.index(dims[i])
+        if j != i:
+            out = out.transpose(i, j)
+            order[i], order[j] = order[j], order[i]
+    return out if out is not self else self.view(list(self._shape()))
+
+
+def split(self, split_size_or_sections, dim=0):
+    """Views of consecutive pieces along dim (narrow): pieces of split_size (the last smaller) or of the listed
+    sizes, which must add up to the dim's size."""
+    dim = _wrap_dim(dim, self.dim())
+    size = self._shape()[dim]
+    if isinstance(split_size_or_sections, int):
+        step = split_size_or_sections
+        if step < 0 or (step == 0 and size != 0):
+            raise RuntimeError(f"split_size can only be 0 if dimension size is 0, but got dimension size of {size}")
+        sizes = [builtins.min(step, size - start) for start in range(0, size, step)] if step else [0]
+    else:
+        sizes = [int(s) for s in split_size_or_sections]
+        if builtins.sum(sizes) != size:
+            raise RuntimeError(f"split_with_sizes expects split_sizes to sum exactly to {size} (input tensor's size "
+                               f"at dimension {dim}), but got split_sizes={sizes}")
+    pieces, start = [], 0
+    for length in sizes:
+        pieces.append(self.narrow(dim, start, length))
+        start += length
+    return tuple(pieces)
+
+
+def chunk(self, chunks, dim=0):
+    """split into pieces of ceil(size / chunks) along dim (so there may be fewer than `chunks`), as 1.13's."""
+    if chunks <= 0:
+        raise RuntimeError("chunk expects `chunks` to be greater than 0, got: " + str(chunks))
+    size = self._shape()[_wrap_dim(dim, self.dim())]
+    return split(self, -(-size // chunks), dim)
+
+
+def expand(self, *sizes):
+    return _C.expand(self, _dims(sizes))
+
+
+def repeat(self, *sizes):
+    """The tensor tiled sizes[i] times along dim i (leading sizes add dims), as cat of copies."""
+    sizes = _dims(sizes)
+    if len(sizes) < self.dim():
+        raise RuntimeError("Number of dimensions of repeat dims can not be smaller than number of dimensions of "
+                           "tensor")
+    out = self.reshape([1] * (len(sizes) - self.dim()) + list(self._shape()))
+    for d, times in enumerate(sizes):
+        out = _C.cat([out] * times, d) if times != 1 else out
+    return out if out is not self else self.clone()
+
+
+# ---- selection ----
+
+def _as_operand(value, like):
+    """A Python number or 0-dim tensor as a 0-dim tensor of like's dtype (as 1.13's where and masked_fill
+    take a scalar: in the other operand's dtype)."""
+    if isinstance(value, Tensor):
+        return value
+    return _tensor.tensor(value, dtype=like.dtype)
+
+
+def _promoted(a, b):
+    """a and b in one dtype: the higher of the two (bool < int64 < float32 < float64), as 1.13's where."""
+    if a.dtype is b.dtype:
+        return a, b
+    rank = {_tensor.bool: 0, _tensor.int64: 1, _tensor.float32: 2, _tensor.float64: 3}
+    to = a.dtype if rank[a.dtype] > rank[b.dtype] else b.dtype
+    return a.to(to), b.to(to)
+
+
+def where(condition, input, other):
+    """input's element where condition is true, else other's (broadcast; Python numbers take the other's
+    dtype). The engine's where: WhereBackward0, as 1.13's."""
+    if not isinstance(input, Tensor) and not isinstance(other, Tensor):
+        raise TypeError("tinyddp: where(condition, input, other) needs input or other to be a tensor")
+    input = _as_operand(input, other if not isinstance(input, Tensor) else input)
+    other = _as_operand(other, input)
+    input, other = _promoted(input, other)
+    return _C.where(condition, input, other)
+
+
+def masked_fill(self, mask, value):
+    """value where mask is true (broadcast to self's shape), else self; grad_fn WhereBackward0 (PyTorch:
+    MaskedFillBackward0), the same values and gradients."""
+    if mask.dtype is not _tensor.bool:
+        raise RuntimeError(f"masked_fill_ only supports boolean masks, but got mask with dtype "
+                           f"{_C_legacy(mask.dtype)}")
+    if isinstance(value, Tensor) and value.dim() != 0:
+        raise RuntimeError(f"masked_fill_ only supports a 0-dimensional value tensor, but got tensor with "
+                           f"{value.dim()} dimension(s).")
+    value = value.to(self.dtype) if isinstance(value, Tensor) else _tensor.tensor(value, dtype=self.dtype)
+    out = _C.where(mask, value, self)
+    if list(out._shape()) != list(self._shape()):
+        raise RuntimeError(f"The expanded size of the mask does not match the tensor's: {list(mask.shape)} for "
+                           f"{list(self.shape)}")
+    return out
+
+
+def _C_legacy(dt):
+    return {_tensor.float32: "Float", _tensor.float64: "Double", _tensor.int64: "Long", _tensor.bool: "Bool"}[dt]
+
+
+def clamp(self, min=None, max=None):  # noqa: A002  (PyTorch's keyword names)
+    """Elements limited to [min, max]: the engine's clamp (ClampBackward1) for floating tensors, where for
+    integers (exact). min > max gives max everywhere, as 1.13's."""
+    if min is None and max is None:
+        raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
+    if isinstance(min, Tensor) or isinstance(max, Tensor):
+        raise NotImplementedError("tinyddp: clamp takes Python numbers for min and max, not tensors")
+    if self.is_floating_point():
+        lo = -math.inf if min is None else builtins.float(min)
+        hi = math.inf if max is None else builtins.float(max)
+        if lo > hi:   # the engine refuses min > max; 1.13 sets every element to max
+            lo = hi
+        return _C._nn.clamp(self, lo, hi)
+    out = self
+    if min is not None:
+        out = where(out < min, min, out)
+    if max is not None:
+        out = where(out > max, max, out)
+    return out
+
+
+def clamp_(self, min=None, max=None):  # noqa: A002
+    return self.copy_(clamp(self, min, max))
+
+
+def _triangle(self, diagonal, lower):
+    """The elements on and below (tril) or above (triu) the diagonal-th diagonal of the last two dims, the rest 0:
+    where over a mask of column - row (WhereBackward0; PyTorch's TrilBackward0/TriuBackward0)."""
+    if self.dim() < 2:
+        raise RuntimeError(f"{'tril' if lower else 'triu'}: input tensor must have at least 2 dimensions")
+    rows, cols = self._shape()[-2:]
+    offset = _tensor.arange(cols).reshape([1, cols]) - _tensor.arange(rows).reshape([rows, 1])
+    keep = offset <= diagonal if lower else offset >= diagonal
+    return _C.where(keep, self, _tensor.zeros([], dtype=self.dtype))
+
+
+def tril(input, diagonal=0):
+    return _triangle(input, diagonal, True)
+
+
+def triu(input, diagonal=0):
+    return _triangle(input, diagonal, False)
+
+
+def _host_elementwise(self, other, name, int_fn, float_fn, reverse=False):
+    """An integer-exact op the engine has no kernel for (floor division, remainder), computed on the host from
+    the promoted, broadcast operands; the result has no history (use it under no_grad or on data)."""
+    from tinyddp.autograd.grad_mode import no_grad
+    with no_grad():
+        a = self.detach()
+        b = other.detach() if isinstance(other, Tensor) else other
+        probe = a * 0 + b * 0   # the engine's promotion and broadcasting decide the dtype and the shape
+        shape = list(probe._shape())
+        flat_a = _C.expand(a.to(probe.dtype), shape).reshape([-1]).tolist()
+        flat_b = (_C.expand(b.to(probe.dtype), shape).reshape([-1]).tolist() if isinstance(b, Tensor)
+                  else [b] * len(flat_a))
+    if reverse:
+        flat_a, flat_b = flat_b, flat_a
+    if probe.is_floating_point():
+        values = [float_fn(x, y) for x, y in zip(flat_a, flat_b)]
+    else:
+        if builtins.any(y == 0 for y in flat_b):
+            raise RuntimeError("ZeroDivisionError")
+        values = [int_fn(int(x), int(y)) for x, y in zip(flat_a, flat_b)]
+    return _tensor.tensor(values, dtype=probe.dtype if probe.dtype is not _tensor.bool else _tensor.int64) \
+        .reshape(shape)
+
+
+def _float_floordiv(x, y):
+    if y == 0:
+        return math.nan if x == 0 or math.isnan(x) else math.copysign(math.inf, x) * math.copysign(1.0, y)
+    return x // y
+
+
+def _float_mod(x, y):
+    return math.nan if y == 0 else x % y
+
+
+def floor_divide(input, other):
+    """input // other rounded down (1.13's floor_divide): exact for int64 ("ZeroDivisionError" for a zero
+    divisor, as 1.13's RuntimeError), float results as Python's float //; no gradient (1.13 has none either)."""
+    return _host_elementwise(input, other, "floor_divide", lambda x, y: x // y, _float_floordiv)
+
+
+def remainder(input, other):
+    """input % other with the divisor's sign (1.13's remainder, Python's %). The result carries no history:
+    1.13's RemainderBackward0 (gradient 1 to input) is not recorded."""
+    return _host_elementwise(input, other, "remainder", lambda x, y: x % y, _float_mod)
+
+
+# ---- gathers ----
+
+def _gather_last(x, index):
+    """x[..., index[..., j]] along the last dim, index of x's leading shape and any last size: rows of one
+    element picked by the engine's embedding (a row gather, EmbeddingBackward0), so it carries x's gradient."""
+    n = x._shape()[-1] if x.dim() else 1
+    lead = list(index._shape()[:-1]) if index.dim() else []
+    k = index._shape()[-1] if index.dim() else 1
+    rows = builtins.max(1, math.prod(lead))
+    flat = index.detach().reshape([rows, k]).tolist()
+    offsets = [r * n + i for r, row in enumerate(flat) for i in row]
+    picked = _C._nn.embedding(x.reshape([-1, 1]), _tensor.tensor(offsets, dtype=_tensor.int64))
+    return picked.reshape(list(index._shape()))
+
+
+def gather(input, dim, index):
+    """torch.gather: out[i][j] = input[index[i][j]][j] (dim 0) and so on, index of input's dims."""
+    dim = _wrap_dim(dim, input.dim())
+    last = input.dim() - 1
+    if dim == last:
+        return _gather_last(input, index)
+    moved = _gather_last(input.transpose(dim, last), index.transpose(dim, last))
+    return moved.transpose(dim, last)
+
+
+def _order(values, descending):
+    """The stable argsort of each row of a list of rows (NaN last ascending, first descending, as 1.13's)."""
+    def key(v):
+        return (math.isnan(v), v) if not descending else (not math.isnan(v), -v if not math.isnan(v) else 0)
+    return [sorted(range(len(row)), key=lambda i, row=row: key(row[i])) for row in values]
+
+
+def _select_along(self, dim, descending, k):
+    """(values, indices) of the k first elements of each line along dim in sorted order."""
+    dim = _wrap_dim(dim, self.dim())
+    last = builtins.max(self.dim() - 1, 0)
+    x = self.transpose(dim, last) if dim != last else self
+    shape = list(x._shape()) or [1]
+    rows = x.detach().reshape([-1, shape[-1]]).tolist()
+    picks = [order[:k] for order in _order(rows, descending)]
+    index = _tensor.tensor(picks, dtype=_tensor.int64).reshape(shape[:-1] + [k])
+    values = _gather_last(x, index)
+    if self.dim() == 0:
+        return values.reshape([]), index.reshape([])
+    if dim != last:
+        values, index = values.transpose(dim, last), index.transpose(dim, last)
+    return values, index
+
+
+def sort(self, dim=-1, descending=False, stable=False):
+    """(values, indices) sorted along dim; ties keep their order (1.13's CPU sort is stable)."""
+    size = self._shape()[_wrap_dim(dim, self.dim())] if self.dim() else 1
+    return _SortResult(_select_along(self, dim, descending, size))
+
+
+def argsort(self, dim=-1, descending=False):
+    return sort(self, dim, descending)[1]
+
+
+def topk(self, k, dim=-1, largest=True, sorted=True):  # noqa: A002
+    """The k largest (or smallest) elements along dim and their indices, largest first."""
+    size = self._shape()[_wrap_dim(dim, self.dim())] if self.dim() else 1
+    if not 0 <= k <= size:
+        raise RuntimeError("selected index k out of range")
+    return _TopkResult(_select_along(self, dim, largest, k))
+
+
+def min(self, dim=None, keepdim=False):  # noqa: A001
+    """min() (0-dim), min(dim, keepdim) (values, indices) and min(other) (elementwise), over max of -self."""
+    if isinstance(dim, Tensor):
+        return -(-self).maximum(-dim)
+    if self.dtype is _tensor.bool:
+        out = (~self).max() if dim is None else (~self).max(dim, keepdim)
+        return ~out if dim is None else _MinResult((~out[0], out[1]))
+    if dim is None:
+        return -(-self).max()
+    values, indices = (-self).max(dim, keepdim)
+    return _MinResult((-values, indices))
+
+
+def argmin(self, dim=None, keepdim=False):
+    if self.dtype is _tensor.bool:
+        raise RuntimeError('"argmin_cpu" not implemented for \'Bool\'')
+    return (-self.detach()).argmax(dim, keepdim)
+
+
+def minimum(self, other):
+    return -(-self).maximum(-other)
+
+
+# ---- statistics ----
+
+def var(self, dim=None, unbiased=True, keepdim=False, *, correction=None):
+    """The variance: sum((x - mean)^2) / (n - correction), correction 1 unless unbiased=False (or given)."""
+    if not self.is_floating_point():
+        raise RuntimeError("std and var only support floating point and complex dtypes")
+    if correction is None:
+        correction = 1 if unbiased else 0
+    centered = self - self.mean(dim, True)
+    dims = range(self.dim()) if dim is None else ([dim] if isinstance(dim, int) else dim)
+    n = math.prod(self._shape()[_wrap_dim(d, self.dim())] for d in dims) if self.dim() else 1
+    return (centered * centered).sum(dim if dim is not None else None, keepdim) / builtins.max(n - correction, 0)
+
+
+def std(self, dim=None, unbiased=True, keepdim=False, *, correction=None):
+    return var(self, dim, unbiased, keepdim, correction=correction).sqrt()
+
+
+def norm(self, p="fro", dim=None, keepdim=False, dtype=None):
+    """The 2-norm (p=2 or 'fro') over all elements or dims: sqrt(sum(x * x)); p=1: sum(|x|). At an all-zero
+    input the gradient is NaN where 1.13's is 0."""
+    if p in ("fro", 2, 2.0):
+        return (self * self).sum(dim, keepdim).sqrt()
+    if p in (1, 1.0):
+        return self.abs().sum(dim, keepdim)
+    raise NotImplementedError(f"tinyddp: norm with p={p!r}; p=2 ('fro') and p=1 are supported")
+
+
+# ---- whole-tensor comparisons ----
+
+def equal(input, other):
+    """True when both have one shape and equal elements (as 1.13's, False for NaNs)."""
+    if list(input._shape()) != list(other._shape()):
+        return False
+    return builtins.bool((input == other).all())
+
+
+def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
+    input, other = _promoted(input, other)
+    close = (input - other).abs() <= atol + rtol * other.abs()
+    if input.is_floating_point():
+        close = close | (input == other)   # equal infinities
+        if equal_nan:
+            close = close | ((input != input) & (other != other))
+    return close
+
+
+def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
+    return builtins.bool(isclose(input, other, rtol, atol, equal_nan).all())
+
+
+# ---- factories ----
+
+def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=False):
+    """arange(end), arange(start, end), arange(start, end, step): int64 when all three are integers, else
+    float32; the values start + i * step."""
+    if end is None:
+        start, end = 0, start
+    if step == 0:
+        raise RuntimeError("step must be nonzero")
+    if (end - start) * step < 0:
+        raise RuntimeError("upper bound and larger bound inconsistent with step sign")
+    all_int = builtins.all(isinstance(v, int) for v in (start, end, step))
+    if dtype is None:
+        dtype = _tensor.int64 if all_int else _tensor.float32
+    n = math.ceil((end - start) / step)
+    if all_int and dtype is _tensor.int64:
+        out = _tensor.arange(n) * step + start if (start, step) != (0, 1) else _tensor.arange(n)
+    else:
+        out = _tensor.tensor([start + i * step for i in range(n)], dtype=_tensor.float64).to(dtype)
+    return out.requires_grad_() if requires_grad else out
+
+
+def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False):
+    """steps values from start to end, both included, computed as 1.13's CPU kernel computes them in the
+    dtype: step = (end - start) / (steps - 1) rounded, then start + step * i for the first half and
+    end - step * (steps - 1 - i) for the second, each one fused multiply-add (one rounding)."""
+    if steps < 0:
+        raise RuntimeError("number of steps must be non-negative")
+    dtype = dtype or _tensor.float32
+    single = dtype is _tensor.float32
+
+    def rounded(x):   # to the dtype's precision (float32: one rounding from the double, as struct packs it)
+        return struct.unpack("f", struct.pack("f", builtins.float(x)))[0] if single else builtins.float(x)
+
+    start_r, end_r = rounded(start), rounded(end)
+    step = rounded(rounded(end_r - start_r) / (steps - 1)) if steps > 1 else 0.0
+    half = steps // 2
+    exact = [Fraction(start_r) + Fraction(step) * i if i < half else Fraction(end_r) - Fraction(step) * (steps - 1 - i)
+             for i in range(steps)]
+    out = _tensor.tensor([rounded(v) for v in exact], dtype=_tensor.float64).to(dtype)
+    return out.requires_grad_() if requires_grad else out
+
+
+def eye(n, m=None, *, dtype=None, device=None, requires_grad=False):
+    m = n if m is None else m
+    out = _tensor.tensor([[1 if i == j else 0 for j in range(m)] for i in range(n)],
+                         dtype=dtype or _tensor.float32).reshape([n, m])
+    return out.requires_grad_() if requires_grad else out
+
+
+def softmax(input, dim, dtype=None):
+    from tinyddp.nn import functional
+    return functional.softmax(input, dim, dtype=dtype)
+
+
+def log_softmax(input, dim, dtype=None):
+    from tinyddp.nn import functional
+    return functional.log_softmax(input, dim, dtype=dtype)
+
+
+Tensor.tril = tril
+Tensor.triu = triu
+Tensor.floor_divide = floor_divide
+Tensor.remainder = remainder
+Tensor.__floordiv__ = floor_divide
+Tensor.__mod__ = remainder
+Tensor.__rfloordiv__ = lambda self, other: _host_elementwise(self, other, "floor_divide", lambda x, y: x // y,
+                                                             _float_floordiv, reverse=True)
+Tensor.__rmod__ = lambda self, other: _host_elementwise(self, other, "remainder", lambda x, y: x % y, _float_mod,
+                                                        reverse=True)
+Tensor.softmax = softmax
+Tensor.log_softmax = log_softmax
+Tensor.permute = permute
+Tensor.split = split
+Tensor.chunk = chunk
+Tensor.expand = expand
+Tensor.expand_as = lambda self, other: expand(self, other.shape)
+Tensor.repeat = repeat
+Tensor.masked_fill = masked_fill
+Tensor.masked_fill_ = lambda self, mask, value: self.copy_(masked_fill(self, mask, value))
+Tensor.where = lambda self, condition, other: where(condition, self, other)
+Tensor.clamp = clamp
+Tensor.clip = clamp
+Tensor.clamp_ = clamp_
+Tensor.clip_ = clamp_
+Tensor.gather = lambda self, dim, index: gather(self, dim, index)
+Tensor.sort = sort
+Tensor.argsort = argsort
+Tensor.topk = topk
+Tensor.min = min
+Tensor.argmin = argmin
+Tensor.minimum = minimum
+Tensor.var = var
+Tensor.std = std
+Tensor.norm = norm
+Tensor.equal = equal
+Tensor.isclose = isclose
+Tensor.allclose = allclose

@@ -1,0 +1,64 @@
+"""Runs one script of this folder as `__main__` and records how it ended: the harness of the scripts golden.
+
+    python _harness.py torch|tinyddp SCRIPT RESULT_JSON
+
+The script's stdout goes straight to this process's stdout (spawned ranks under PyTorch print there too), and
+RESULT_JSON receives {"exception": [type name, str] or null, "warnings": [[category name, message], ...]} for the
+main thread's run. With `tinyddp`, `import torch` (and every `torch.x.y`) resolves to tinyddp's module of that
+name, so the scripts are the unchanged text a PyTorch 1.13 user runs. tests/golden/gen_scripts.py runs it with
+torch, tests/python/test_scripts.py with tinyddp.
+"""
+import importlib
+import json
+import os
+import pkgutil
+import re
+import runpy
+import sys
+import warnings
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def script_names():
+    """The scripts of this folder, by name without .py, in order (files starting with _ are not scripts)."""
+    return sorted(f[:-3] for f in os.listdir(HERE) if f.endswith(".py") and not f.startswith("_"))
+
+
+def normalize(text):
+    """Object addresses differ from run to run: "object at 0x7f3a..." is compared as "object at 0x..."."""
+    return re.sub(r"object at 0x[0-9a-f]+", "object at 0x...", text)
+
+
+def alias_tinyddp_as_torch():
+    import tinyddp
+    names = ["tinyddp"] + [m.name for m in pkgutil.walk_packages(tinyddp.__path__, "tinyddp.")]
+    for name in names:
+        if name.split(".")[-1].startswith("_") and name != "tinyddp":
+            continue   # private modules keep their own names
+        module = importlib.import_module(name)
+        sys.modules["torch" + name[len("tinyddp"):]] = module
+
+
+def main():
+    library, script, result_path = sys.argv[1:4]
+    if library == "tinyddp":
+        alias_tinyddp_as_torch()
+    else:
+        import torch  # noqa: F401  (imported before the script's warnings are recorded, as the alias is)
+    sys.argv = [script]
+    result = {"exception": None, "warnings": []}
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            runpy.run_path(script, run_name="__main__")
+        except Exception as e:  # noqa: BLE001  (recorded, then compared)
+            result["exception"] = [type(e).__name__, normalize(str(e))]
+    sys.stdout.flush()
+    result["warnings"] = [[w.category.__name__, normalize(str(w.message))] for w in caught]
+    with open(result_path, "w") as f:
+        json.dump(result, f)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,70 @@
+# Autograd as users poke at it: leaves, accumulation, retain_graph, autograd.grad, hooks, and the usual errors.
+import torch
+
+
+def show(label, fn):
+    try:
+        print(label, fn())
+    except Exception as e:  # noqa: BLE001
+        print(label, "raised", type(e).__name__, e)
+
+
+torch.manual_seed(0)
+x = torch.tensor([1.0, 2.0, 3.0], requires_grad=True)
+y = (x ** 2).sum()
+y.backward(retain_graph=True)
+print(x.grad)
+y.backward()
+print(x.grad, x.is_leaf, y.is_leaf, y.grad_fn)
+show("second backward", lambda: y.backward())
+x.grad.zero_()
+z = x * 3
+z.retain_grad()
+z.sum().backward()
+print(z.grad, x.grad)
+show("no grad_fn", lambda: torch.tensor([1.0, 2.0]).sum().backward())
+show("non-scalar", lambda: (x * 2).backward())
+show("leaf in-place", lambda: x.add_(1))
+g, = torch.autograd.grad((x ** 3).sum(), x)
+print(g)
+g2, = torch.autograd.grad((x ** 3).sum(), x, create_graph=True)
+h, = torch.autograd.grad(g2.sum(), x)
+print(g2.requires_grad, h)
+w = torch.randn(3, requires_grad=True)
+handle = w.register_hook(lambda grad: grad * 10)
+(w * 2).sum().backward()
+print(w.grad)
+handle.remove()
+w.grad = None
+(w * 2).sum().backward()
+print(w.grad)
+with torch.no_grad():
+    q = x * 2
+print(q.requires_grad, q.grad_fn)
+d = x.detach()
+print(d.requires_grad, d.tolist())
+show("int grad", lambda: torch.tensor([1, 2], requires_grad=True))
+a = torch.ones(2, 2, requires_grad=True)
+b = a.sum(dim=0)
+b.backward(torch.tensor([1.0, 2.0]))
+print(a.grad)
+m = torch.tensor([[1.0, -2.0], [3.0, -4.0]], requires_grad=True)
+out = m.where(m > 0, torch.zeros_like(m)).sum() + m.masked_fill(m < 0, 0.5).pow(2).sum()
+out.backward()
+print(m.grad)
+s = torch.tensor([3.0, 1.0, 2.0], requires_grad=True)
+vals, idx = s.sort()
+(vals * torch.tensor([1.0, 10.0, 100.0])).sum().backward()
+print(vals.tolist(), idx, s.grad)
+t = torch.tensor([[1.0, 5.0], [7.0, 2.0]], requires_grad=True)
+t.topk(1, dim=1).values.sum().backward()
+print(t.grad)
+r = torch.arange(6.0).view(2, 3).requires_grad_()
+r[r > 2].sum().backward()
+print(r.grad)
+c = torch.tensor([0.5, 1.5, 2.5], requires_grad=True)
+c.clamp(1.0, 2.0).sum().backward()
+print(c.grad)
+e = torch.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
+torch.gather(e, 1, torch.tensor([[1], [0]])).sum().backward()
+print(e.grad)
