@@ -262,9 +262,8 @@ void bind_tensor(py::module_& m) {
   py::class_<Tensor> cls(m, "Tensor", py::dynamic_attr());
   cls.def(py::init([](const Tensor& other) { return other; }), "A new handle to `other` (same autograd identity).")
       .def("_shape", [](const Tensor& t) { return t.shape(); })
-      .def("_strides", [](const Tensor& t) { return t.strides(); })   // in elements, as PyTorch's stride()
-      .def("_offset", &Tensor::offset)
       .def("sin", [](const Tensor& t) { return sin(t); }, release())
+      .def("erf", [](const Tensor& t) { return erf(t); }, release())
       .def("cos", [](const Tensor& t) { return cos(t); }, release())
       .def("log1p", [](const Tensor& t) { return log1p(t); }, release())
       .def("expm1", [](const Tensor& t) { return expm1(t); }, release())

@@ -19,7 +19,7 @@ from tinyddp._tensor_forms import (add, amax, amin, bmm, clone, count_nonzero, c
                                    full_like, index_select, isfinite, isinf, isnan, logsumexp, masked_select, mm,
                                    movedim, moveaxis, mul, narrow, neg, negative, nonzero, numel, outer, pow,
                                    rand_like, randn_like, reciprocal, roll, rsqrt, select, sign, square, sub,
-                                   swapaxes, swapdims, t, transpose, true_divide, unbind, sin, cos, log1p, expm1,
+                                   swapaxes, swapdims, t, transpose, true_divide, unbind, sin, cos, erf, log1p, expm1,
                                    floor, ceil, trunc, round, unique)
 from tinyddp._tensor_forms import div as divide, mul as multiply, sub as subtract  # noqa: E402
 from tinyddp.random import Generator, get_rng_state, initial_seed, manual_seed, seed, set_rng_state
@@ -35,7 +35,7 @@ long = int64
 __all__ = ["abs", "add", "allclose", "amax", "amin", "arange", "argmax", "argmin", "argsort", "autograd", "bmm", "bool",
            "cat", "ceil", "chunk", "clamp", "clip", "clone", "cos", "count_nonzero", "cuda", "cumsum", "device",
            "distributed", "div", "divide", "dot", "double", "dtype", "empty", "empty_like", "enable_grad", "eq",
-           "equal", "exp", "expm1", "eye", "flatten", "flip", "float", "float32", "float64", "floor", "floor_divide",
+           "equal", "erf", "exp", "expm1", "eye", "flatten", "flip", "float", "float32", "float64", "floor", "floor_divide",
            "from_numpy", "full", "full_like", "futures", "gather", "ge", "Generator", "get_rng_state", "gt",
            "index_select", "initial_seed", "int64", "is_grad_enabled", "is_tensor", "isclose", "isfinite", "isinf",
            "isnan", "le", "linspace", "load", "log", "log1p", "log_softmax", "logical_not", "logsumexp", "long", "lt",

@@ -324,11 +324,6 @@ def _type(self, dtype=None, non_blocking=False):
     return self.to(_LEGACY_NAMES[dtype] if isinstance(dtype, str) else dtype)
 
 
-def _stride(self, dim=None):
-    strides = tuple(self._strides())
-    return strides if dim is None else strides[_wrap_dim(dim, self.dim())]
-
-
 def _inplace(fn):
     """The in-place form of an out-of-place op: its result copied into self (one version bump; on tensors the
     engine lets change in place, as every in-place op here)."""
@@ -355,16 +350,16 @@ def _install():
                      "mm": mm, "bmm": mm, "dot": mm, "outer": outer,
                      "new_zeros": _new(_tensor.zeros), "new_ones": _new(_tensor.ones),
                      "new_empty": _new(_tensor.empty), "new_full": _new_full, "new_tensor": _new_tensor,
-                     "type": _type, "stride": _stride, "nelement": lambda self: self.numel(),
+                     "type": _type, "nelement": lambda self: self.numel(),
                      "ndimension": lambda self: self.dim(),
                      "element_size": lambda self: self.dtype.itemsize,
-                     "storage_offset": lambda self: self._offset(), "round": round}.items():
+                     "round": round}.items():
         setattr(Tensor, name, fn)
     for name, fn in {"add_": add, "sub_": sub, "mul_": mul, "div_": div}.items():
         if not hasattr(Tensor, name):
             setattr(Tensor, name, _inplace(fn))
     for name in ("exp", "log", "sqrt", "abs", "neg", "relu", "sigmoid", "tanh", "pow", "square", "reciprocal",
-                 "rsqrt", "sign", "clamp_min", "clamp_max", "tril", "triu", "floor_divide", "remainder", "sin", "cos",
+                 "rsqrt", "sign", "clamp_min", "clamp_max", "tril", "triu", "floor_divide", "remainder", "sin", "cos", "erf",
                  "log1p", "expm1", "floor", "ceil", "trunc", "round"):
         setattr(Tensor, name + "_", _inplace(getattr(Tensor, name)))
 
@@ -423,6 +418,10 @@ def sin(input):
 
 def cos(input):
     return input.cos()
+
+
+def erf(input):
+    return input.erf()
 
 
 def log1p(input):

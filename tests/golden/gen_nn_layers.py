@@ -148,6 +148,11 @@ def misc_cases():
     (y * coeff).sum().backward()
     out["gelu_tanh"] = {"x": tensor_json(x), "coeff": tensor_json(coeff), "out": tensor_json(y),
                         "x_grad": tensor_json(x.grad)}
+    x = (draw(61, 2, 4) * 3).requires_grad_()   # the exact (erf) form, the default, over [-3, 3)
+    y = F.gelu(x)
+    (y * coeff).sum().backward()
+    out["gelu_none"] = {"x": tensor_json(x), "coeff": tensor_json(coeff), "out": tensor_json(y),
+                        "x_grad": tensor_json(x.grad)}
     x, t = draw(62, 3, 4).requires_grad_(), draw(63, 3, 4)
     loss = F.l1_loss(x, t)
     loss.backward()

@@ -147,6 +147,14 @@ def test_cheap_layers_and_utils_match_pytorch():
     close(y, c["out"], "gelu tanh")
     close(x.grad, c["x_grad"], "gelu tanh grad")
 
+    c = m["gelu_none"]
+    x = t(c["x"], requires_grad=True)
+    y = nn.GELU()(x)
+    (y * t(GOLDEN["misc"]["leaky_relu"]["coeff"])).sum().backward()
+    close(y, c["out"], "gelu (erf)")
+    close(x.grad, c["x_grad"], "gelu (erf) grad")
+    assert F.gelu(x, approximate="none").tolist() == y.tolist()
+
     c = m["l1_loss"]
     x = t(c["x"], requires_grad=True)
     loss = nn.L1Loss()(x, t(c["target"]))
@@ -257,8 +265,8 @@ def test_module_containers():
     pl.append(nn.Parameter(torch.ones(3)))
     assert len(pl) == 2 and isinstance(pl[0], nn.Parameter) and pl[-1].tolist() == [1.0, 1.0, 1.0]
     assert pl[0].requires_grad and [tuple(p.shape) for p in pl.parameters()] == [(2,), (3,)]
-    with pytest.raises(NotImplementedError, match="approximate='tanh'"):
-        nn.GELU()
+    with pytest.raises(RuntimeError, match="approximate argument must be either none or tanh."):
+        nn.GELU(approximate="exact")
 
 
 # ---- DDP: the GAN idiom through a BatchNorm1d, 2 ranks ----
