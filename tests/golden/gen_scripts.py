@@ -1,13 +1,13 @@
 """Golden data: typical PyTorch 1.13 user scripts, run as they are -> scripts.json.
 
-Each script of tests/python/scripts/ (an MLP classifier, a DataLoader loop, 2-rank DDP with spawn, no_sync, a multi-
-task model's two backward() calls, a GAN's two optimizers, eval/train and clipping, a custom Module, a CNN, custom
-autograd Functions, a checkpoint saved and resumed, autograd, tensor methods, indexing, printing, errors, ...) runs
-in a fresh interpreter through tests/python/scripts/_harness.py, which records its stdout, how it ended (exception
-type and text) and the warnings its main thread raised. tests/python/test_scripts.py runs the same scripts on
-tinyddp (`import torch` resolving to tinyddp) and compares all three. Object addresses ("object at 0x7f...") are
-written as
-"object at 0x..." here and there. Run by hand, then commit scripts.json (about a minute; deterministic):
+Each script of tests/python/scripts/ (an MLP classifier, a DataLoader loop, 2-rank DDP with spawn, no_sync,
+a multi-task model's two backward() calls, a GAN's two optimizers, eval/train and clipping, a custom Module, a
+CNN, custom autograd Functions, a checkpoint saved and resumed, autograd, tensor methods, indexing, printing,
+errors, ...) runs in a fresh interpreter through tests/python/scripts/_harness.py, which records its stdout, how
+it ended (exception type and text) and the warnings its main thread raised. tests/python/test_scripts.py runs the
+same scripts on tinyddp (`import torch` resolving to tinyddp) and compares all three. Object addresses ("object at
+0x7f...") are written as "object at 0x..." here and there. Run by hand, then commit scripts.json (about a minute;
+deterministic):
     /usr/bin/python3 tests/golden/gen_scripts.py
 """
 import json
