@@ -261,6 +261,10 @@ void bind_tensor(py::module_& m) {
 
   py::class_<Tensor> cls(m, "Tensor", py::dynamic_attr());
   cls.def(py::init([](const Tensor& other) { return other; }), "A new handle to `other` (same autograd identity).")
+      // The rest of 1.13's legacy constructor, torch.Tensor(*sizes) / (sequence) / (): tinyddp/_legacy.py.
+      .def(py::init([](const py::args& args, const py::kwargs& kwargs) {
+        return py::module_::import("tinyddp._legacy").attr("tensor_new")(*args, **kwargs).cast<Tensor>();
+      }))
       .def("_shape", [](const Tensor& t) { return t.shape(); })
       .def("sin", [](const Tensor& t) { return sin(t); }, release())
       .def("erf", [](const Tensor& t) { return erf(t); }, release())

@@ -22,6 +22,7 @@ from tinyddp._tensor_forms import (add, amax, amin, bmm, clone, count_nonzero, c
                                    swapaxes, swapdims, t, transpose, true_divide, unbind, sin, cos, erf, log1p, expm1,
                                    floor, ceil, trunc, round, unique)
 from tinyddp._tensor_forms import div as divide, mul as multiply, sub as subtract  # noqa: E402
+from tinyddp._legacy import BoolTensor, DoubleTensor, FloatTensor, LongTensor
 from tinyddp.random import Generator, get_rng_state, initial_seed, manual_seed, seed, set_rng_state
 from tinyddp.autograd.grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
 # they import the names above
@@ -33,18 +34,18 @@ double = float64
 long = int64
 
 __all__ = ["abs", "add", "allclose", "amax", "amin", "arange", "argmax", "argmin", "argsort", "autograd", "bmm", "bool",
-           "cat", "ceil", "chunk", "clamp", "clip", "clone", "cos", "count_nonzero", "cuda", "cumsum", "device",
-           "distributed", "div", "divide", "dot", "double", "dtype", "empty", "empty_like", "enable_grad", "eq",
-           "equal", "erf", "exp", "expm1", "eye", "flatten", "flip", "float", "float32", "float64", "floor", "floor_divide",
-           "from_numpy", "full", "full_like", "futures", "gather", "ge", "Generator", "get_rng_state", "gt",
-           "index_select", "initial_seed", "int64", "is_grad_enabled", "is_tensor", "isclose", "isfinite", "isinf",
-           "isnan", "le", "linspace", "load", "log", "log1p", "log_softmax", "logical_not", "logsumexp", "long", "lt",
-           "manual_seed", "masked_select", "matmul", "max", "maximum", "mean", "min", "minimum", "mm", "moveaxis",
-           "movedim", "mul", "multiply", "multiprocessing", "narrow", "ne", "neg", "negative", "nn", "no_grad",
-           "nonzero", "norm", "numel", "ones", "ones_like", "optim", "outer", "permute", "pow", "rand", "rand_like",
-           "randint", "randn", "randn_like", "random", "randperm", "reciprocal", "relu", "remainder", "roll", "round",
-           "rsqrt", "save", "seed", "select", "set_grad_enabled", "set_printoptions", "set_rng_state", "sigmoid",
-           "sign", "sin", "Size", "softmax", "sort", "split", "sqrt", "square", "squeeze", "stack", "std", "sub",
-           "subtract", "sum", "swapaxes", "swapdims", "t", "tanh", "Tensor", "tensor", "topk", "transpose", "tril",
-           "triu", "true_divide", "trunc", "unbind", "unique", "unsqueeze", "utils", "var", "where", "zeros",
-           "zeros_like"]
+           "BoolTensor", "cat", "ceil", "chunk", "clamp", "clip", "clone", "cos", "count_nonzero", "cuda", "cumsum",
+           "device", "distributed", "div", "divide", "dot", "double", "DoubleTensor", "dtype", "empty", "empty_like",
+           "enable_grad", "eq", "equal", "erf", "exp", "expm1", "eye", "flatten", "flip", "float", "float32", "float64",
+           "FloatTensor", "floor", "floor_divide", "from_numpy", "full", "full_like", "futures", "gather", "ge",
+           "Generator", "get_rng_state", "gt", "index_select", "initial_seed", "int64", "is_grad_enabled", "is_tensor",
+           "isclose", "isfinite", "isinf", "isnan", "le", "linspace", "load", "log", "log1p", "log_softmax",
+           "logical_not", "logsumexp", "long", "LongTensor", "lt", "manual_seed", "masked_select", "matmul", "max",
+           "maximum", "mean", "min", "minimum", "mm", "moveaxis", "movedim", "mul", "multiply", "multiprocessing",
+           "narrow", "ne", "neg", "negative", "nn", "no_grad", "nonzero", "norm", "numel", "ones", "ones_like", "optim",
+           "outer", "permute", "pow", "rand", "rand_like", "randint", "randn", "randn_like", "random", "randperm",
+           "reciprocal", "relu", "remainder", "roll", "round", "rsqrt", "save", "seed", "select", "set_grad_enabled",
+           "set_printoptions", "set_rng_state", "sigmoid", "sign", "sin", "Size", "softmax", "sort", "split", "sqrt",
+           "square", "squeeze", "stack", "std", "sub", "subtract", "sum", "swapaxes", "swapdims", "t", "tanh", "Tensor",
+           "tensor", "topk", "transpose", "tril", "triu", "true_divide", "trunc", "unbind", "unique", "unsqueeze",
+           "utils", "var", "where", "zeros", "zeros_like"]

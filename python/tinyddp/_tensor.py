@@ -433,6 +433,10 @@ def tensor(data, dtype=None, device=None, requires_grad=False):
             dtype = float32
         else:
             dtype = bool if builtins.all(isinstance(v, builtins.bool) for v in flat) else int64
+    elif dtype is int64:
+        flat = [builtins.int(v) for v in flat]    # floats truncate toward zero, as 1.13's cast
+    elif dtype is bool:
+        flat = [builtins.bool(v) for v in flat]
     return _finish(_C._from_flat(flat, shape, _c_dtype(dtype)), requires_grad)
 
 

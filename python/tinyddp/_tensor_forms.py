@@ -321,7 +321,9 @@ def _type(self, dtype=None, non_blocking=False):
     """t.type() is the legacy name ('torch.FloatTensor'); t.type(dtype or name) converts."""
     if dtype is None:
         return {v: k for k, v in _LEGACY_NAMES.items()}[self.dtype]
-    return self.to(_LEGACY_NAMES[dtype] if isinstance(dtype, str) else dtype)
+    if isinstance(dtype, str):
+        dtype = _LEGACY_NAMES[dtype]
+    return self.to(getattr(dtype, "dtype", dtype))   # a legacy class (torch.LongTensor) by its dtype
 
 
 def _inplace(fn):
