@@ -1,8 +1,8 @@
 """Typical PyTorch 1.13 user scripts on tinyddp against PyTorch (tests/golden/scripts.json, from gen_scripts.py).
 
-Each script of tests/python/scripts/ is the unchanged text a 1.13 user runs (`import torch`); the harness
-(scripts/_harness.py) makes `torch` and its submodules resolve to tinyddp's and runs the script in a fresh
-interpreter. Its stdout, how it ended (exception type and text) and the warnings of its main thread must equal
+Each script of tests/python/scripts/ is a 1.13 user's script as the front end asks for it (`import tinyddp as
+torch`); the generator ran the same text with `tinyddp` resolving to PyTorch. The harness (scripts/_harness.py)
+runs it in a fresh interpreter. Its stdout, how it ended (exception type and text) and the warnings of its main thread must equal
 PyTorch's exactly: the scripts print values with fixed formatting (a loss to 5 or 6 decimals, tensors at
 PyTorch's print precision of 4), and tinyddp's engine computes those values as PyTorch's CPU kernels do (the same
 random streams, initializations and optimizer steps), so no tolerance is needed. Object addresses are compared as
@@ -34,7 +34,7 @@ def run_on_tinyddp(name, tmp_path):
     result_path = str(tmp_path / "result.json")
     env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1",
                PYTHONPATH=os.pathsep.join([PACKAGE_DIR] + os.environ.get("PYTHONPATH", "").split(os.pathsep)))
-    proc = subprocess.run([sys.executable, "_harness.py", "tinyddp", name + ".py", result_path], cwd=SCRIPTS,
+    proc = subprocess.run([sys.executable, "_harness.py", name + ".py", result_path], cwd=SCRIPTS,
                           capture_output=True, text=True, timeout=120, env=env)
     assert proc.returncode == 0 and os.path.exists(result_path), f"the harness failed:\n{proc.stderr}"
     with open(result_path) as f:

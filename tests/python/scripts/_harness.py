@@ -1,17 +1,16 @@
 """Runs one script of this folder as `__main__` and records how it ended: the harness of the scripts golden.
 
-    python _harness.py torch|tinyddp SCRIPT RESULT_JSON
+    python _harness.py SCRIPT RESULT_JSON
 
-The script's stdout goes straight to this process's stdout (spawned ranks under PyTorch print there too), and
-RESULT_JSON receives {"exception": [type name, str] or null, "warnings": [[category name, message], ...]} for the
-main thread's run. With `tinyddp`, `import torch` (and every `torch.x.y`) resolves to tinyddp's module of that
-name, so the scripts are the unchanged text a PyTorch 1.13 user runs. tests/golden/gen_scripts.py runs it with
-torch, tests/python/test_scripts.py with tinyddp.
+The scripts are PyTorch 1.13 user scripts written as the front end asks (`import tinyddp as torch`, `import
+tinyddp.nn as nn`, ...). Whichever `tinyddp` the interpreter imports runs them: tinyddp's own in
+tests/python/test_scripts.py; in tests/golden/gen_scripts.py, a stand-in package that resolves `tinyddp` and every
+`tinyddp.x.y` to PyTorch's `torch.x.y`. The script's stdout goes straight to this process's stdout (spawned ranks
+print there too), and RESULT_JSON receives {"exception": [type name, str] or null, "warnings": [[category name,
+message], ...]} for the main thread's run.
 """
-import importlib
 import json
 import os
-import pkgutil
 import re
 import runpy
 import sys
@@ -30,22 +29,9 @@ def normalize(text):
     return re.sub(r"object at 0x[0-9a-f]+", "object at 0x...", text)
 
 
-def alias_tinyddp_as_torch():
-    import tinyddp
-    names = ["tinyddp"] + [m.name for m in pkgutil.walk_packages(tinyddp.__path__, "tinyddp.")]
-    for name in names:
-        if name.split(".")[-1].startswith("_") and name != "tinyddp":
-            continue   # private modules keep their own names
-        module = importlib.import_module(name)
-        sys.modules["torch" + name[len("tinyddp"):]] = module
-
-
 def main():
-    library, script, result_path = sys.argv[1:4]
-    if library == "tinyddp":
-        alias_tinyddp_as_torch()
-    else:
-        import torch  # noqa: F401  (imported before the script's warnings are recorded, as the alias is)
+    script, result_path = sys.argv[1:3]
+    import tinyddp  # noqa: F401  (imported before the script's warnings are recorded)
     sys.argv = [script]
     result = {"exception": None, "warnings": []}
     with warnings.catch_warnings(record=True) as caught:

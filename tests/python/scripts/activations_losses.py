@@ -1,8 +1,8 @@
 # Activations and losses beyond ReLU/MSE: SiLU, ELU, Softplus, Hardtanh/ReLU6, Mish, LogSigmoid, Softmin,
 # SmoothL1/Huber/KLDiv/BCE with their reductions, normalize, cosine similarity, pad, Unflatten.
-import torch
-import torch.nn as nn
-import torch.nn.functional as F
+import tinyddp as torch
+import tinyddp.nn as nn
+import tinyddp.nn.functional as F
 
 torch.manual_seed(11)
 x = torch.linspace(-3, 3, 7, requires_grad=True)

@@ -1,9 +1,9 @@
 # A tiny self-attention block: Embedding, LayerNorm, masked_fill(-inf) + softmax, permute/transpose, chunk.
 import math
 
-import torch
-import torch.nn as nn
-import torch.nn.functional as F
+import tinyddp as torch
+import tinyddp.nn as nn
+import tinyddp.nn.functional as F
 
 
 class TinyAttention(nn.Module):

@@ -1,5 +1,5 @@
 # Autograd as users poke at it: leaves, accumulation, retain_graph, autograd.grad, hooks, and the usual errors.
-import torch
+import tinyddp as torch
 
 
 def show(label, fn):

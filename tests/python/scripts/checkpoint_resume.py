@@ -6,8 +6,8 @@ import io
 import os
 import tempfile
 
-import torch
-import torch.nn as nn
+import tinyddp as torch
+import tinyddp.nn as nn
 
 
 def make():

@@ -1,7 +1,7 @@
 # Custom autograd Functions: a ReLU with save_for_backward, a straight-through clamp, a two-input op with a
 # non-tensor argument (needs_input_grad, None gradients), two outputs, and one used inside a model's training.
-import torch
-import torch.nn as nn
+import tinyddp as torch
+import tinyddp.nn as nn
 
 
 class MyReLU(torch.autograd.Function):

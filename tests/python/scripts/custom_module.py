@@ -1,7 +1,7 @@
 # A custom nn.Module with a registered buffer, state_dict keys, repr, load_state_dict and parameter listing.
-import torch
-import torch.nn as nn
-import torch.nn.functional as F
+import tinyddp as torch
+import tinyddp.nn as nn
+import tinyddp.nn.functional as F
 
 
 class Scaler(nn.Module):

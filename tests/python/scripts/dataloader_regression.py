@@ -1,7 +1,7 @@
 # Linear regression over a DataLoader(TensorDataset, shuffle=True) with Adam and MSELoss.
-import torch
-from torch import nn
-from torch.utils.data import DataLoader, TensorDataset
+import tinyddp as torch
+from tinyddp import nn
+from tinyddp.utils.data import DataLoader, TensorDataset
 
 torch.manual_seed(1)
 true_w = torch.tensor([[2.0], [-3.0]])

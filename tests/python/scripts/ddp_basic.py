@@ -1,12 +1,12 @@
 # Two-rank DDP with torch.multiprocessing.spawn, gloo, DistributedSampler + set_epoch, an all_reduce'd metric.
 import os
 
-import torch
-import torch.distributed as dist
-import torch.multiprocessing as mp
-import torch.nn as nn
-from torch.nn.parallel import DistributedDataParallel as DDP
-from torch.utils.data import DataLoader, DistributedSampler, TensorDataset
+import tinyddp as torch
+import tinyddp.distributed as dist
+import tinyddp.multiprocessing as mp
+import tinyddp.nn as nn
+from tinyddp.nn.parallel import DistributedDataParallel as DDP
+from tinyddp.utils.data import DataLoader, DistributedSampler, TensorDataset
 
 
 def run(rank, world_size):

@@ -3,11 +3,11 @@
 # (ReduceOp.AVG's gloo error is left out: with it, 1.13 hung at the end in one run of three here.)
 import os
 
-import torch
-import torch.distributed as dist
-import torch.multiprocessing as mp
-import torch.nn as nn
-from torch.nn.parallel import DistributedDataParallel as DDP
+import tinyddp as torch
+import tinyddp.distributed as dist
+import tinyddp.multiprocessing as mp
+import tinyddp.nn as nn
+from tinyddp.nn.parallel import DistributedDataParallel as DDP
 
 
 def run(rank, world_size):

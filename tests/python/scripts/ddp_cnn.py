@@ -2,12 +2,12 @@
 # a per-epoch all_reduce'd accuracy, and replicas compared at the end.
 import os
 
-import torch
-import torch.distributed as dist
-import torch.multiprocessing as mp
-import torch.nn as nn
-import torch.nn.functional as F
-from torch.nn.parallel import DistributedDataParallel as DDP
+import tinyddp as torch
+import tinyddp.distributed as dist
+import tinyddp.multiprocessing as mp
+import tinyddp.nn as nn
+import tinyddp.nn.functional as F
+from tinyddp.nn.parallel import DistributedDataParallel as DDP
 
 
 class ClampGrad(torch.autograd.Function):

@@ -1,11 +1,11 @@
 # Gradient accumulation under DDP with no_sync(), and frozen parameters with find_unused_parameters.
 import os
 
-import torch
-import torch.distributed as dist
-import torch.multiprocessing as mp
-import torch.nn as nn
-from torch.nn.parallel import DistributedDataParallel as DDP
+import tinyddp as torch
+import tinyddp.distributed as dist
+import tinyddp.multiprocessing as mp
+import tinyddp.nn as nn
+from tinyddp.nn.parallel import DistributedDataParallel as DDP
 
 
 def run(rank, world_size):

@@ -1,6 +1,6 @@
 # The errors scripts run into, with PyTorch's exception types and texts.
-import torch
-import torch.nn as nn
+import tinyddp as torch
+import tinyddp.nn as nn
 
 
 def show(label, fn):

@@ -1,6 +1,6 @@
 # model.train()/eval() with Dropout and BatchNorm, torch.no_grad evaluation, gradient clipping.
-import torch
-import torch.nn as nn
+import tinyddp as torch
+import tinyddp.nn as nn
 
 torch.manual_seed(5)
 model = nn.Sequential(nn.Linear(6, 12), nn.BatchNorm1d(12), nn.ReLU(), nn.Dropout(0.3), nn.Linear(12, 2))

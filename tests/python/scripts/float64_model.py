@@ -1,8 +1,8 @@
 # A float64 model: model.double(), float64 data, a finite-difference check of one gradient, parameter surgery
 # through .data (EMA weights, re-initialization), and model.float() back.
 
-import torch
-import torch.nn as nn
+import tinyddp as torch
+import tinyddp.nn as nn
 
 torch.manual_seed(4)
 model = nn.Sequential(nn.Linear(3, 5), nn.Tanh(), nn.Linear(5, 1)).double()

@@ -1,6 +1,6 @@
 # A GAN-style loop: two optimizers, detach() for the discriminator step, BCEWithLogitsLoss.
-import torch
-import torch.nn as nn
+import tinyddp as torch
+import tinyddp.nn as nn
 
 torch.manual_seed(3)
 G = nn.Sequential(nn.Linear(2, 8), nn.LeakyReLU(0.2), nn.Linear(8, 2))

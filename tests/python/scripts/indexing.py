@@ -1,5 +1,5 @@
 # Indexing: integers, slices, negative indices, boolean masks, lists and tensors, steps and their errors.
-import torch
+import tinyddp as torch
 
 
 def show(label, fn):

@@ -1,7 +1,7 @@
 # Weight init through model.apply, parameter counting, optimizer param groups and repr, schedulers (cosine,
 # plateau, warmup via LambdaLR), early stopping on a validation loss.
-import torch
-import torch.nn as nn
+import tinyddp as torch
+import tinyddp.nn as nn
 
 
 def init_weights(m):

@@ -1,6 +1,6 @@
 # Old scripts' constructors: torch.Tensor(...), the typed classes (FloatTensor, LongTensor, ...), isinstance and
 # .type() with them, torch.tensor(floats, dtype=long) truncating; shapes only where the values are uninitialized.
-import torch
+import tinyddp as torch
 
 print(torch.Tensor(2, 3).shape, torch.Tensor([1, 2]), torch.Tensor((2, 3)), torch.Tensor(torch.Size([2])).shape)
 print(torch.Tensor().shape, torch.LongTensor([1.7, 2]), torch.FloatTensor(2).dtype)

@@ -1,6 +1,6 @@
 # An MLP classifier: nn.Sequential, CrossEntropyLoss, SGD with momentum, StepLR, accuracy by argmax.
-import torch
-import torch.nn as nn
+import tinyddp as torch
+import tinyddp.nn as nn
 
 torch.manual_seed(0)
 X = torch.randn(64, 4)

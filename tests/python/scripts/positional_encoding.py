@@ -2,8 +2,8 @@
 # floor/round/trunc/ceil, log1p/expm1 target transforms, and their gradients.
 import math
 
-import torch
-import torch.nn as nn
+import tinyddp as torch
+import tinyddp.nn as nn
 
 max_len, d_model = 6, 8
 pe = torch.zeros(max_len, d_model)

@@ -1,6 +1,6 @@
 # How tensors, parameters, dtypes and sizes print.
-import torch
-import torch.nn as nn
+import tinyddp as torch
+import tinyddp.nn as nn
 
 torch.manual_seed(0)
 print(torch.tensor([1.0, 2.5, -3.0]))

@@ -1,7 +1,7 @@
 # A small CNN on 8x8 "images": Conv2d, MaxPool2d, AvgPool2d, Flatten, training with SGD, accuracy.
-import torch
-import torch.nn as nn
-import torch.nn.functional as F
+import tinyddp as torch
+import tinyddp.nn as nn
+import tinyddp.nn.functional as F
 
 
 class Net(nn.Module):

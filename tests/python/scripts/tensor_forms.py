@@ -1,6 +1,6 @@
 # The other spellings scripts use: torch.add/Tensor.add, in-place forms, *_like and new_* factories, and small
 # helpers (index_select, flip, roll, unbind, nonzero, isnan, amax, logsumexp, cumsum), plus print options.
-import torch
+import tinyddp as torch
 
 
 def show(label, fn):

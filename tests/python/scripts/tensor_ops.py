@@ -1,5 +1,5 @@
 # Common tensor methods and their printing, each in a try so one missing method shows as a line.
-import torch
+import tinyddp as torch
 
 
 def show(label, fn):
