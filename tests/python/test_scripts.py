@@ -2,11 +2,11 @@
 
 Each script of tests/python/scripts/ is a 1.13 user's script as the front end asks for it (`import tinyddp as
 torch`); the generator ran the same text with `tinyddp` resolving to PyTorch. The harness (scripts/_harness.py)
-runs it in a fresh interpreter. Its stdout, how it ended (exception type and text) and the warnings of its main thread must equal
-PyTorch's exactly: the scripts print values with fixed formatting (a loss to 5 or 6 decimals, tensors at
-PyTorch's print precision of 4), and tinyddp's engine computes those values as PyTorch's CPU kernels do (the same
-random streams, initializations and optimizer steps), so no tolerance is needed. Object addresses are compared as
-"object at 0x...".
+runs it in a fresh interpreter. Its stdout, how it ended (exception type and text) and the warnings of its main
+thread must equal PyTorch's exactly: the scripts print values with fixed formatting (a loss to 5 or 6 decimals,
+tensors at PyTorch's print precision of 4), and tinyddp's engine computes those values as PyTorch's CPU kernels do
+(the same random streams, initializations and optimizer steps), so no tolerance is needed. Object addresses are
+compared as "object at 0x...".
 """
 import difflib
 import json
