@@ -356,20 +356,6 @@ Tensor sigmoid(const Tensor& x) {
   return out;
 }
 
-// y = erf x = 2/sqrt(pi) * integral_0^x e^(-t^2) dt.  dy/dx = 2/sqrt(pi) * e^(-x^2).
-Tensor erf(const Tensor& x) {
-  check_defined(x, "erf");
-  if (!is_floating(x.dtype())) return erf(to_dtype(x, kDefaultFloatDType));   // 1.13: integers in float32
-  Tensor out = unary_kernel(UnaryOp::erf, x);
-  auto node = autograd::make_node("ErfBackward0", {x}, [](const TensorList& g, OpNode& n) {
-    const Tensor& x = n.saved(0);
-    return TensorList{g[0] * mul(exp(neg(x * x)), 2.0 / std::sqrt(std::numbers::pi))};
-  });
-  if (node) node->save(x);
-  autograd::set_history(out, node);
-  return out;
-}
-
 // y = min(max(x, lo), hi).  dy/dx = 1 where lo <= x <= hi, else 0.
 Tensor clamp(const Tensor& x, double lo, double hi) {
   check_floating(x, "clamp");
@@ -383,44 +369,52 @@ Tensor clamp(const Tensor& x, double lo, double hi) {
   return out;
 }
 
-// y = sin x.  dy/dx = cos x.   y = cos x.  dy/dx = -sin x.
+namespace {
+// A floating-point function of x whose gradient rule reads x, saved on the node: rule(g, x) -> dL/dx.
+// Integer and bool inputs are computed in float32, as 1.13's.
+template <typename Rule>
+Tensor float_function(const Tensor& x, UnaryOp op, const char* name, const char* node_name, Rule rule) {
+  check_defined(x, name);
+  if (!is_floating(x.dtype())) return float_function(to_dtype(x, kDefaultFloatDType), op, name, node_name, rule);
+  Tensor out = unary_kernel(op, x);
+  auto node = autograd::make_node(node_name, {x}, [rule](const TensorList& g, OpNode& n) {
+    return TensorList{rule(g[0], n.saved(0))};
+  });
+  if (node) node->save(x);
+  autograd::set_history(out, node);
+  return out;
+}
+}  // namespace
+
+// y = sin x.  dy/dx = cos x.
 Tensor sin(const Tensor& x) {
-  check_defined(x, "sin");
-  if (!is_floating(x.dtype())) return sin(to_dtype(x, kDefaultFloatDType));   // 1.13: integers in float32
-  Tensor out = unary_kernel(UnaryOp::sin, x);
-  auto node = autograd::make_node("SinBackward0", {x}, [](const TensorList& g, OpNode& n) {
-    return TensorList{g[0] * cos(n.saved(0))};
+  return float_function(x, UnaryOp::sin, "sin", "SinBackward0", [](const Tensor& g, const Tensor& x) {
+    return g * cos(x);
   });
-  if (node) node->save(x);
-  autograd::set_history(out, node);
-  return out;
 }
 
+// y = cos x.  dy/dx = -sin x.
 Tensor cos(const Tensor& x) {
-  check_defined(x, "cos");
-  if (!is_floating(x.dtype())) return cos(to_dtype(x, kDefaultFloatDType));
-  Tensor out = unary_kernel(UnaryOp::cos, x);
-  auto node = autograd::make_node("CosBackward0", {x}, [](const TensorList& g, OpNode& n) {
-    return TensorList{g[0] * neg(sin(n.saved(0)))};
+  return float_function(x, UnaryOp::cos, "cos", "CosBackward0", [](const Tensor& g, const Tensor& x) {
+    return g * neg(sin(x));
   });
-  if (node) node->save(x);
-  autograd::set_history(out, node);
-  return out;
 }
 
-// y = log(1 + x).  dy/dx = 1 / (1 + x).   y = exp(x) - 1.  dy/dx = y + 1.
+// y = erf x = 2/sqrt(pi) * integral_0^x e^(-t^2) dt.  dy/dx = 2/sqrt(pi) * e^(-x^2).
+Tensor erf(const Tensor& x) {
+  return float_function(x, UnaryOp::erf, "erf", "ErfBackward0", [](const Tensor& g, const Tensor& x) {
+    return g * mul(exp(neg(x * x)), 2.0 / std::sqrt(std::numbers::pi));
+  });
+}
+
+// y = log(1 + x).  dy/dx = 1 / (1 + x).
 Tensor log1p(const Tensor& x) {
-  check_defined(x, "log1p");
-  if (!is_floating(x.dtype())) return log1p(to_dtype(x, kDefaultFloatDType));
-  Tensor out = unary_kernel(UnaryOp::log1p, x);
-  auto node = autograd::make_node("Log1PBackward0", {x}, [](const TensorList& g, OpNode& n) {
-    return TensorList{g[0] / add(n.saved(0), 1.0)};
+  return float_function(x, UnaryOp::log1p, "log1p", "Log1PBackward0", [](const Tensor& g, const Tensor& x) {
+    return g / add(x, 1.0);
   });
-  if (node) node->save(x);
-  autograd::set_history(out, node);
-  return out;
 }
 
+// y = exp(x) - 1.  dy/dx = y + 1 (the output is saved).
 Tensor expm1(const Tensor& x) {
   check_defined(x, "expm1");
   if (!is_floating(x.dtype())) return expm1(to_dtype(x, kDefaultFloatDType));
