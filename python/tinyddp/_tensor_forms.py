@@ -414,36 +414,16 @@ def outer(input, other):
     return input.reshape([-1, 1]) * other.reshape([1, -1])
 
 
-def sin(input):
-    return input.sin()
+def _function_form(name):
+    """torch.NAME(input), the function form of the unary method input.NAME()."""
+    def function(input):
+        return getattr(input, name)()
+    function.__name__ = function.__qualname__ = name
+    return function
 
 
-def cos(input):
-    return input.cos()
-
-
-def erf(input):
-    return input.erf()
-
-
-def log1p(input):
-    return input.log1p()
-
-
-def expm1(input):
-    return input.expm1()
-
-
-def floor(input):
-    return input.floor()
-
-
-def ceil(input):
-    return input.ceil()
-
-
-def trunc(input):
-    return input.trunc()
+sin, cos, erf, log1p, expm1, floor, ceil, trunc = (
+    _function_form(name) for name in ("sin", "cos", "erf", "log1p", "expm1", "floor", "ceil", "trunc"))
 
 
 def true_divide(input, other):
