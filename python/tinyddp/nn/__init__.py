@@ -8,6 +8,7 @@ from tinyddp.nn.modules import (AvgPool2d, BatchNorm1d, BatchNorm2d, BCELoss, BC
                                 LogSoftmax, MaxPool2d, Mish, Module, ModuleDict, ModuleList, MSELoss, NLLLoss,
                                 ParameterList, ReLU, ReLU6, SELU, Sequential, Sigmoid, SiLU, SmoothL1Loss, Softmax,
                                 Softmin, Softplus, Softsign, Tanh, Unflatten)
+from tinyddp.nn.modules.activation import MultiheadAttention, NonDynamicallyQuantizableLinear
 from tinyddp.nn.modules.rnn import GRU, GRUCell, LSTM, LSTMCell, RNN, RNNBase, RNNCell, RNNCellBase
 from tinyddp.nn import parallel
 from tinyddp.nn import utils
@@ -19,3 +20,4 @@ __all__ = ["AvgPool2d", "BatchNorm1d", "BatchNorm2d", "BCELoss", "BCEWithLogitsL
            "SELU", "Sequential", "Sigmoid", "SiLU", "SmoothL1Loss", "Softmax", "Softmin", "Softplus", "Softsign",
            "Tanh", "Unflatten", "functional", "init", "parallel", "utils"]
 __all__ += ["GRU", "GRUCell", "LSTM", "LSTMCell", "RNN", "RNNBase", "RNNCell", "RNNCellBase"]
+__all__ += ["MultiheadAttention", "NonDynamicallyQuantizableLinear"]

@@ -12,6 +12,7 @@ from tinyddp.nn.modules.loss import (BCELoss, BCEWithLogitsLoss, CrossEntropyLos
 from tinyddp.nn.modules.module import Module
 from tinyddp.nn.modules.normalization import LayerNorm
 from tinyddp.nn.modules.sparse import Embedding
+from tinyddp.nn.modules.activation import MultiheadAttention, NonDynamicallyQuantizableLinear
 from tinyddp.nn.modules.rnn import GRU, GRUCell, LSTM, LSTMCell, RNN, RNNBase, RNNCell, RNNCellBase
 
 __all__ = ["AvgPool2d", "BatchNorm1d", "BatchNorm2d", "BCELoss", "BCEWithLogitsLoss", "Conv2d", "CosineSimilarity",
@@ -21,3 +22,4 @@ __all__ = ["AvgPool2d", "BatchNorm1d", "BatchNorm2d", "BCELoss", "BCEWithLogitsL
            "Sequential", "Sigmoid", "SiLU", "SmoothL1Loss", "Softmax", "Softmin", "Softplus", "Softsign", "Tanh",
            "Unflatten"]
 __all__ += ["GRU", "GRUCell", "LSTM", "LSTMCell", "RNN", "RNNBase", "RNNCell", "RNNCellBase"]
+__all__ += ["MultiheadAttention", "NonDynamicallyQuantizableLinear"]
