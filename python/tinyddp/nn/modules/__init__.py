@@ -13,6 +13,8 @@ from tinyddp.nn.modules.module import Module
 from tinyddp.nn.modules.normalization import LayerNorm
 from tinyddp.nn.modules.sparse import Embedding
 from tinyddp.nn.modules.activation import MultiheadAttention, NonDynamicallyQuantizableLinear
+from tinyddp.nn.modules.transformer import (Transformer, TransformerDecoder, TransformerDecoderLayer, TransformerEncoder,
+                                            TransformerEncoderLayer)
 from tinyddp.nn.modules.rnn import GRU, GRUCell, LSTM, LSTMCell, RNN, RNNBase, RNNCell, RNNCellBase
 
 __all__ = ["AvgPool2d", "BatchNorm1d", "BatchNorm2d", "BCELoss", "BCEWithLogitsLoss", "Conv2d", "CosineSimilarity",
@@ -23,3 +25,4 @@ __all__ = ["AvgPool2d", "BatchNorm1d", "BatchNorm2d", "BCELoss", "BCEWithLogitsL
            "Unflatten"]
 __all__ += ["GRU", "GRUCell", "LSTM", "LSTMCell", "RNN", "RNNBase", "RNNCell", "RNNCellBase"]
 __all__ += ["MultiheadAttention", "NonDynamicallyQuantizableLinear"]
+__all__ += ["Transformer", "TransformerDecoder", "TransformerDecoderLayer", "TransformerEncoder", "TransformerEncoderLayer"]
