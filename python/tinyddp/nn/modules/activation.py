@@ -248,7 +248,7 @@ def _as_bool_mask(mask, name):
     return mask
 
 
-def multi_head_attention_forward(query, key, value, num_heads, in_proj_weight, in_proj_bias, bias_k, bias_v,
+def multi_head_attention_forward(query, key, value, embed_dim_to_check, num_heads, in_proj_weight, in_proj_bias, bias_k, bias_v,
                                  add_zero_attn, dropout_p, out_proj_weight, out_proj_bias, training=True,
                                  key_padding_mask=None, need_weights=True, attn_mask=None,
                                  use_separate_proj_weight=False, q_proj_weight=None, k_proj_weight=None,
@@ -261,6 +261,8 @@ def multi_head_attention_forward(query, key, value, num_heads, in_proj_weight, i
         if key_padding_mask is not None:
             key_padding_mask = key_padding_mask.unsqueeze(0)
     tgt_len, bsz, embed_dim = query.shape
+    if embed_dim != embed_dim_to_check:
+        raise AssertionError(f"was expecting embedding dimension of {embed_dim_to_check}, but got {embed_dim}")
     head_dim = embed_dim // num_heads
     if head_dim * num_heads != embed_dim:
         raise AssertionError(f"embed_dim {embed_dim} not divisible by num_heads {num_heads}")
@@ -437,7 +439,7 @@ class MultiheadAttention(Module):
             else:
                 query, key, value = query.transpose(1, 0), key.transpose(1, 0), value.transpose(1, 0)
         out, weights = multi_head_attention_forward(
-            query, key, value, self.num_heads, self.in_proj_weight, self.in_proj_bias, self.bias_k, self.bias_v,
+            query, key, value, self.embed_dim, self.num_heads, self.in_proj_weight, self.in_proj_bias, self.bias_k, self.bias_v,
             self.add_zero_attn, self.dropout, self.out_proj.weight, self.out_proj.bias, training=self.training,
             key_padding_mask=key_padding_mask, need_weights=need_weights, attn_mask=attn_mask,
             use_separate_proj_weight=not self._qkv_same_embed_dim, q_proj_weight=self.q_proj_weight,

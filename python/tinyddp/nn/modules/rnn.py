@@ -135,11 +135,6 @@ class RNNBase(Module):
         if tuple(hx.size()) != tuple(expected_hidden_size):
             raise RuntimeError(msg.format(expected_hidden_size, list(hx.size())))
 
-    def _check_dtype(self, input):
-        weight = self._flat_weights[0]
-        if input.dtype != weight.dtype:
-            raise ValueError(f"input must have the type {weight.dtype}, got type {input.dtype}")
-
     def check_forward_args(self, input, hidden, batch_sizes):
         self.check_input(input, batch_sizes)
         self.check_hidden_size(hidden, self.get_expected_hidden_size(input, batch_sizes))
@@ -174,11 +169,10 @@ class RNNBase(Module):
                 x = F.dropout(x, self.dropout, True)
         return x, [_tensor.stack(f, 0) for f in finals]
 
-    def _forward(self, input, hx, name):
+    def _forward(self, input, hx):
         """Shared by RNN, GRU and LSTM: hx is None, a tensor, or for LSTM an (h, c) pair."""
         lstm = self.mode == "LSTM"
-        if input.dim() not in (2, 3):
-            raise ValueError(f"{name}: Expected input to be 2-D or 3-D but received {input.dim()}-D tensor")
+        # 1.13 checks the rank only after unsqueezing a non-3-D input: a 4-D one is reported as 5-D.
         batch_dim = 0 if self.batch_first else 1
         is_batched = input.dim() == 3
         if not is_batched:
@@ -213,6 +207,8 @@ class RNNBase(Module):
                                    "Expected hidden[1] size {}, got {}")
         else:
             self.check_hidden_size(hidden[0], expected)
+        if input.dtype != self._flat_weights[0].dtype:   # 1.13's kernel text
+            raise RuntimeError("mat1 and mat2 must have the same dtype")
         if self.batch_first:
             input = input.transpose(0, 1)
         output, finals = self._run(input, hidden)
@@ -246,11 +242,8 @@ class RNN(RNNBase):
     def __init__(self, *args, **kwargs):
         if "proj_size" in kwargs:
             raise ValueError("proj_size argument is only supported for LSTM, not RNN or GRU")
-        if len(args) > 3:
-            self.nonlinearity = args[3]
-            args = args[:3] + args[4:]
-        else:
-            self.nonlinearity = kwargs.pop("nonlinearity", "tanh")
+        # 1.13 reads nonlinearity as a keyword only: a fourth positional argument is num_layers' neighbour, bias.
+        self.nonlinearity = kwargs.pop("nonlinearity", "tanh")
         if self.nonlinearity == "tanh":
             mode = "RNN_TANH"
         elif self.nonlinearity == "relu":
@@ -260,7 +253,7 @@ class RNN(RNNBase):
         super().__init__(mode, *args, **kwargs)
 
     def forward(self, input, hx=None):
-        return self._forward(input, hx, "RNN")
+        return self._forward(input, hx)
 
 
 class LSTM(RNNBase):
@@ -275,7 +268,7 @@ class LSTM(RNNBase):
         return (self.num_layers * num_directions, mini_batch, self.hidden_size)
 
     def forward(self, input, hx=None):
-        return self._forward(input, hx, "LSTM")
+        return self._forward(input, hx)
 
 
 class GRU(RNNBase):
@@ -287,7 +280,7 @@ class GRU(RNNBase):
         super().__init__("GRU", *args, **kwargs)
 
     def forward(self, input, hx=None):
-        return self._forward(input, hx, "GRU")
+        return self._forward(input, hx)
 
 
 # ---- cells ----
@@ -322,7 +315,7 @@ class RNNCellBase(Module):
     def _prepare(self, input, hx, name, states):
         """The batched input and hidden states (a list), with 1.13's checks; is_batched to undo the unsqueeze."""
         if input.dim() not in (1, 2):
-            raise ValueError(f"{name}: Expected input to be 1-D or 2-D but received {input.dim()}-D tensor")
+            raise AssertionError(f"{name}: Expected input to be 1-D or 2-D but received {input.dim()}-D tensor")
         is_batched = input.dim() == 2
         if not is_batched:
             input = input.unsqueeze(0)
@@ -334,11 +327,11 @@ class RNNCellBase(Module):
                 hidden = [h.unsqueeze(0) for h in hidden]
         if input.size(1) != self.input_size:
             raise RuntimeError(f"input has inconsistent input_size: got {input.size(1)} expected {self.input_size}")
-        for k, h in enumerate(hidden):
+        for h in hidden:   # 1.13 names both of LSTMCell's states "hidden0"
             if input.size(0) != h.size(0):
-                raise RuntimeError(f"Input batch size {input.size(0)} doesn't match hidden{k} batch size {h.size(0)}")
+                raise RuntimeError(f"Input batch size {input.size(0)} doesn't match hidden0 batch size {h.size(0)}")
             if h.size(1) != self.hidden_size:
-                raise RuntimeError(f"hidden{k} has inconsistent hidden_size: got {h.size(1)}, expected "
+                raise RuntimeError(f"hidden0 has inconsistent hidden_size: got {h.size(1)}, expected "
                                    f"{self.hidden_size}")
         return input, hidden, is_batched
 
