@@ -43,6 +43,22 @@ CASES = [
     dict(id="gru_cell", ctor="nn.GRUCell(3, 4)", shapes=[(2, 3)], call="m(xs[0])"),
     dict(id="gru_cell_unbatched", ctor="nn.GRUCell(3, 4, bias=False)", shapes=[(3,), (4,)], call="m(xs[0], xs[1])"),
 
+    dict(id="lstm_packed", ctor="nn.LSTM(3, 4)", shapes=[(5, 4, 3)],
+         call="(lambda o: [nn.utils.rnn.pad_packed_sequence(o[0])[0], o[1]])(m(nn.utils.rnn.pack_padded_sequence("
+              "xs[0], [5, 3, 3, 1])))"),
+    dict(id="lstm_packed_bi_unsorted_hx", ctor="nn.LSTM(3, 4, 2, bidirectional=True)",
+         shapes=[(5, 4, 3), (4, 4, 4), (4, 4, 4)],
+         call="(lambda o: [nn.utils.rnn.pad_packed_sequence(o[0], total_length=6)[0], o[1]])(m(nn.utils.rnn."
+              "pack_padded_sequence(xs[0], torch.tensor([2, 5, 1, 3]), enforce_sorted=False), (xs[1], xs[2])))"),
+    dict(id="gru_packed_batch_first_unsorted", ctor="nn.GRU(3, 4, 2, batch_first=True, bidirectional=True)",
+         shapes=[(4, 4, 3)],
+         call="(lambda o: [nn.utils.rnn.pad_packed_sequence(o[0], batch_first=True, padding_value=-1.0)[0], o[1]])("
+              "m(nn.utils.rnn.pack_padded_sequence(xs[0], [2, 4, 4, 1], batch_first=True, enforce_sorted=False)))"),
+    dict(id="rnn_pack_sequence_hx", ctor="nn.RNN(3, 4, bidirectional=True)", shapes=[(1, 3), (3, 3), (2, 3), (2, 3, 4)],
+         call="(lambda o: [o[0].data, o[1]])(m(nn.utils.rnn.pack_sequence(xs[:3], enforce_sorted=False), xs[3]))"),
+    dict(id="lstm_proj_packed", ctor="nn.LSTM(3, 4, proj_size=2, bidirectional=True)", shapes=[(4, 2, 3)],
+         call="(lambda o: [o[0].data, o[1]])(m(nn.utils.rnn.pack_padded_sequence(xs[0], [4, 2])))"),
+
     dict(id="mha_self", ctor="nn.MultiheadAttention(8, 2)", shapes=[(5, 3, 8)], call="m(xs[0], xs[0], xs[0])"),
     dict(id="mha_batch_first_per_head", ctor="nn.MultiheadAttention(8, 4, batch_first=True)", shapes=[(3, 5, 8)],
          call="m(xs[0], xs[0], xs[0], average_attn_weights=False)"),
@@ -130,6 +146,13 @@ ERRORS = [
     "nn.MultiheadAttention(8, 2)(torch.zeros(5, 8), torch.zeros(4, 8), torch.zeros(4, 8), "
     "attn_mask=torch.zeros(3, 5, 4))",
     "nn.TransformerEncoderLayer(8, 2, activation='tanh')",
+    "nn.utils.rnn.pack_padded_sequence(torch.zeros(5, 3, 2), [3, 5, 1])",
+    "nn.utils.rnn.pack_padded_sequence(torch.zeros(5, 3, 2), [5, 3, 0])",
+    "nn.utils.rnn.pack_padded_sequence(torch.zeros(5, 3, 2), [5, 3])",
+    "nn.utils.rnn.pad_packed_sequence(nn.utils.rnn.pack_padded_sequence(torch.zeros(5, 3, 2), [5, 3, 1]), "
+    "total_length=3)",
+    "nn.LSTM(2, 4)(nn.utils.rnn.pack_padded_sequence(torch.zeros(5, 3, 2), [5, 3, 1]), (torch.zeros(1, 2, 4), "
+    "torch.zeros(1, 2, 4)))",
     "nn.Transformer(8, 2, 1, 1, 16)(torch.zeros(5, 2, 8), torch.zeros(4, 3, 8))",
     "nn.Transformer(8, 2, 1, 1, 16)(torch.zeros(5, 2, 8), torch.zeros(4, 2, 6))",
 ]
@@ -154,6 +177,14 @@ ATTRIBUTES = [
     "(nn.TransformerEncoderLayer(8, 2).activation_relu_or_gelu, nn.TransformerEncoderLayer(8, 2, activation='gelu').activation_relu_or_gelu, nn.TransformerEncoderLayer(8, 2, activation=nn.GELU()).activation_relu_or_gelu)",
     "list(nn.Transformer(8, 2, 1, 1, 16).state_dict().keys())",
     "nn.Transformer.generate_square_subsequent_mask(4).tolist()",
+    "nn.utils.rnn.pack_sequence([torch.arange(3.), torch.arange(5.), torch.arange(1.)], enforce_sorted=False)",
+    "nn.utils.rnn.pad_sequence([torch.arange(3.), torch.arange(5.)], batch_first=True, padding_value=-1.0)",
+    "nn.utils.rnn.unpack_sequence(nn.utils.rnn.pack_sequence([torch.arange(3.), torch.arange(5.)], False))",
+    "nn.utils.rnn.pad_packed_sequence(nn.utils.rnn.pack_sequence([torch.arange(2.), torch.arange(3.)], False))",
+    "nn.utils.rnn.pack_padded_sequence(torch.zeros(3, 4, 2), torch.tensor([3, 2, 3, 2]), "
+    "enforce_sorted=False).sorted_indices",
+    "nn.utils.rnn.invert_permutation(torch.tensor([2, 0, 1]))",
+    "type(nn.LSTM(2, 3)(nn.utils.rnn.pack_sequence([torch.zeros(2, 2)]))[0]).__name__",
     "(nn.TransformerEncoder(nn.TransformerEncoderLayer(8, 2), 3).num_layers, nn.Transformer(8, 2, 1, 1, 16).d_model)",
 ]
 

@@ -9,7 +9,7 @@ bias_ih, bias_hh, weight_hr), and reset_parameters draws U(-1/sqrt(H), 1/sqrt(H)
 default generator, so `torch.manual_seed(s)` gives PyTorch's weights bit for bit. Outputs and gradients agree with
 1.13's fused CPU kernels to float rounding, not bitwise: each layer's input projection is one linear over all T
 steps (as ATen's), then each step adds linear(h, weight_hh, bias_hh), but the elementwise gate math is separate
-engine ops rather than one fused kernel. PackedSequence inputs are not supported.
+engine ops rather than one fused kernel. PackedSequence inputs run each step on its first batch_sizes[t] rows.
 """
 import math
 import numbers
@@ -20,6 +20,7 @@ from tinyddp.nn import functional as F
 from tinyddp.nn import init
 from tinyddp.nn.modules.module import Module
 from tinyddp.nn.parameter import Parameter
+from tinyddp.nn.utils.rnn import PackedSequence
 
 _GATES = {"LSTM": 4, "GRU": 3, "RNN_TANH": 1, "RNN_RELU": 1}
 
@@ -126,7 +127,10 @@ class RNNBase(Module):
                                f"got {input.size(-1)}")
 
     def get_expected_hidden_size(self, input, batch_sizes):
-        mini_batch = input.size(0) if self.batch_first else input.size(1)
+        if batch_sizes is not None:
+            mini_batch = int(batch_sizes[0])
+        else:
+            mini_batch = input.size(0) if self.batch_first else input.size(1)
         num_directions = 2 if self.bidirectional else 1
         real_hidden_size = self.proj_size if self.proj_size > 0 else self.hidden_size
         return (self.num_layers * num_directions, mini_batch, real_hidden_size)
@@ -139,9 +143,11 @@ class RNNBase(Module):
         self.check_input(input, batch_sizes)
         self.check_hidden_size(hidden, self.get_expected_hidden_size(input, batch_sizes))
 
-    def _run(self, x, hidden):
-        """x (T, B, I); hidden: (D*L, B, P) tensors, one per state (h, or h and c) -> output (T, B, D*P), the
-        final states stacked as hidden."""
+    def _run(self, x, hidden, batch_sizes=None):
+        """x (T, B, I), or a PackedSequence's data (sum of batch_sizes, I); hidden: (D*L, B, P) tensors, one per
+        state (h, or h and c) -> output (T, B, D*P) (or packed data (sum, D*P)) and the final states stacked.
+        Packed, step t updates the first batch_sizes[t] rows only: a finished sequence keeps its last state, and in
+        the reverse direction a sequence starts from its initial state at its own last step."""
         num_directions = 2 if self.bidirectional else 1
         finals = [[] for _ in hidden]
         for layer in range(self.num_layers):
@@ -150,27 +156,65 @@ class RNNBase(Module):
                 w_ih, w_hh, b_ih, b_hh, w_hr = self._layer_weights(layer, direction)
                 k = layer * num_directions + direction
                 state = [s[k] for s in hidden]
-                steps = F.linear(x, w_ih, b_ih).unbind(0)   # T of (B, G): the input projection in one linear
+                x_gates = F.linear(x, w_ih, b_ih)   # the input projection of every step in one linear
+                steps = x_gates.unbind(0) if batch_sizes is None else x_gates.split(batch_sizes)
                 order = range(len(steps) - 1, -1, -1) if direction == 1 else range(len(steps))
                 ys = [None] * len(steps)
                 for t in order:
+                    rows = steps[t].size(0)
+                    current = [h if h.size(0) == rows else h[:rows] for h in state]
                     if self.mode == "LSTM":
-                        state = list(_lstm_step(steps[t], state[0], state[1], w_hh, b_hh, w_hr))
+                        new = _lstm_step(steps[t], current[0], current[1], w_hh, b_hh, w_hr)
                     elif self.mode == "GRU":
-                        state = [_gru_step(steps[t], state[0], w_hh, b_hh)]
+                        new = [_gru_step(steps[t], current[0], w_hh, b_hh)]
                     else:
-                        state = [_rnn_step(steps[t], state[0], w_hh, b_hh, self.mode == "RNN_RELU")]
-                    ys[t] = state[0]
-                for final, s in zip(finals, state):
-                    final.append(s)
-                outs.append(_tensor.stack(ys, 0))
-            x = outs[0] if num_directions == 1 else _tensor.cat(outs, 2)
+                        new = [_rnn_step(steps[t], current[0], w_hh, b_hh, self.mode == "RNN_RELU")]
+                    state = [n if h.size(0) == rows else _tensor.cat([n, h[rows:]], 0) for n, h in zip(new, state)]
+                    ys[t] = new[0]
+                for final, h in zip(finals, state):
+                    final.append(h)
+                outs.append(_tensor.stack(ys, 0) if batch_sizes is None else _tensor.cat(ys, 0))
+            x = outs[0] if num_directions == 1 else _tensor.cat(outs, -1)
             if self.dropout and self.training and layer < self.num_layers - 1:
                 x = F.dropout(x, self.dropout, True)
         return x, [_tensor.stack(f, 0) for f in finals]
 
+    def _forward_packed(self, packed, hx):
+        lstm = self.mode == "LSTM"
+        batch_sizes = [int(n) for n in packed.batch_sizes.tolist()]
+        num_directions = 2 if self.bidirectional else 1
+        real_hidden_size = self.proj_size if self.proj_size > 0 else self.hidden_size
+        data = packed.data
+        if hx is None:
+            hidden = [_tensor.zeros(self.num_layers * num_directions, batch_sizes[0], real_hidden_size,
+                                    dtype=data.dtype)]
+            if lstm:
+                hidden.append(_tensor.zeros(self.num_layers * num_directions, batch_sizes[0], self.hidden_size,
+                                            dtype=data.dtype))
+        else:
+            hidden = list(hx) if lstm else [hx]
+            if packed.sorted_indices is not None:   # the caller's batch order -> the packed order
+                hidden = [h.index_select(1, packed.sorted_indices) for h in hidden]
+        self.check_input(data, packed.batch_sizes)
+        expected = self.get_expected_hidden_size(data, packed.batch_sizes)
+        if lstm:
+            self.check_hidden_size(hidden[0], expected, "Expected hidden[0] size {}, got {}")
+            self.check_hidden_size(hidden[1], (expected[0], expected[1], self.hidden_size),
+                                   "Expected hidden[1] size {}, got {}")
+        else:
+            self.check_hidden_size(hidden[0], expected)
+        if data.dtype != self._flat_weights[0].dtype:
+            raise RuntimeError("mat1 and mat2 must have the same dtype")
+        output, finals = self._run(data, hidden, batch_sizes)
+        if packed.unsorted_indices is not None:
+            finals = [f.index_select(1, packed.unsorted_indices) for f in finals]
+        output = PackedSequence(output, packed.batch_sizes, packed.sorted_indices, packed.unsorted_indices)
+        return output, (tuple(finals) if lstm else finals[0])
+
     def _forward(self, input, hx):
         """Shared by RNN, GRU and LSTM: hx is None, a tensor, or for LSTM an (h, c) pair."""
+        if isinstance(input, PackedSequence):
+            return self._forward_packed(input, hx)
         lstm = self.mode == "LSTM"
         # 1.13 checks the rank only after unsqueezing a non-3-D input: a 4-D one is reported as 5-D.
         batch_dim = 0 if self.batch_first else 1
@@ -263,7 +307,10 @@ class LSTM(RNNBase):
         super().__init__("LSTM", *args, **kwargs)
 
     def get_expected_cell_size(self, input, batch_sizes):
-        mini_batch = input.size(0) if self.batch_first else input.size(1)
+        if batch_sizes is not None:
+            mini_batch = int(batch_sizes[0])
+        else:
+            mini_batch = input.size(0) if self.batch_first else input.size(1)
         num_directions = 2 if self.bidirectional else 1
         return (self.num_layers * num_directions, mini_batch, self.hidden_size)
 
