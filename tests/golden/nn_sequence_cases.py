@@ -90,6 +90,12 @@ CASES = [
          shapes=[(2, 5, 8)], grad=False,
          call="m(xs[0], src_key_padding_mask=torch.tensor([[False, False, False, True, True], [False] * 4 + "
               "[True]]))"),
+    dict(id="encoder_nested_float_mask_trimmed",
+         ctor="nn.TransformerEncoder(nn.TransformerEncoderLayer(4, 2, 8, batch_first=True), 1)", shapes=[(2, 3, 4)],
+         grad=False, call="m(xs[0], src_key_padding_mask=torch.tensor([[0.0, 0.0, float('-inf')], [0.0, -1.0, -1.0]]))"),
+    dict(id="encoder_not_nested_left_padding",
+         ctor="nn.TransformerEncoder(nn.TransformerEncoderLayer(4, 2, 8, batch_first=True), 1)", shapes=[(2, 3, 4)],
+         grad=False, call="m(xs[0], src_key_padding_mask=torch.tensor([[True, False, False], [False] * 3]))"),
     dict(id="encoder_causal", ctor="nn.TransformerEncoder(nn.TransformerEncoderLayer(8, 2, 16, activation=nn.GELU()), 2)",
          shapes=[(5, 2, 8)], call="m(xs[0], mask=nn.Transformer.generate_square_subsequent_mask(5))"),
     dict(id="decoder_train", ctor="nn.TransformerDecoder(nn.TransformerDecoderLayer(8, 2, 16, dropout=0.2), 2)",

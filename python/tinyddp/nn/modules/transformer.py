@@ -146,8 +146,7 @@ class TransformerEncoder(Module):
         nested-tensor encoder]), else None."""
         first = self.layers[0] if len(self.layers) else None
         if not (self.enable_nested_tensor and src_key_padding_mask is not None and mask is None
-                and isinstance(first, TransformerEncoderLayer) and src.dim() == 3
-                and src_key_padding_mask.dtype == _tensor.bool):
+                and isinstance(first, TransformerEncoderLayer) and src.dim() == 3):
             return None
         attn = first.self_attn
         if (first.norm_first or first.training or not attn.batch_first or not attn._qkv_same_embed_dim
@@ -156,7 +155,9 @@ class TransformerEncoder(Module):
             return None
         if is_grad_enabled() and (src.requires_grad or any(p.requires_grad for p in first.parameters())):
             return None
-        keep = src_key_padding_mask.logical_not()
+        # A float mask's zeros are kept, its other entries padded, as 1.13 reads it.
+        keep = src_key_padding_mask == 0 if src_key_padding_mask.is_floating_point() else \
+            src_key_padding_mask.logical_not()
         lengths = [int(n) for n in keep.sum(1).tolist()]
         if self.mask_check:
             for row, n in zip(keep.tolist(), lengths):
