@@ -3,7 +3,8 @@ tests/python/test_nn_sequence.py with tinyddp; each function takes the torch-lik
 
 A case builds its module right after torch.manual_seed(seed) (so its parameters are the seed's draws), calls it on
 inputs given as data (drawn by the generator from a separate Generator, so the default stream is left for dropout),
-and backpropagates sum_k (k + 1) * sum(out_k * out_k) over the flattened outputs.
+and backpropagates sum_k (k + 1) * sum(out_k * out_k) over the flattened outputs (with "double", the squared norm
+of that loss's gradient with respect to the first input instead: second derivatives through the composed cells).
 """
 import functools
 
@@ -59,6 +60,11 @@ CASES = [
     dict(id="lstm_proj_packed", ctor="nn.LSTM(3, 4, proj_size=2, bidirectional=True)", shapes=[(4, 2, 3)],
          call="(lambda o: [o[0].data, o[1]])(m(nn.utils.rnn.pack_padded_sequence(xs[0], [4, 2])))"),
 
+    dict(id="lstm_double_backward", ctor="nn.LSTM(3, 4, 2, bidirectional=True)", shapes=[(4, 2, 3)],
+         call="m(xs[0])", double=True),
+    dict(id="gru_cell_double_backward", ctor="nn.GRUCell(3, 4)", shapes=[(2, 3), (2, 4)], call="m(xs[0], xs[1])",
+         double=True),
+
     dict(id="mha_self", ctor="nn.MultiheadAttention(8, 2)", shapes=[(5, 3, 8)], call="m(xs[0], xs[0], xs[0])"),
     dict(id="mha_batch_first_per_head", ctor="nn.MultiheadAttention(8, 4, batch_first=True)", shapes=[(3, 5, 8)],
          call="m(xs[0], xs[0], xs[0], average_attn_weights=False)"),
@@ -76,6 +82,9 @@ CASES = [
          shapes=[(3, 5, 8), (3, 4, 8), (3, 4, 8), (6, 5, 4)],
          call="m(xs[0], xs[1], xs[2], attn_mask=xs[3], key_padding_mask=torch.tensor([[False, False, False, True],"
               " [False] * 4, [True, False, False, False]]))"),
+
+    dict(id="mha_double_backward", ctor="nn.MultiheadAttention(8, 2)", shapes=[(4, 2, 8), (3, 2, 8)],
+         call="m(xs[0], xs[1], xs[1])", double=True),
 
     dict(id="encoder_layer", ctor="nn.TransformerEncoderLayer(8, 2, 16)", shapes=[(5, 2, 8)], call="m(xs[0])"),
     dict(id="encoder_layer_norm_first_gelu_train",
@@ -219,6 +228,9 @@ def run_case(torch, case, inputs):
               "param_names": [n for n, _ in m.named_parameters()], "initial": initial, "outs": outs}
     if grad:
         loss = sum((k + 1) * (o * o).sum() for k, o in enumerate(outs))
+        if case.get("double"):   # second order: the loss becomes |d loss / d xs[0]|^2
+            g, = torch.autograd.grad(loss, xs[0], create_graph=True)
+            loss = (g * g).sum()
         loss.backward()
         result["x_grads"] = [x.grad for x in xs]
         result["param_grads"] = [p.grad for p in m.parameters()]
