@@ -8,7 +8,7 @@ Parameters carry 1.13's names, shapes and registration order (per layer, per dir
 bias_ih, bias_hh, weight_hr), and reset_parameters draws U(-1/sqrt(H), 1/sqrt(H)) over them in that order from the
 default generator, so `torch.manual_seed(s)` gives PyTorch's weights bit for bit. Outputs and gradients agree with
 1.13's fused CPU kernels to float rounding, not bitwise: each layer's input projection is one linear over all T
-steps (as ATen's), then each step adds linear(h, weight_hh, bias_hh), but the elementwise gate math is separate
+steps, then each step adds linear(h, weight_hh, bias_hh), but the elementwise gate math is separate
 engine ops rather than one fused kernel. PackedSequence inputs run each step on its first batch_sizes[t] rows.
 """
 import math
@@ -179,33 +179,39 @@ class RNNBase(Module):
                 x = F.dropout(x, self.dropout, True)
         return x, [_tensor.stack(f, 0) for f in finals]
 
-    def _forward_packed(self, packed, hx):
-        lstm = self.mode == "LSTM"
-        batch_sizes = [int(n) for n in packed.batch_sizes.tolist()]
+    def _zero_states(self, batch, dtype):
+        """The initial states without hx: zeros (D*L, batch, P), and for LSTM the cell's (D*L, batch, H)."""
         num_directions = 2 if self.bidirectional else 1
         real_hidden_size = self.proj_size if self.proj_size > 0 else self.hidden_size
-        data = packed.data
-        if hx is None:
-            hidden = [_tensor.zeros(self.num_layers * num_directions, batch_sizes[0], real_hidden_size,
-                                    dtype=data.dtype)]
-            if lstm:
-                hidden.append(_tensor.zeros(self.num_layers * num_directions, batch_sizes[0], self.hidden_size,
-                                            dtype=data.dtype))
-        else:
-            hidden = list(hx) if lstm else [hx]
-            if packed.sorted_indices is not None:   # the caller's batch order -> the packed order
-                hidden = [h.index_select(1, packed.sorted_indices) for h in hidden]
-        self.check_input(data, packed.batch_sizes)
-        expected = self.get_expected_hidden_size(data, packed.batch_sizes)
-        if lstm:
+        states = [_tensor.zeros(self.num_layers * num_directions, batch, real_hidden_size, dtype=dtype)]
+        if self.mode == "LSTM":
+            states.append(_tensor.zeros(self.num_layers * num_directions, batch, self.hidden_size, dtype=dtype))
+        return states
+
+    def _check_states(self, input, hidden, batch_sizes):
+        """1.13's check_forward_args on the (batched) input and states, then the dtype its kernel would refuse."""
+        self.check_input(input, batch_sizes)
+        expected = self.get_expected_hidden_size(input, batch_sizes)
+        if self.mode == "LSTM":
             self.check_hidden_size(hidden[0], expected, "Expected hidden[0] size {}, got {}")
             self.check_hidden_size(hidden[1], (expected[0], expected[1], self.hidden_size),
                                    "Expected hidden[1] size {}, got {}")
         else:
             self.check_hidden_size(hidden[0], expected)
-        if data.dtype != self._flat_weights[0].dtype:
+        if input.dtype != self._flat_weights[0].dtype:   # 1.13's kernel text
             raise RuntimeError("mat1 and mat2 must have the same dtype")
-        output, finals = self._run(data, hidden, batch_sizes)
+
+    def _forward_packed(self, packed, hx):
+        lstm = self.mode == "LSTM"
+        batch_sizes = [int(n) for n in packed.batch_sizes.tolist()]
+        if hx is None:
+            hidden = self._zero_states(batch_sizes[0], packed.data.dtype)
+        else:
+            hidden = list(hx) if lstm else [hx]
+            if packed.sorted_indices is not None:   # the caller's batch order -> the packed order
+                hidden = [h.index_select(1, packed.sorted_indices) for h in hidden]
+        self._check_states(packed.data, hidden, packed.batch_sizes)
+        output, finals = self._run(packed.data, hidden, batch_sizes)
         if packed.unsorted_indices is not None:
             finals = [f.index_select(1, packed.unsorted_indices) for f in finals]
         output = PackedSequence(output, packed.batch_sizes, packed.sorted_indices, packed.unsorted_indices)
@@ -221,16 +227,8 @@ class RNNBase(Module):
         is_batched = input.dim() == 3
         if not is_batched:
             input = input.unsqueeze(batch_dim)
-        num_directions = 2 if self.bidirectional else 1
-        real_hidden_size = self.proj_size if self.proj_size > 0 else self.hidden_size
-        max_batch_size = input.size(0) if self.batch_first else input.size(1)
         if hx is None:
-            h_zeros = _tensor.zeros(self.num_layers * num_directions, max_batch_size, real_hidden_size,
-                                    dtype=input.dtype)
-            hidden = [h_zeros]
-            if lstm:
-                hidden.append(_tensor.zeros(self.num_layers * num_directions, max_batch_size, self.hidden_size,
-                                            dtype=input.dtype))
+            hidden = self._zero_states(input.size(batch_dim), input.dtype)
         else:
             hidden = list(hx) if lstm else [hx]
             dims = [h.dim() for h in hidden]
@@ -243,16 +241,7 @@ class RNNBase(Module):
                 raise RuntimeError(f"For {kind} input, hx should also be {want}-D but got {dims[0]}-D tensor")
             if not is_batched:
                 hidden = [h.unsqueeze(1) for h in hidden]
-        self.check_input(input, None)
-        expected = self.get_expected_hidden_size(input, None)
-        if lstm:
-            self.check_hidden_size(hidden[0], expected, "Expected hidden[0] size {}, got {}")
-            self.check_hidden_size(hidden[1], (expected[0], expected[1], self.hidden_size),
-                                   "Expected hidden[1] size {}, got {}")
-        else:
-            self.check_hidden_size(hidden[0], expected)
-        if input.dtype != self._flat_weights[0].dtype:   # 1.13's kernel text
-            raise RuntimeError("mat1 and mat2 must have the same dtype")
+        self._check_states(input, hidden, None)
         if self.batch_first:
             input = input.transpose(0, 1)
         output, finals = self._run(input, hidden)
