@@ -8,7 +8,7 @@ from tinyddp.nn.modules import (AvgPool2d, BatchNorm1d, BatchNorm2d, BCELoss, BC
                                 LogSoftmax, MaxPool2d, Mish, Module, ModuleDict, ModuleList, MSELoss, NLLLoss,
                                 ParameterList, ReLU, ReLU6, SELU, Sequential, Sigmoid, SiLU, SmoothL1Loss, Softmax,
                                 Softmin, Softplus, Softsign, Tanh, Unflatten)
-from tinyddp.nn.modules.activation import MultiheadAttention, NonDynamicallyQuantizableLinear
+from tinyddp.nn.modules.attention import MultiheadAttention, NonDynamicallyQuantizableLinear
 from tinyddp.nn.modules.transformer import (Transformer, TransformerDecoder, TransformerDecoderLayer, TransformerEncoder,
                                             TransformerEncoderLayer)
 from tinyddp.nn.modules.rnn import GRU, GRUCell, LSTM, LSTMCell, RNN, RNNBase, RNNCell, RNNCellBase

@@ -12,7 +12,7 @@ from tinyddp.nn.modules.loss import (BCELoss, BCEWithLogitsLoss, CrossEntropyLos
 from tinyddp.nn.modules.module import Module
 from tinyddp.nn.modules.normalization import LayerNorm
 from tinyddp.nn.modules.sparse import Embedding
-from tinyddp.nn.modules.activation import MultiheadAttention, NonDynamicallyQuantizableLinear
+from tinyddp.nn.modules.attention import MultiheadAttention, NonDynamicallyQuantizableLinear
 from tinyddp.nn.modules.transformer import (Transformer, TransformerDecoder, TransformerDecoderLayer, TransformerEncoder,
                                             TransformerEncoderLayer)
 from tinyddp.nn.modules.rnn import GRU, GRUCell, LSTM, LSTMCell, RNN, RNNBase, RNNCell, RNNCellBase

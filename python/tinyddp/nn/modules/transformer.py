@@ -16,7 +16,8 @@ from tinyddp import _tensor
 from tinyddp.autograd.grad_mode import is_grad_enabled
 from tinyddp.nn import functional as F
 from tinyddp.nn import init
-from tinyddp.nn.modules.activation import GELU, MultiheadAttention, ReLU
+from tinyddp.nn.modules.activation import GELU, ReLU
+from tinyddp.nn.modules.attention import MultiheadAttention
 from tinyddp.nn.modules.container import ModuleList
 from tinyddp.nn.modules.dropout import Dropout
 from tinyddp.nn.modules.linear import Linear
