@@ -1,0 +1,867 @@
+"""torch functions and Tensor methods of shapes, linear algebra forms and scatters composed of the engine's ops:
+tile, repeat_interleave, the stacks, meshgrid, broadcast_tensors, diag/diagonal/diag_embed/trace, unfold, rot90,
+einsum, tensordot, addmm/addmv/baddbmm/addbmm, kron, cross, diff, cdist, the scatters (scatter, scatter_add,
+index_add, index_fill, index_put, masked_scatter, put) and small index factories (tril_indices, combinations).
+
+Gathers are the engine's embedding (_indexing._take, _tensor_ops.gather), writes are `where` over a host-built mask,
+and accumulating scatters sum on the host in the order 1.13's CPU kernel does (index order) with their gradient
+given by _tensor_math._HostFunction, so values and gradients are 1.13's while grad_fn names are the composed ops'.
+"""
+import builtins
+import itertools
+import math
+import warnings
+
+import numpy as np
+
+from tinyddp import _C, _tensor, _tensor_ops
+from tinyddp._indexing import _take
+from tinyddp._tensor import Tensor, _wrap_dim
+from tinyddp._tensor_forms import _broadcast_shape, flip
+from tinyddp._tensor_math import _HostFunction
+
+
+def _sizes(sizes):
+    return _tensor_ops._dims(sizes)
+
+
+def reshape(input, shape):
+    return input.reshape(list(shape))
+
+
+def unflatten(input, dim, sizes):
+    dim = _wrap_dim(dim, input.dim())
+    shape = list(input._shape())
+    return input.reshape(shape[:dim] + list(sizes) + shape[dim + 1:])
+
+
+def sum_to_size(self, *size):
+    """self summed over the dims broadcasting would have expanded to reach self's shape from size."""
+    size = _sizes(size)
+    shape = list(self._shape())
+    lead = len(shape) - len(size)
+    out = self.sum(list(range(lead))) if lead > 0 else self
+    dims = [d for d, s in enumerate(size) if s == 1 and out._shape()[d] != 1]
+    return out.sum(dims, True) if dims else out
+
+
+def tile(input, dims):
+    dims = list(dims)
+    if len(dims) < input.dim():
+        dims = [1] * (input.dim() - len(dims)) + dims
+    return _tensor_ops.repeat(input, dims)
+
+
+def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
+    """Each element (or slice along dim) repeated repeats times (a number, or one count per element); with a
+    single tensor argument, the indices 0..n-1 repeated by its counts."""
+    if repeats is None:
+        counts = input.reshape([-1]).tolist()
+        return _tensor.tensor([i for i, c in enumerate(counts) for _ in range(c)], dtype=_tensor.int64)
+    if dim is None:
+        input, dim = input.reshape([-1]), 0
+    dim = _wrap_dim(dim, input.dim())
+    size = input._shape()[dim]
+    counts = repeats.reshape([-1]).tolist() if isinstance(repeats, Tensor) else [int(repeats)]
+    if len(counts) == 1:
+        counts = counts * size
+    if len(counts) != size:
+        raise RuntimeError("repeats must have the same size as input along dim")
+    if builtins.any(c < 0 for c in counts):
+        raise RuntimeError("repeats can not be negative")
+    picks = [i for i, c in enumerate(counts) for _ in range(c)]
+    return _take(input, dim, _tensor.tensor(picks, dtype=_tensor.int64).reshape([len(picks)]))
+
+
+def atleast_1d(*tensors):
+    out = [t.reshape([1]) if t.dim() == 0 else t for t in _flat_args(tensors)]
+    return out[0] if len(out) == 1 else tuple(out)
+
+
+def atleast_2d(*tensors):
+    out = [t.reshape([1] * (2 - t.dim()) + list(t._shape())) if t.dim() < 2 else t for t in _flat_args(tensors)]
+    return out[0] if len(out) == 1 else tuple(out)
+
+
+def atleast_3d(*tensors):
+    out = []
+    for t in _flat_args(tensors):
+        if t.dim() == 0:
+            t = t.reshape([1, 1, 1])
+        elif t.dim() == 1:
+            t = t.reshape([1, t._shape()[0], 1])
+        elif t.dim() == 2:
+            t = t.reshape(list(t._shape()) + [1])
+        out.append(t)
+    return out[0] if len(out) == 1 else tuple(out)
+
+
+def _flat_args(tensors):
+    return list(tensors[0]) if len(tensors) == 1 and not isinstance(tensors[0], Tensor) else list(tensors)
+
+
+def _check_list(tensors, name):
+    tensors = list(tensors)
+    if not tensors:
+        raise RuntimeError(f"{name} expects a non-empty TensorList")
+    return tensors
+
+
+def hstack(tensors):
+    tensors = [atleast_1d(t) for t in _check_list(tensors, "hstack")]
+    return _C.cat(tensors, 0 if tensors[0].dim() == 1 else 1)
+
+
+def vstack(tensors):
+    return _C.cat([atleast_2d(t) for t in _check_list(tensors, "vstack")], 0)
+
+
+row_stack = vstack
+
+
+def dstack(tensors):
+    return _C.cat([atleast_3d(t) for t in _check_list(tensors, "dstack")], 2)
+
+
+def column_stack(tensors):
+    tensors = _check_list(tensors, "column_stack")
+    return _C.cat([t.reshape([t.numel(), 1]) if t.dim() <= 1 else t for t in tensors], 1)
+
+
+def broadcast_shapes(*shapes):
+    out = []
+    for s in shapes:
+        out = _broadcast_shape(out, [s] if isinstance(s, int) else list(s))
+    return _tensor.Size(out)
+
+
+def broadcast_tensors(*tensors):
+    tensors = _flat_args(tensors)
+    shape = list(broadcast_shapes(*[t._shape() for t in tensors]))
+    return tuple(_C.expand(t, shape) for t in tensors)
+
+
+def broadcast_to(input, size):
+    return _C.expand(input, list(size))
+
+
+_MESHGRID_WARNING = ("torch.meshgrid: in an upcoming release, it will be required to pass the indexing argument. "
+                     "(Triggered internally at  ../aten/src/ATen/native/TensorShape.cpp:3190.)")
+
+
+def meshgrid(*tensors, indexing=None):
+    """Grids of the 1-D tensors: out[k] has tensors[k]'s values along dim k ('ij', the default, warned about as
+    1.13 does) or with the first two dims swapped ('xy')."""
+    tensors = _flat_args(tensors)
+    if indexing is None:
+        warnings.warn(_MESHGRID_WARNING, UserWarning, stacklevel=2)
+        indexing = "ij"
+    if indexing not in ("ij", "xy"):
+        raise RuntimeError(f"torch.meshgrid: indexing must be one of \"xy\" or \"ij\", but received: {indexing}")
+    for t in tensors:
+        if t.dim() > 1:
+            raise RuntimeError("torch.meshgrid: Expected 0D or 1D tensor in the tensor list but got: " + repr(t))
+    swap = indexing == "xy" and len(tensors) >= 2
+    order = list(tensors)
+    if swap:
+        order[0], order[1] = order[1], order[0]
+    shape = [t.numel() for t in order]
+    grids = []
+    for k, t in enumerate(order):
+        view = [1] * len(order)
+        view[k] = shape[k]
+        grids.append(_C.expand(t.reshape(view), shape))
+    if swap:   # 'xy' is 'ij' of the first two swapped, the grids given back in the callers' order
+        grids[0], grids[1] = grids[1], grids[0]
+    return tuple(grids)
+
+
+def cartesian_prod(*tensors):
+    tensors = _flat_args(tensors)
+    if len(tensors) == 1:
+        return tensors[0].clone()
+    grids = meshgrid(*tensors, indexing="ij")
+    return _tensor.stack([g.reshape([-1]) for g in grids], 1)
+
+
+def combinations(input, r=2, with_replacement=False):
+    if input.dim() != 1:
+        raise RuntimeError(f"Expect a 1D vector, but got shape {list(input._shape())}")
+    n = input._shape()[0]
+    pick = itertools.combinations_with_replacement if with_replacement else itertools.combinations
+    rows = list(pick(range(n), r))
+    if not rows:
+        return _tensor.empty([0] if r == 0 else [0, r], dtype=input.dtype)
+    index = _tensor.tensor(rows, dtype=_tensor.int64).reshape([len(rows), r])
+    return _take(input, 0, index)
+
+
+def _index_factory(row, col, offset, lower):
+    pairs = [(i, j) for i in range(row) for j in range(col) if (j - i <= offset if lower else j - i >= offset)]
+    return _tensor.tensor([[p[0] for p in pairs], [p[1] for p in pairs]], dtype=_tensor.int64).reshape([2, len(pairs)])
+
+
+def tril_indices(row, col, offset=0, *, dtype=None, device=None, layout=None):
+    return _index_factory(row, col, offset, True)
+
+
+def triu_indices(row, col, offset=0, *, dtype=None, device=None, layout=None):
+    return _index_factory(row, col, offset, False)
+
+
+# ---- diagonals ----
+
+def diagonal(input, offset=0, dim1=0, dim2=1):
+    """The elements (i, i + offset) of dims dim1 and dim2, as a last dim (a gather; PyTorch's is a view)."""
+    n = input.dim()
+    d1, d2 = _wrap_dim(dim1, n), _wrap_dim(dim2, n)
+    if d1 == d2:
+        raise RuntimeError(f"diagonal dimensions cannot be identical {dim1}, {dim2}")
+    rest = [d for d in range(n) if d not in (d1, d2)]
+    x = _tensor_ops.permute(input, rest + [d1, d2])
+    rows, cols = x._shape()[-2:]
+    count = builtins.max(0, builtins.min(rows, cols - offset) if offset >= 0 else builtins.min(rows + offset, cols))
+    start_r, start_c = (0, offset) if offset >= 0 else (-offset, 0)
+    flat = x.reshape(list(x._shape()[:-2]) + [rows * cols])
+    positions = [(start_r + i) * cols + start_c + i for i in range(count)]
+    return _take(flat, flat.dim() - 1, _tensor.tensor(positions, dtype=_tensor.int64).reshape([count]))
+
+
+def diag_embed(input, offset=0, dim1=-2, dim2=-1):
+    """The last dim of input placed on the offset-th diagonal of two new dims (zeros elsewhere)."""
+    k = input._shape()[-1] if input.dim() else 1
+    size = k + builtins.abs(offset)
+    rows = _tensor.arange(size).reshape([size, 1])
+    cols = _tensor.arange(size).reshape([1, size])
+    on = (cols - rows) == offset
+    picks = [[builtins.min(i if offset >= 0 else j, k - 1) for j in range(size)] for i in range(size)]
+    index = _tensor.tensor(picks, dtype=_tensor.int64).reshape([size, size])
+    spread = _take(input, input.dim() - 1, index) if input.dim() else _take(input.reshape([1]), 0, index)
+    out = _C.where(on, spread, _tensor.zeros([], dtype=input.dtype))
+    n = out.dim()
+    d1, d2 = _wrap_dim(dim1, n), _wrap_dim(dim2, n)
+    if (d1, d2) != (n - 2, n - 1):
+        out = out.movedim([n - 2, n - 1], [d1, d2])
+    return out
+
+
+def diag(input, diagonal=0):
+    """A vector on the diagonal-th diagonal of a square matrix, or the diagonal-th diagonal of a matrix."""
+    if input.dim() == 1:
+        return diag_embed(input, diagonal)
+    if input.dim() == 2:
+        return globals()["diagonal"](input, diagonal)
+    raise RuntimeError("diag(): Supports 1D or 2D tensors. Got " + f"{input.dim()}D")
+
+
+def trace(input):
+    if input.dim() != 2:
+        raise RuntimeError("trace: expected a matrix, but got tensor with dim " + str(input.dim()))
+    return diagonal(input).sum()
+
+
+def unfold(self, dimension, size, step):
+    """The windows of `size` elements every `step` along dimension, as a new last dim (a gather; PyTorch's is a
+    view)."""
+    dim = _wrap_dim(dimension, self.dim())
+    length = self._shape()[dim] if self.dim() else 1
+    if size > length:
+        raise RuntimeError(f"maximum size for tensor at dimension {dim} is {length} but size is {size}")
+    if step <= 0:
+        raise RuntimeError(f"step is {step} but must be > 0")
+    count = (length - size) // step + 1
+    index = _tensor.tensor([[w * step + i for i in range(size)] for w in range(count)],
+                           dtype=_tensor.int64).reshape([count, size])
+    picked = _take(self, dim, index)   # dim replaced by (count, size)
+    return picked.movedim(dim + 1, -1) if dim + 1 != picked.dim() - 1 else picked
+
+
+def rot90(input, k=1, dims=(0, 1)):
+    dims = list(dims)
+    if len(dims) != 2:
+        raise RuntimeError(f"expected total rotation dims == 2, but got dims = {len(dims)}")
+    d0, d1 = dims
+    k %= 4
+    if k == 1:
+        return flip(input, [d1]).transpose(d0, d1)
+    if k == 2:
+        return flip(input, [d0, d1])
+    if k == 3:
+        return flip(input, [d0]).transpose(d0, d1)
+    return input.clone()
+
+
+def fliplr(input):
+    if input.dim() < 2:
+        raise RuntimeError("Input must be >= 2-d.")
+    return flip(input, [1])
+
+
+def flipud(input):
+    if input.dim() < 1:
+        raise RuntimeError("Input must be >= 1-d.")
+    return flip(input, [0])
+
+
+def block_diag(*tensors):
+    blocks = [t.reshape([1, 1]) if t.dim() == 0 else t.reshape([1, -1]) if t.dim() == 1 else t for t in tensors]
+    width = builtins.sum(b._shape()[1] for b in blocks)
+    dtype = blocks[0].dtype
+    for b in blocks[1:]:
+        dtype = (_tensor.zeros([], dtype=dtype) + _tensor.zeros([], dtype=b.dtype)).dtype
+    rows, left = [], 0
+    for b in blocks:
+        r, c = b._shape()
+        parts = [p for p in (_tensor.zeros([r, left], dtype=dtype), b.to(dtype),
+                             _tensor.zeros([r, width - left - c], dtype=dtype)) if p._shape()[1]]
+        rows.append(_C.cat(parts, 1) if len(parts) > 1 else parts[0])
+        left += c
+    return _C.cat(rows, 0)
+
+
+# ---- linear algebra forms ----
+
+def addmm(input, mat1, mat2, *, beta=1, alpha=1):
+    """beta * input + alpha * (mat1 @ mat2) (beta 0 ignores input, NaNs included, as 1.13)."""
+    product = mat1.matmul(mat2)
+    if alpha != 1:
+        product = product * alpha
+    if beta == 0:
+        return _C.expand(product, _broadcast_shape(input._shape(), product._shape())).clone()
+    return (input * beta if beta != 1 else input) + product
+
+
+def _check_mv(mat, vec):
+    if mat.dim() != 2 or vec.dim() != 1:
+        raise RuntimeError(f"vector + matrix @ vector expected, got {1}, {mat.dim()}, {vec.dim()}")
+
+
+def mv(input, vec):
+    _check_mv(input, vec)
+    return input.matmul(vec)
+
+
+def addmv(input, mat, vec, *, beta=1, alpha=1):
+    return addmm(input, mat, vec, beta=beta, alpha=alpha)
+
+
+def addr(input, vec1, vec2, *, beta=1, alpha=1):
+    return addmm(input, vec1.reshape([-1, 1]), vec2.reshape([1, -1]), beta=beta, alpha=alpha)
+
+
+def baddbmm(input, batch1, batch2, *, beta=1, alpha=1):
+    if batch1.dim() != 3 or batch2.dim() != 3:
+        raise RuntimeError(f"batch1 must be a 3D tensor")
+    return addmm(input, batch1, batch2, beta=beta, alpha=alpha)
+
+
+def addbmm(input, batch1, batch2, *, beta=1, alpha=1):
+    product = batch1.matmul(batch2).sum(0)
+    return (input * beta if beta != 1 else input) + (product * alpha if alpha != 1 else product) if beta != 0 \
+        else (product * alpha if alpha != 1 else product)
+
+
+_CHAIN_MATMUL_WARNING = ("torch.chain_matmul is deprecated and will be removed in a future PyTorch release. Use "
+                         "torch.linalg.multi_dot instead, which accepts a list of two or more tensors rather than "
+                         "multiple parameters. (Triggered internally at  ../aten/src/ATen/native/LinearAlgebra.cpp:"
+                         "2127.)")
+
+
+def chain_matmul(*matrices):
+    from tinyddp._tensor import _warn_once
+    _warn_once(_CHAIN_MATMUL_WARNING, stacklevel=2)
+    out = matrices[0]
+    for m in matrices[1:]:
+        out = out.matmul(m)
+    return out if len(matrices) > 1 else out.clone()
+
+
+def tensordot(a, b, dims=2):
+    """The sum over dims of a and of b (the last `dims` of a with the first of b, or two lists) as one matmul."""
+    if isinstance(dims, int):
+        dims_a, dims_b = list(range(a.dim() - dims, a.dim())), list(range(dims))
+    else:
+        dims_a, dims_b = [[d] if isinstance(d, int) else list(d) for d in dims]
+    dims_a = [_wrap_dim(d, a.dim()) for d in dims_a]
+    dims_b = [_wrap_dim(d, b.dim()) for d in dims_b]
+    free_a = [d for d in range(a.dim()) if d not in dims_a]
+    free_b = [d for d in range(b.dim()) if d not in dims_b]
+    k = math.prod(a._shape()[d] for d in dims_a)
+    left = _tensor_ops.permute(a, free_a + dims_a).reshape([-1, k])
+    right = _tensor_ops.permute(b, dims_b + free_b).reshape([k, -1])
+    return left.matmul(right).reshape([a._shape()[d] for d in free_a] + [b._shape()[d] for d in free_b])
+
+
+def inner(input, other):
+    if input.dim() == 0 or other.dim() == 0:
+        return input * other
+    return tensordot(input, other, ([input.dim() - 1], [other.dim() - 1]))
+
+
+def kron(input, other):
+    n = builtins.max(input.dim(), other.dim())
+    a = input.reshape([1] * (n - input.dim()) + list(input._shape()))
+    b = other.reshape([1] * (n - other.dim()) + list(other._shape()))
+    sa, sb = list(a._shape()), list(b._shape())
+    out = a.reshape([x for s in sa for x in (s, 1)]) * b.reshape([x for s in sb for x in (1, s)])
+    return out.reshape([x * y for x, y in zip(sa, sb)])
+
+
+def cross(input, other, dim=None):
+    """The cross product of 3-vectors along dim (by default the first dim of size 3)."""
+    shape = _broadcast_shape(input._shape(), other._shape())
+    a, b = _C.expand(input, shape), _C.expand(other, shape)
+    if dim is None:
+        dim = next((d for d, s in enumerate(shape) if s == 3), None)
+        if dim is None:
+            raise RuntimeError("no dimension of size 3 in input")
+    dim = _wrap_dim(dim, len(shape))
+    if shape[dim] != 3:
+        raise RuntimeError(f"linalg.cross: inputs dimension {dim} must have length 3. Got {input._shape()[dim]} and "
+                           f"{other._shape()[dim]}")
+    p = [a.narrow(dim, i, 1) for i in range(3)]
+    q = [b.narrow(dim, i, 1) for i in range(3)]
+    return _C.cat([p[1] * q[2] - p[2] * q[1], p[2] * q[0] - p[0] * q[2], p[0] * q[1] - p[1] * q[0]], dim)
+
+
+def diff(input, n=1, dim=-1, prepend=None, append=None):
+    dim = _wrap_dim(dim, input.dim())
+    if prepend is not None or append is not None:
+        parts = ([prepend] if prepend is not None else []) + [input] + ([append] if append is not None else [])
+        input = _C.cat(parts, dim)
+    out = input
+    for _ in range(n):
+        size = out._shape()[dim]
+        if size == 0:
+            break
+        out = out.narrow(dim, 1, size - 1) - out.narrow(dim, 0, size - 1) if out.dtype is not _tensor.bool else \
+            out.narrow(dim, 1, size - 1).logical_xor(out.narrow(dim, 0, size - 1))
+    return out
+
+
+def dist(input, other, p=2):
+    diff_ = input - other
+    if p == math.inf:
+        return diff_.abs().max()
+    if p == 0:
+        return (diff_ != 0).sum().to(diff_.dtype)
+    if p == 1:
+        return diff_.abs().sum()
+    if p == 2:
+        return (diff_ * diff_).sum().sqrt()
+    return (diff_.abs() ** p).sum() ** (1.0 / p)
+
+
+def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
+    """The p-norm distances between the rows of x1 (.., P, M) and of x2 (.., R, M): (.., P, R)."""
+    if x1._shape()[-1] != x2._shape()[-1]:
+        raise RuntimeError(f"X1 and X2 must have the same number of columns. X1: {x1._shape()[-1]} X2: "
+                           f"{x2._shape()[-1]}")
+    d = x1.unsqueeze(-2) - x2.unsqueeze(-3)
+    if p == 2:
+        return (d * d).sum(-1).sqrt()
+    if p == 1:
+        return d.abs().sum(-1)
+    if p == math.inf:
+        return d.abs().amax(-1)
+    return (d.abs() ** p).sum(-1) ** (1.0 / p)
+
+
+def cosine_similarity(x1, x2, dim=1, eps=1e-8):
+    """sum(x1 * x2) / sqrt(clamp_min(|x1|^2 * |x2|^2, eps^2)) along dim, as 1.13."""
+    w12 = (x1 * x2).sum(dim)
+    w1 = (x1 * x1).sum(dim)
+    w2 = (x2 * x2).sum(dim)
+    n12 = (w1 * w2).clamp(min=eps * eps).sqrt()
+    return w12 / n12
+
+
+def trapezoid(y, x=None, *, dx=None, dim=-1):
+    dim = _wrap_dim(dim, y.dim())
+    size = y._shape()[dim]
+    if x is not None:
+        spacing = diff(x, dim=-1 if x.dim() == 1 else dim)
+        if x.dim() == 1:
+            view = [1] * y.dim()
+            view[dim] = size - 1
+            spacing = spacing.reshape(view)
+        return (spacing * (y.narrow(dim, 1, size - 1) + y.narrow(dim, 0, size - 1))).sum(dim) / 2.0
+    dx = 1 if dx is None else dx
+    if size == 0:
+        return y.sum(dim)
+    ends = y.narrow(dim, 0, 1).squeeze(dim) + y.narrow(dim, size - 1, 1).squeeze(dim)
+    return (y.sum(dim) - ends * 0.5) * dx
+
+
+def trapz(y, x=None, *, dx=None, dim=-1):
+    return trapezoid(y, x, dx=dx, dim=dim)
+
+
+# ---- einsum ----
+
+def einsum(equation, *operands):
+    """Sums of products over named dims: the operands contracted pairwise, left to right, each pair as one
+    batched matmul over (shared kept dims, left's own, summed, right's own)."""
+    operands = _flat_args(operands)
+    equation = equation.replace(" ", "")
+    inputs, arrow, output = equation.partition("->")
+    terms = inputs.split(",")
+    if len(terms) != len(operands):
+        raise RuntimeError(f"einsum(): more operands were provided than specified in the equation"
+                           if len(operands) > len(terms) else
+                           "einsum(): fewer operands were provided than specified in the equation")
+    ellipsis_dims = builtins.max([op.dim() - len(t.replace("...", "")) for t, op in zip(terms, operands)
+                                  if "..." in t] or [0])
+    spare = [c for c in "ABCDEFGHIJKLMNOPQRSTUVWXYZ" if c not in equation][:ellipsis_dims]
+    letters_of = []
+    ops = []
+    for term, op in zip(terms, operands):
+        if "..." in term:
+            k = op.dim() - len(term.replace("...", ""))
+            term = term.replace("...", "".join(spare[ellipsis_dims - k:]))
+        if len(term) != op.dim():
+            raise RuntimeError(f"einsum(): the number of subscripts in the equation ({len(term)}) does not match "
+                               f"the number of dimensions ({op.dim()}) for operand {len(ops)} and no ellipsis was "
+                               "given")
+        op, term = _einsum_diagonal(op, term)
+        letters_of.append(term)
+        ops.append(op)
+    if arrow:
+        out = output.replace("...", "".join(spare))
+    else:
+        counts = {}
+        for term in letters_of:
+            for c in term:
+                counts[c] = counts.get(c, 0) + 1
+        out = "".join(spare) + "".join(sorted(c for c in counts if counts[c] == 1 and c not in spare))
+    sizes = {}
+    for term, op in zip(letters_of, ops):
+        for c, s in zip(term, op._shape()):
+            if c in sizes and sizes[c] != s and 1 not in (s, sizes[c]):
+                raise RuntimeError(f"einsum(): operands do not broadcast with remapped shapes (original->remapped)")
+            sizes[c] = builtins.max(sizes.get(c, 1), s)
+    acc, acc_letters = ops[0], letters_of[0]
+    acc, acc_letters = _sum_unused(acc, acc_letters, [out] + letters_of[1:])
+    for k in range(1, len(ops)):
+        right, right_letters = _sum_unused(ops[k], letters_of[k], [out, acc_letters] + letters_of[k + 1:])
+        acc, acc_letters = _contract(acc, acc_letters, right, right_letters, [out] + letters_of[k + 1:], sizes)
+    acc, acc_letters = _sum_unused(acc, acc_letters, [out])
+    order = [acc_letters.index(c) for c in out]
+    return _tensor_ops.permute(acc, order) if order != list(range(len(order))) else acc
+
+
+def _einsum_diagonal(op, term):
+    """A letter repeated in one operand takes the diagonal of those dims."""
+    while len(set(term)) != len(term):
+        c = next(c for c in term if term.count(c) > 1)
+        i = term.index(c)
+        j = term.index(c, i + 1)
+        op = diagonal(op, 0, i, j)
+        term = term[:i] + term[i + 1:j] + term[j + 1:] + c
+    return op, term
+
+
+def _sum_unused(op, letters, later):
+    """op summed over the letters no later term or the output names."""
+    needed = set("".join(later))
+    dims = [d for d, c in enumerate(letters) if c not in needed]
+    if not dims:
+        return op, letters
+    return op.sum(dims), "".join(c for c in letters if c in needed)
+
+
+def _contract(a, la, b, lb, later, sizes):
+    needed = set("".join(later))
+    batch = [c for c in la if c in lb and c in needed]
+    summed = [c for c in la if c in lb and c not in needed]
+    left = [c for c in la if c not in lb]
+    right = [c for c in lb if c not in la]
+    a = _tensor_ops.permute(a, [la.index(c) for c in batch + left + summed])
+    b = _tensor_ops.permute(b, [lb.index(c) for c in batch + summed + right])
+    bshape = [builtins.max(a._shape()[i], b._shape()[i]) for i in range(len(batch))]
+    a = _C.expand(a, bshape + list(a._shape()[len(batch):]))
+    b = _C.expand(b, bshape + list(b._shape()[len(batch):]))
+    sa, sb = list(a._shape()), list(b._shape())
+    nl, ns = math.prod(sa[len(batch):len(batch) + len(left)]), math.prod(sa[len(batch) + len(left):])
+    nr = math.prod(sb[len(batch) + len(summed):])
+    product = a.reshape(bshape + [nl, ns]).matmul(b.reshape(bshape + [ns, nr]))
+    shape = bshape + sa[len(batch):len(batch) + len(left)] + sb[len(batch) + len(summed):]
+    return product.reshape(shape), "".join(batch + left + right)
+
+
+# ---- scatters ----
+
+def _target_positions(shape, dim, index):
+    """For each element of index (row-major), the flat position in a tensor of `shape` that it names along dim."""
+    ishape = list(index._shape())
+    values = index.reshape([-1]).tolist()
+    strides = [math.prod(shape[d + 1:]) for d in range(len(shape))]
+    size = shape[dim] if shape else 1
+    positions = []
+    for flat, v in enumerate(values):
+        if not -size <= v < size:
+            raise RuntimeError(f"index {v} is out of bounds for dimension {dim} with size {size}")
+        pos, rest = 0, flat
+        for d in range(len(ishape) - 1, -1, -1):
+            coord = rest % ishape[d]
+            rest //= ishape[d]
+            pos += (v % size if d == dim else coord) * strides[d]
+        positions.append(pos)
+    return positions
+
+
+def _source_positions(src_shape, ishape):
+    """The flat positions in src of the elements at index's coordinates (index may be smaller than src)."""
+    strides = [math.prod(src_shape[d + 1:]) for d in range(len(src_shape))]
+    return [builtins.sum(c * s for c, s in zip(coords, strides)) for coords in itertools.product(*map(range, ishape))]
+
+
+def _check_scatter(self, dim, index, src, name):
+    if index.dtype is not _tensor.int64:
+        raise RuntimeError(f"{name}(): Expected dtype int64 for index")
+    if isinstance(src, Tensor) and src.dtype is not self.dtype:
+        raise RuntimeError(f"{name}(): Expected self.dtype to be equal to src.dtype")
+    if index.dim() != self.dim() and index.numel() != 0:
+        raise RuntimeError("Index tensor must have the same number of dimensions as self tensor")
+
+
+def scatter(input, dim, index, src=None, *, value=None, reduce=None):
+    """out = input with out[... index[i][j] ...] = src[i][j] along dim (a later duplicate wins, as 1.13's CPU
+    loop); src a tensor or a number (value)."""
+    if src is None:
+        src = value
+    dim = _wrap_dim(dim, input.dim())
+    _check_scatter(input, dim, index, src, "scatter")
+    if reduce is not None:
+        if reduce not in ("add", "multiply"):
+            raise RuntimeError("reduce argument must be either add or multiply.")
+        if reduce == "add":
+            return scatter_add(input, dim, index, src if isinstance(src, Tensor) else
+                               _tensor.full(list(index._shape()), src, dtype=input.dtype))
+        raise NotImplementedError("tinyddp: scatter(reduce='multiply') is not supported")
+    shape = list(input._shape())
+    targets = _target_positions(shape, dim, index)
+    numel = math.prod(shape)
+    if isinstance(src, Tensor):
+        sources = _source_positions(list(src._shape()), list(index._shape()))
+        order = [0] * numel
+        flags = [False] * numel
+        for t, s in zip(targets, sources):
+            order[t], flags[t] = s, True
+        flat_src = src.reshape([-1, 1]) if src.numel() else src
+        placed = _C._nn.embedding(flat_src, _tensor.tensor(order, dtype=_tensor.int64)).reshape(shape)
+    else:
+        flags = [False] * numel
+        for t in targets:
+            flags[t] = True
+        placed = _tensor.tensor(src, dtype=input.dtype)
+    mask = _tensor.tensor(flags, dtype=_tensor.bool).reshape(shape)
+    return _C.where(mask, placed, input)
+
+
+def _accumulate(input, targets, src, sources):
+    """input with src's elements at sources added at targets, in index order (1.13's CPU order), differentiable
+    in both: the input's gradient passes, src's is the gradient gathered at the targets."""
+    shape = list(input._shape())
+    out = input.detach().reshape([-1]).numpy().copy()
+    if input.dtype is _tensor.bool:
+        out = out.astype(np.int64)
+    values = src.detach().reshape([-1]).numpy()[np.array(sources, dtype=np.int64)] if sources else \
+        np.zeros([0], dtype=out.dtype)
+    np.add.at(out, np.array(targets, dtype=np.int64), values.astype(out.dtype))
+    value = _tensor.from_numpy(out).reshape(shape).to(input.dtype)
+    if not (input.requires_grad or src.requires_grad):
+        return value
+    target_index = _tensor.tensor(targets, dtype=_tensor.int64)
+    src_shape = list(src._shape())
+    source_index = sources
+
+    def src_grad(grad):
+        picked = _C._nn.embedding(grad.reshape([-1, 1]), target_index).reshape([-1])
+        full = _tensor.zeros([math.prod(src_shape)], dtype=grad.dtype)
+        flags = [False] * len(full.tolist())
+        order = [0] * len(flags)
+        for k, s in enumerate(source_index):
+            flags[s], order[s] = True, k
+        spread = _C._nn.embedding(picked.reshape([-1, 1]), _tensor.tensor(order, dtype=_tensor.int64)).reshape([-1])
+        return _C.where(_tensor.tensor(flags, dtype=_tensor.bool), spread, full).reshape(src_shape)
+    return _LinearHost.apply(value, input, src, src_grad)
+
+
+class _LinearHost:
+    @staticmethod
+    def apply(value, input, src, src_grad):
+        from tinyddp.autograd.function import Function
+
+        class Accumulate(Function):
+            @staticmethod
+            def forward(ctx, a, b):
+                return value
+
+            @staticmethod
+            def backward(ctx, grad):
+                return (grad if input.requires_grad else None, src_grad(grad) if src.requires_grad else None)
+        return Accumulate.apply(input, src)
+
+
+def scatter_add(input, dim, index, src):
+    """out = input with src[i][j] added at out[... index[i][j] ...] along dim (duplicates accumulate)."""
+    dim = _wrap_dim(dim, input.dim())
+    _check_scatter(input, dim, index, src, "scatter_add")
+    targets = _target_positions(list(input._shape()), dim, index)
+    sources = _source_positions(list(src._shape()), list(index._shape()))
+    return _accumulate(input, targets, src, sources)
+
+
+def scatter_reduce(input, dim, index, src, reduce, *, include_self=True):
+    if reduce == "sum" and include_self:
+        return scatter_add(input, dim, index, src)
+    raise NotImplementedError("tinyddp: scatter_reduce supports reduce='sum' with include_self=True")
+
+
+def _slice_positions(shape, dim, index_values):
+    """For each index value (in order) and each position of a slice along dim, its flat position."""
+    strides = [math.prod(shape[d + 1:]) for d in range(len(shape))]
+    other = [range(s) if d != dim else [0] for d, s in enumerate(shape)]
+    slice_offsets = [builtins.sum(c * strides[d] for d, c in enumerate(coords)) for coords in itertools.product(*other)]
+    return [[v * strides[dim] + off for off in slice_offsets] for v in index_values]
+
+
+def _index_values(index, size, dim):
+    values = index.reshape([-1]).tolist()
+    for v in values:
+        if not -size <= v < size:
+            raise IndexError(f"index out of range in self")
+    return [v % size for v in values]
+
+
+def index_add(input, dim, index, source, *, alpha=1):
+    """out = input with source's slice k added to input's slice index[k] along dim (duplicates accumulate)."""
+    dim = _wrap_dim(dim, input.dim())
+    if index.dim() > 1:
+        raise IndexError("index_add_(): Index is supposed to be a vector")
+    shape = list(input._shape()) or [1]
+    values = _index_values(index, shape[dim], dim)
+    if alpha != 1:
+        source = source * alpha
+    slices = _slice_positions(shape, dim, values)
+    src_shape = list(source._shape()) or [1]
+    src_slices = _slice_positions(src_shape, dim, list(range(len(values))))
+    targets = [t for s in slices for t in s]
+    sources = [t for s in src_slices for t in s]
+    # index order within each slice position, as the CPU loop: the slices one after another
+    return _accumulate(input, targets, source, sources)
+
+
+def index_fill(input, dim, index, value):
+    dim = _wrap_dim(dim, input.dim())
+    shape = list(input._shape()) or [1]
+    values = _index_values(index, shape[dim], dim)
+    flags = [False] * math.prod(shape)
+    for s in _slice_positions(shape, dim, values):
+        for t in s:
+            flags[t] = True
+    mask = _tensor.tensor(flags, dtype=_tensor.bool).reshape(list(input._shape()))
+    fill = value.to(input.dtype) if isinstance(value, Tensor) else _tensor.tensor(value, dtype=input.dtype)
+    return _C.where(mask, fill, input)
+
+
+def index_copy(input, dim, index, source):
+    dim = _wrap_dim(dim, input.dim())
+    shape = list(input._shape()) or [1]
+    values = _index_values(index, shape[dim], dim)
+    targets = [t for s in _slice_positions(shape, dim, values) for t in s]
+    sources = [t for s in _slice_positions(list(source._shape()) or [1], dim, list(range(len(values)))) for t in s]
+    flags, order = [False] * math.prod(shape), [0] * math.prod(shape)
+    for t, s in zip(targets, sources):
+        flags[t], order[t] = True, s
+    placed = _C._nn.embedding(source.reshape([-1, 1]), _tensor.tensor(order, dtype=_tensor.int64))
+    return _C.where(_tensor.tensor(flags, dtype=_tensor.bool).reshape(list(input._shape())),
+                    placed.reshape(list(input._shape())), input)
+
+
+def take(input, index):
+    return _take(input.reshape([-1]), 0, index)
+
+
+def put(input, index, source, accumulate=False):
+    flat = input.reshape([-1])
+    size = flat._shape()[0]
+    targets = [v % size for v in _index_values(index, size, 0)]
+    if accumulate:
+        return _accumulate(input, targets, source, list(range(len(targets))))
+    flags, order = [False] * size, [0] * size
+    for k, t in enumerate(targets):
+        flags[t], order[t] = True, k
+    placed = _C._nn.embedding(source.reshape([-1, 1]), _tensor.tensor(order, dtype=_tensor.int64))
+    return _C.where(_tensor.tensor(flags, dtype=_tensor.bool), placed.reshape([-1]), flat) \
+        .reshape(list(input._shape()))
+
+
+def index_put(input, indices, values, accumulate=False):
+    """input with values written (or added) at input[indices] (a tuple of int64 or bool index tensors)."""
+    shape = list(input._shape())
+    positions = _tensor.arange(math.prod(shape)).reshape(shape)
+    picked = positions[tuple(indices)]
+    targets = picked.reshape([-1]).tolist()
+    values = _C.expand(values.to(input.dtype), list(picked._shape())).reshape([-1])
+    if accumulate:
+        return _accumulate(input, targets, values, list(range(len(targets))))
+    return put(input, _tensor.tensor(targets, dtype=_tensor.int64), values)
+
+
+def masked_scatter(input, mask, source):
+    """input with its masked elements (mask broadcast) replaced by source's first elements, in order."""
+    shape = _broadcast_shape(input._shape(), mask._shape())
+    flags = _C.expand(mask, shape).reshape([-1]).tolist()
+    order, k = [], 0
+    for f in flags:
+        order.append(k if f else 0)
+        k += 1 if f else 0
+    if k > source.numel():
+        raise RuntimeError("masked_scatter: expected source to have at least as many elements as ones in mask")
+    placed = _C._nn.embedding(source.reshape([-1, 1]), _tensor.tensor(order, dtype=_tensor.int64)).reshape(shape)
+    return _C.where(_C.expand(mask, shape), placed, input)
+
+
+def renorm(input, p, dim, maxnorm):
+    """Each slice along dim scaled down to norm maxnorm when its p-norm is larger (by maxnorm / (norm + 1e-7))."""
+    dim = _wrap_dim(dim, input.dim())
+    others = [d for d in range(input.dim()) if d != dim]
+    norms = (input.detach().abs() ** p).sum(others, True) ** (1.0 / p)
+    scale = _C.where(norms > maxnorm, maxnorm / (norms + 1e-7), _tensor.ones([], dtype=norms.dtype))
+    return input * scale
+
+
+# ---- host callbacks ----
+
+def apply_(self, callable):
+    values = [callable(v) for v in self.reshape([-1]).tolist()]
+    return self.copy_(_tensor.tensor(values, dtype=self.dtype).reshape(list(self._shape())))
+
+
+def map_(self, tensor, callable):
+    other = _C.expand(tensor, list(self._shape())).reshape([-1]).tolist()
+    values = [callable(a, b) for a, b in zip(self.reshape([-1]).tolist(), other)]
+    return self.copy_(_tensor.tensor(values, dtype=self.dtype).reshape(list(self._shape())))
+
+
+def _install():
+    from tinyddp._tensor_forms import _inplace
+    methods = {"unflatten": unflatten, "sum_to_size": sum_to_size, "tile": tile,
+               "repeat_interleave": repeat_interleave, "broadcast_to": broadcast_to, "diagonal": diagonal,
+               "diag_embed": diag_embed, "diag": diag, "trace": trace, "unfold": unfold, "rot90": rot90,
+               "fliplr": fliplr, "flipud": flipud, "addmm": addmm, "mv": mv, "addmv": addmv, "addr": addr,
+               "baddbmm": baddbmm, "addbmm": addbmm, "inner": inner, "kron": kron, "cross": cross, "diff": diff,
+               "dist": dist, "scatter": scatter, "scatter_add": scatter_add, "scatter_reduce": scatter_reduce,
+               "index_add": index_add, "index_fill": index_fill, "index_copy": index_copy, "take": take,
+               "put": put, "index_put": index_put, "masked_scatter": masked_scatter, "renorm": renorm,
+               "apply_": apply_, "map_": map_}
+    for name, fn in methods.items():
+        setattr(Tensor, name, fn)
+    for name in ("scatter", "scatter_add", "scatter_reduce", "index_add", "index_fill", "index_copy", "put",
+                 "index_put", "masked_scatter", "renorm", "addmm", "addmv", "addr", "baddbmm", "addbmm"):
+        setattr(Tensor, name + "_", _inplace(methods[name]))
+
+
+_install()
