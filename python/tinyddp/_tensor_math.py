@@ -220,7 +220,7 @@ def addcmul(input, tensor1, tensor2, *, value=1):
 def addcdiv(input, tensor1, tensor2, *, value=1):
     """input + value * tensor1 / tensor2, in 1.13's order: (value * t1) / t2."""
     if not input.is_floating_point() and not tensor1.is_floating_point() and not tensor2.is_floating_point():
-        raise RuntimeError("Integer division with addcdiv is no longer supported, and in a future release addcdiv "
+        raise RuntimeError("Integer division with addcdiv is no longer supported, and in a future  release addcdiv "
                            "will perform a true division of tensor1 and tensor2. The historic addcdiv behavior can "
                            "be implemented as (input + value * torch.trunc(tensor1 / tensor2)).to(input.dtype) for "
                            "integer inputs and as (input + value * tensor1 / tensor2) for float inputs. The future "
@@ -404,7 +404,7 @@ def quantile(input, q, dim=None, keepdim=False, *, interpolation="linear"):
     qs = [builtins.float(q)] if scalar_q else q.reshape([-1]).tolist()
     for v in qs:
         if not 0 <= v <= 1:
-            raise RuntimeError("quantile() q values must be in the range [0, 1]")
+            raise RuntimeError(f"quantile() q must be in the range [0, 1] but got {v}")
     if dim is None:
         x, d = input.reshape([-1]), 0
     else:

@@ -146,7 +146,7 @@ def broadcast_to(input, size):
 
 
 _MESHGRID_WARNING = ("torch.meshgrid: in an upcoming release, it will be required to pass the indexing argument. "
-                     "(Triggered internally at  ../aten/src/ATen/native/TensorShape.cpp:3190.)")
+                     "(Triggered internally at  ./aten/src/ATen/native/TensorShape.cpp:3190.)")
 
 
 def meshgrid(*tensors, indexing=None):
@@ -363,8 +363,8 @@ def addbmm(input, batch1, batch2, *, beta=1, alpha=1):
 
 _CHAIN_MATMUL_WARNING = ("torch.chain_matmul is deprecated and will be removed in a future PyTorch release. Use "
                          "torch.linalg.multi_dot instead, which accepts a list of two or more tensors rather than "
-                         "multiple parameters. (Triggered internally at  ../aten/src/ATen/native/LinearAlgebra.cpp:"
-                         "2127.)")
+                         "multiple parameters. (Triggered internally at  ./aten/src/ATen/native/LinearAlgebra.cpp:"
+                         "967.)")
 
 
 def chain_matmul(*matrices):
