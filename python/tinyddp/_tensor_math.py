@@ -15,7 +15,7 @@ import numpy as np
 
 from tinyddp import _C, _tensor, _tensor_ops
 from tinyddp._tensor import Tensor, _wrap_dim
-from tinyddp._tensor_forms import _reduce_dims, amax, isnan
+from tinyddp._tensor_forms import _broadcast_shape, isnan
 from tinyddp._tensor_ops import _result_type
 
 
@@ -203,18 +203,32 @@ def heaviside(input, values):
     return _C.where(input == 0, values.detach(), positive)
 
 
+def _fused(x, y, z, composed):
+    """x * y + z rounded once, as 1.13's vectorized kernels (one fused multiply-add) give it: for float32 the
+    product is exact in float64, so the float64 sum rounded to float32 is the fused result (barring a double
+    rounding); float64 operands are left to the composed form. Differentiable as `composed` (the same formula)."""
+    if composed.dtype is not _tensor.float32:
+        return composed
+    xs, ys, zs = (_host(t) if isinstance(t, Tensor) else np.float64(np.float32(t)) for t in (x, y, z))
+    exact = _tensor.from_numpy(np.ascontiguousarray(xs * ys + zs).astype(np.float32)).reshape(list(composed.shape))
+    return composed + (exact - composed).detach() if composed.requires_grad else exact
+
+
 def lerp(input, end, weight):
     """input + weight * (end - input), written from the end for weight >= 0.5 as 1.13's kernel (so that
-    lerp(a, b, 1) is b exactly)."""
+    lerp(a, b, 1) is b exactly), each one fused multiply-add."""
     weight = _tensor_of(weight, input)
-    low = input + weight * (end - input)
-    high = end - (end - input) * (1 - weight)
+    span = end - input
+    low = _fused(weight, span, input, input + weight * span)
+    rest = 1 - weight
+    high = _fused(-span, rest, end, end - span * rest)
     return _C.where(weight.abs() < 0.5, low, high)
 
 
 def addcmul(input, tensor1, tensor2, *, value=1):
-    """input + value * tensor1 * tensor2, the product taken as 1.13's kernel takes it: (value * t1) * t2."""
-    return input + (tensor1 * value if value != 1 else tensor1) * tensor2
+    """input + value * tensor1 * tensor2 as 1.13's kernel: (value * t1) * t2 + input, one fused multiply-add."""
+    scaled = tensor1 * value if value != 1 else tensor1
+    return _fused(scaled, tensor2, input, input + scaled * tensor2)
 
 
 def addcdiv(input, tensor1, tensor2, *, value=1):
@@ -538,7 +552,7 @@ def normal(mean, std=1.0, size=None, *, generator=None, dtype=None, out=None, re
         sample.normal_(builtins.float(mean), builtins.float(std), generator=generator)
         return sample.requires_grad_() if requires_grad else sample
     if isinstance(std, Tensor):
-        shape = _tensor_ops._broadcast_shape(mean._shape(), std._shape()) if isinstance(mean, Tensor) else \
+        shape = _broadcast_shape(mean._shape(), std._shape()) if isinstance(mean, Tensor) else \
             list(std._shape())
         like = std
         sample = _tensor.empty(shape, dtype=like.dtype)

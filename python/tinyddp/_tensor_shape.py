@@ -528,10 +528,10 @@ def einsum(equation, *operands):
         ops.append(op)
     if arrow:
         out = output.replace("...", "".join(spare))
-    else:
+    else:   # the letters named once in the equation, in order, after the ellipsis dims
         counts = {}
-        for term in letters_of:
-            for c in term:
+        for term in terms:
+            for c in term.replace("...", ""):
                 counts[c] = counts.get(c, 0) + 1
         out = "".join(spare) + "".join(sorted(c for c in counts if counts[c] == 1 and c not in spare))
     sizes = {}
@@ -799,12 +799,28 @@ def put(input, index, source, accumulate=False):
 
 
 def index_put(input, indices, values, accumulate=False):
-    """input with values written (or added) at input[indices] (a tuple of int64 or bool index tensors)."""
+    """input with values written (or added) at input[indices]: a tuple of int64 (or bool) tensors indexing the
+    leading dims, broadcast together; the remaining dims are taken whole."""
     shape = list(input._shape())
-    positions = _tensor.arange(math.prod(shape)).reshape(shape)
-    picked = positions[tuple(indices)]
-    targets = picked.reshape([-1]).tolist()
-    values = _C.expand(values.to(input.dtype), list(picked._shape())).reshape([-1])
+    indices = [i.nonzero(as_tuple=True)[0] if i.dtype is _tensor.bool else i for i in indices]
+    if len(indices) > len(shape):
+        raise IndexError(f"too many indices for tensor of dimension {len(shape)}")
+    lead = [list(broadcast_tensors(*indices)[k].reshape([-1]).tolist()) for k in range(len(indices))]
+    bshape = list(broadcast_shapes(*[i._shape() for i in indices]))
+    strides = [math.prod(shape[d + 1:]) for d in range(len(shape))]
+    rest = shape[len(indices):]
+    offsets = [builtins.sum(c * strides[len(indices) + d] for d, c in enumerate(coords))
+               for coords in itertools.product(*map(range, rest))]
+    targets = []
+    for k in range(len(lead[0]) if lead else 0):
+        base = 0
+        for d, column in enumerate(lead):
+            v = column[k]
+            if not -shape[d] <= v < shape[d]:
+                raise IndexError(f"index {v} is out of bounds for dimension {d} with size {shape[d]}")
+            base += (v % shape[d]) * strides[d]
+        targets.extend(base + off for off in offsets)
+    values = _C.expand(values.to(input.dtype), bshape + rest).reshape([-1])
     if accumulate:
         return _accumulate(input, targets, values, list(range(len(targets))))
     return put(input, _tensor.tensor(targets, dtype=_tensor.int64), values)
@@ -828,7 +844,7 @@ def renorm(input, p, dim, maxnorm):
     """Each slice along dim scaled down to norm maxnorm when its p-norm is larger (by maxnorm / (norm + 1e-7))."""
     dim = _wrap_dim(dim, input.dim())
     others = [d for d in range(input.dim()) if d != dim]
-    norms = (input.detach().abs() ** p).sum(others, True) ** (1.0 / p)
+    norms = (input.abs() ** p).sum(others, True) ** (1.0 / p)
     scale = _C.where(norms > maxnorm, maxnorm / (norms + 1e-7), _tensor.ones([], dtype=norms.dtype))
     return input * scale
 
