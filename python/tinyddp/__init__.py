@@ -52,9 +52,9 @@ __all__ = ["abs", "add", "allclose", "amax", "amin", "arange", "argmax", "argmin
 from tinyddp._tensor_math import (acos, acosh, addcdiv, addcmul, arccos, arcsin, arctan, arctan2, asin, asinh,  # noqa
                                   atan, atan2, atanh, bernoulli, bucketize, cosh, cumprod, exp2, fmod, heaviside,
                                   histc, hypot, kthvalue, lerp, log10, log2, logaddexp, logaddexp2, logical_and,
-                                  logical_or, logical_xor, logit, median, mode, nan_to_num, nanmean, nanmedian,
-                                  nanquantile, nansum, normal, prod, quantile, searchsorted, sinh, std_mean, tan,
-                                  var_mean, xlogy)
+                                  logical_or, logical_xor, logit, median, mode, multinomial, nan_to_num, nanmean,
+                                  nanmedian, nanquantile, nansum, normal, prod, quantile, searchsorted, sinh,
+                                  std_mean, tan, var_mean, xlogy)
 from tinyddp._tensor_shape import (addbmm, addmm, addmv, addr, atleast_1d, atleast_2d, atleast_3d,  # noqa: E402
                                    baddbmm, block_diag, broadcast_shapes, broadcast_tensors, broadcast_to,
                                    cartesian_prod, cdist, chain_matmul, column_stack, combinations, cross, diag,
@@ -84,3 +84,18 @@ def as_tensor(data, dtype=None, device=None):
     if isinstance(data, Tensor):
         return data if dtype is None or data.dtype is dtype else data.to(dtype)
     return tensor(data, dtype=dtype)
+
+
+__all__ += ["acos", "acosh", "addbmm", "addcdiv", "addcmul", "addmm", "addmv", "addr", "all", "any", "arccos", "arcsin",
+            "arctan", "arctan2", "as_tensor", "asin", "asinh", "atan", "atan2", "atanh", "atleast_1d", "atleast_2d",
+            "atleast_3d", "baddbmm", "bernoulli", "block_diag", "broadcast_shapes", "broadcast_tensors",
+            "broadcast_to", "bucketize", "cartesian_prod", "cdist", "chain_matmul", "column_stack", "combinations",
+            "cosh", "cosine_similarity", "cross", "cumprod", "diag", "diag_embed", "diagonal", "diff", "dist",
+            "dstack", "einsum", "exp2", "fliplr", "flipud", "fmod", "heaviside", "histc", "hstack", "hypot",
+            "index_add", "index_copy", "index_fill", "index_put", "inner", "is_floating_point", "kron", "kthvalue",
+            "lerp", "log10", "log2", "logaddexp", "logaddexp2", "logical_and", "logical_or", "logical_xor", "logit",
+            "masked_fill", "masked_scatter", "median", "meshgrid", "mode", "multinomial", "mv", "nan_to_num",
+            "nanmean", "nanmedian", "nanquantile", "nansum", "normal", "prod", "put", "quantile", "renorm",
+            "repeat_interleave", "reshape", "rot90", "row_stack", "scatter", "scatter_add", "scatter_reduce",
+            "searchsorted", "sinh", "std_mean", "take", "tan", "tensordot", "tile", "trace", "trapezoid", "trapz",
+            "tril_indices", "triu_indices", "unflatten", "var_mean", "vstack", "xlogy"]

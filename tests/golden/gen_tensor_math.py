@@ -171,6 +171,19 @@ CASES = [
     ("normal", SEED + "out = (torch.normal(2.0, 3.0, (2, 3)), torch.normal(torch.zeros(3), torch.ones(3) * 2), "
                       "torch.normal(torch.ones(2), 0.5), torch.normal(1.0, torch.tensor([1., 2.])))"),
     ("bernoulli_p", SEED + "out = torch.bernoulli(torch.zeros(8), 0.5)"),
+    ("bernoulli_tensor", SEED + "p = torch.rand(3, 7)\nt = torch.zeros(3, 7)\nt.bernoulli_(p)\n"
+                         "out = (torch.bernoulli(p), p.bernoulli(), t, torch.zeros(2, 7).bernoulli_(p[0]), "
+                         "torch.rand(2))"),
+    ("multinomial", SEED + "p = torch.tensor([0.1, 0.2, 0.3, 0.4])\nw = torch.rand(3, 6)\n"
+                    "out = (torch.multinomial(p, 2), torch.multinomial(p, 1), torch.multinomial(p, 7, True), "
+                    "w.multinomial(4), torch.multinomial(w, 5, replacement=True), torch.multinomial(w.double(), 3), "
+                    "torch.multinomial(torch.tensor([0., 3., 0., 1.]), 10, True), torch.rand(2))"),
+    ("multinomial_generator", "g = torch.Generator().manual_seed(5)\n"
+                              "out = torch.multinomial(torch.ones(100), 20, generator=g)"),
+    ("exponential_", SEED + "out = (torch.empty(5).exponential_(), torch.empty(2, 3).exponential_(2.5), "
+                     "torch.empty(3, dtype=torch.float64).exponential_(), torch.rand(2))"),
+    ("cauchy_geometric_", SEED + "out = (torch.empty(5).cauchy_(), torch.empty(4).cauchy_(1.0, 0.5), "
+                          "torch.empty(6).geometric_(0.3), torch.randn(2))"),
     # misc
     ("as_tensor", "t = torch.tensor([1., 2.])\nout = (torch.as_tensor([1, 2]), torch.as_tensor(t) is t, "
                   "torch.as_tensor(t, dtype=torch.float64), torch.is_floating_point(t), "
@@ -190,6 +203,12 @@ CASES = [
     ("err_combinations", "out = torch.combinations(torch.ones(2, 2))"),
     ("err_stack_empty", "out = torch.hstack([])"),
     ("err_repeat_negative", "out = torch.repeat_interleave(torch.ones(2), torch.tensor([1, -1]))"),
+    ("err_multinomial_count", "out = torch.multinomial(torch.tensor([0.5, 0.5]), 3)"),
+    ("err_multinomial_negative", "out = torch.multinomial(torch.tensor([-0.5, 0.5]), 1)"),
+    ("err_multinomial_zero", "out = torch.multinomial(torch.tensor([0., 0.]), 1, True)"),
+    ("err_multinomial_dims", "out = torch.multinomial(torch.ones(2, 2, 2), 1)"),
+    ("err_multinomial_dtype", "out = torch.multinomial(torch.tensor([1, 2]), 1)"),
+    ("err_bernoulli_range", "out = torch.bernoulli(torch.tensor([1.5]))"),
     ("err_addcdiv_int", "out = torch.addcdiv(torch.tensor([1]), torch.tensor([1]), torch.tensor([1]))"),
 ]
 
