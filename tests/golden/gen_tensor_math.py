@@ -191,6 +191,23 @@ CASES = [
     ("apply_map", "t = torch.tensor([1., 2., 3.])\nt.apply_(lambda v: v * 10 + 1)\n"
                   "t.map_(torch.tensor([1., 1., 2.]), lambda a, b: a - b)\nout = t"),
     ("renorm", X + "out = torch.renorm(x, 2, 0, 1.0)"),
+    # second derivatives: out is a first gradient (create_graph), so the recorded x.grad is a second derivative
+    ("grad2_trig", "x = torch.tensor([0.3, -0.7, 0.5], dtype=torch.float64, requires_grad=True)\n"
+                   "y = (torch.tan(x) + torch.asin(x) + torch.atan(x) * torch.sinh(x) + torch.log2(x.abs())).sum()\n"
+                   "out = torch.autograd.grad(y, x, create_graph=True)[0]"),
+    ("grad2_atan2_hypot", "x = torch.tensor([0.3, -0.7, 0.5], dtype=torch.float64, requires_grad=True)\n"
+                          "o = torch.tensor([1.0, 2.0, -1.5], dtype=torch.float64, requires_grad=True)\n"
+                          "y = (torch.atan2(x, o) * torch.hypot(x, o)).sum()\n"
+                          "out = torch.autograd.grad(y, (x, o), create_graph=True)"),
+    ("grad2_products", "x = torch.tensor([[0.3, -0.7, 0.5], [1.5, 2.0, -1.0]], dtype=torch.float64, "
+                       "requires_grad=True)\ny = (x.prod(1) + torch.cumprod(x, 1).sum(1) * 0.5).sum()\n"
+                       "out = torch.autograd.grad(y, x, create_graph=True)[0]"),
+    ("grad2_scatter_lerp", "x = torch.tensor([0.3, -0.7, 0.5], requires_grad=True)\n"
+                           "z = torch.zeros(2).scatter_add(0, torch.tensor([0, 1, 0]), x * x)\n"
+                           "y = (z * torch.tensor([1.0, 2.0])).sum() + torch.lerp(x * x, x, 0.25).sum() + "
+                           "torch.addcmul(x, x, x, value=2.0).sum()\nout = torch.autograd.grad(y, x, create_graph=True)[0]"),
+    ("grad2_einsum", SEED + "a = torch.randn(2, 3, dtype=torch.float64, requires_grad=True)\n"
+                     "y = torch.einsum('ij,ij->', a * a, a)\nout = torch.autograd.grad(y, a, create_graph=True)[0]"),
     # errors
     ("err_scatter_dtype", "out = torch.zeros(3).scatter(0, torch.tensor([0]), torch.tensor([1]))"),
     ("err_kthvalue_range", "out = torch.kthvalue(torch.ones(3), 4)"),
