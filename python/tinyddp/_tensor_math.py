@@ -364,16 +364,23 @@ def kthvalue(input, k, dim=-1, keepdim=False):
 
 def median(input, dim=None, keepdim=False):
     """The lower median (the ((n - 1) // 2)-th smallest): of all elements (0-dim), or along dim with its index;
-    NaN when there is one (1.13's median propagates NaN)."""
+    a line holding NaN gives NaN and the index of its first NaN, as 1.13's."""
     if dim is None:
         flat = input.reshape([-1])
         n = flat._shape()[0]
-        if n == 0:
+        if n == 0 or (input.is_floating_point() and builtins.bool(isnan(flat).any())):
             return _tensor.full([], math.nan, dtype=input.dtype)
         return kthvalue(flat, (n - 1) // 2 + 1, 0)[0]
     d = _wrap_dim(dim, input.dim())
     n = input._shape()[d] if input.dim() else 1
-    return _MedianResult(kthvalue(input, (n - 1) // 2 + 1, d, keepdim))
+    values, indices = kthvalue(input, (n - 1) // 2 + 1, d, keepdim)
+    if input.is_floating_point() and builtins.bool(isnan(input).any()):
+        nan = isnan(input)
+        has_nan = nan.any(d, keepdim) if input.dim() else nan
+        first_nan = nan.to(_tensor.int64).argmax(d, keepdim) if input.dim() else indices
+        values = _C.where(has_nan, _tensor.full([], math.nan, dtype=input.dtype), values)
+        indices = _C.where(has_nan, first_nan, indices)
+    return _MedianResult((values, indices))
 
 
 def nanmedian(input, dim=None, keepdim=False):

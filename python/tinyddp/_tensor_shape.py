@@ -251,7 +251,7 @@ def diag(input, diagonal=0):
         return diag_embed(input, diagonal)
     if input.dim() == 2:
         return globals()["diagonal"](input, diagonal)
-    raise RuntimeError("diag(): Supports 1D or 2D tensors. Got " + f"{input.dim()}D")
+    raise RuntimeError("matrix or a vector expected")
 
 
 def trace(input):
@@ -594,26 +594,31 @@ def _contract(a, la, b, lb, later, sizes):
 def _target_positions(shape, dim, index):
     """For each element of index (row-major), the flat position in a tensor of `shape` that it names along dim."""
     ishape = list(index._shape())
-    values = index.reshape([-1]).tolist()
-    strides = [math.prod(shape[d + 1:]) for d in range(len(shape))]
+    values = np.array(index.reshape([-1]).tolist(), dtype=np.int64)
     size = shape[dim] if shape else 1
-    positions = []
-    for flat, v in enumerate(values):
-        if not -size <= v < size:
-            raise RuntimeError(f"index {v} is out of bounds for dimension {dim} with size {size}")
-        pos, rest = 0, flat
-        for d in range(len(ishape) - 1, -1, -1):
-            coord = rest % ishape[d]
-            rest //= ishape[d]
-            pos += (v % size if d == dim else coord) * strides[d]
-        positions.append(pos)
-    return positions
+    bad = (values < -size) | (values >= size)
+    if bad.any():
+        raise RuntimeError(f"index {values[bad][0]} is out of bounds for dimension {dim} with size {size}")
+    coords = list(np.unravel_index(np.arange(values.size), ishape)) if ishape else []
+    if coords:
+        coords[dim] = values % size
+    strides = [math.prod(shape[d + 1:]) for d in range(len(shape))]
+    positions = np.zeros(values.size, dtype=np.int64)
+    for c, stride in zip(coords, strides):
+        positions += c * stride
+    return positions.tolist()
 
 
 def _source_positions(src_shape, ishape):
     """The flat positions in src of the elements at index's coordinates (index may be smaller than src)."""
+    if not ishape:
+        return [0]
     strides = [math.prod(src_shape[d + 1:]) for d in range(len(src_shape))]
-    return [builtins.sum(c * s for c, s in zip(coords, strides)) for coords in itertools.product(*map(range, ishape))]
+    coords = np.unravel_index(np.arange(math.prod(ishape)), ishape)
+    positions = np.zeros(math.prod(ishape), dtype=np.int64)
+    for c, stride in zip(coords, strides):
+        positions += c * stride
+    return positions.tolist()
 
 
 def _check_scatter(self, dim, index, src, name):
@@ -727,11 +732,12 @@ def _slice_positions(shape, dim, index_values):
     return [[v * strides[dim] + off for off in slice_offsets] for v in index_values]
 
 
-def _index_values(index, size, dim):
+def _index_values(index, size, dim, bounds_text=False):
     values = index.reshape([-1]).tolist()
     for v in values:
         if not -size <= v < size:
-            raise IndexError(f"index out of range in self")
+            raise IndexError(f"index {v} is out of bounds for dimension {dim} with size {size}" if bounds_text
+                             else "index out of range in self")
     return [v % size for v in values]
 
 
@@ -756,7 +762,7 @@ def index_add(input, dim, index, source, *, alpha=1):
 def index_fill(input, dim, index, value):
     dim = _wrap_dim(dim, input.dim())
     shape = list(input._shape()) or [1]
-    values = _index_values(index, shape[dim], dim)
+    values = _index_values(index, shape[dim], dim, bounds_text=True)
     flags = [False] * math.prod(shape)
     for s in _slice_positions(shape, dim, values):
         for t in s:

@@ -151,6 +151,8 @@ CASES = [
     ("cumprod", X + "out = (torch.cumprod(x, 1), x.cumprod(0), torch.cumprod(torch.tensor([1, 2, 3]), 0))"),
     ("median", R + "out = (torch.median(r), r.median(1), torch.median(r, 0, keepdim=True), "
                    "torch.median(torch.tensor([4, 1, 3, 2])))"),
+    ("median_nan", "t = torch.tensor([[1., float('nan'), 0.], [1., 2., 3.], [float('nan'), 5., float('nan')]])\n"
+                   "out = (torch.median(t), t.median(1), t[1].median(), t.median(0, keepdim=True))"),
     ("kthvalue", R + "out = (torch.kthvalue(r, 2), r.kthvalue(3, 0), torch.kthvalue(r, 1, 1, True))"),
     ("mode", "t = torch.tensor([[1., 2., 2., 3.], [4., 4., 5., 5.]])\nout = (torch.mode(t), t.mode(0))"),
     ("quantile", R + "out = (torch.quantile(r, 0.3), r.quantile(torch.tensor([0.25, 0.5, 0.9]), dim=1), "
@@ -226,6 +228,12 @@ CASES = [
     ("err_multinomial_dims", "out = torch.multinomial(torch.ones(2, 2, 2), 1)"),
     ("err_multinomial_dtype", "out = torch.multinomial(torch.tensor([1, 2]), 1)"),
     ("err_bernoulli_range", "out = torch.bernoulli(torch.tensor([1.5]))"),
+    ("err_scatter_bounds", "out = torch.zeros(3).scatter(0, torch.tensor([5]), torch.ones(1))"),
+    ("err_scatter_add_bounds", "out = torch.zeros(3).scatter_add(0, torch.tensor([5]), torch.ones(1))"),
+    ("err_index_add_bounds", "out = torch.zeros(3).index_add(0, torch.tensor([5]), torch.ones(1))"),
+    ("err_index_fill_bounds", "out = torch.zeros(3).index_fill(0, torch.tensor([4]), 1.)"),
+    ("err_einsum_operands", "out = torch.einsum('ij,jk', torch.ones(2, 3))"),
+    ("err_diag_dims", "out = torch.diag(torch.ones(2, 2, 2))"),
     ("err_addcdiv_int", "out = torch.addcdiv(torch.tensor([1]), torch.tensor([1]), torch.tensor([1]))"),
 ]
 
