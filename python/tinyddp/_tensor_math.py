@@ -74,6 +74,37 @@ def _sum_to(grad, shape):
     return grad.sum(dims, True) if dims else grad
 
 
+def _libm(name):
+    """The C library's float and double `name` (glibc's asinhf/asinh, ...), or None where it cannot be loaded."""
+    try:
+        import ctypes
+        import ctypes.util
+        lib = ctypes.CDLL(ctypes.util.find_library("m"))
+        single, double = getattr(lib, name + "f"), getattr(lib, name)
+    except (OSError, AttributeError, TypeError):
+        return None
+    single.restype, single.argtypes = ctypes.c_float, [ctypes.c_float]
+    double.restype, double.argtypes = ctypes.c_double, [ctypes.c_double]
+    return single, double
+
+
+def _elementwise_libm(name, np_fn):
+    """A unary function 1.13 computes with the C library's float or double function (not a vectorized one): that
+    function itself, element by element (so bitwise on the same C library); np_fn in float64 without it."""
+    functions = _libm(name)
+
+    def fn(input):
+        x = input if input.is_floating_point() else input.to(_tensor.float32)
+        if functions is None:
+            return _host_function(np_fn, _DERIVATIVES[name], x)
+        f = functions[0] if x.dtype is _tensor.float32 else functions[1]
+        value = _tensor.tensor([f(v) for v in x.detach().reshape([-1]).tolist()], dtype=_tensor.float64)
+        value = value.to(x.dtype).reshape(list(x._shape()))
+        return _HostFunction.apply(value, [x], _DERIVATIVES[name]) if x.requires_grad else value
+    fn.__name__ = fn.__qualname__ = name
+    return fn
+
+
 def _host_function(np_fn, derivatives, *inputs):
     """np_fn over the float64 values of inputs (broadcast), in the result dtype, differentiable by derivatives."""
     tensors = [i for i in inputs if isinstance(i, Tensor)]
@@ -121,16 +152,11 @@ def cosh(input):
     return _host_function(np.cosh, [lambda x: x.sinh()], input)
 
 
-def asinh(input):
-    return _host_function(np.arcsinh, [lambda x: (x * x + 1).rsqrt()], input)
-
-
-def acosh(input):
-    return _host_function(np.arccosh, [lambda x: (x * x - 1).rsqrt()], input)
-
-
-def atanh(input):
-    return _host_function(np.arctanh, [lambda x: 1 / (1 - x * x)], input)
+_DERIVATIVES = {"asinh": [lambda x: (x * x + 1).rsqrt()], "acosh": [lambda x: (x * x - 1).rsqrt()],
+                "atanh": [lambda x: 1 / (1 - x * x)]}
+asinh = _elementwise_libm("asinh", np.arcsinh)
+acosh = _elementwise_libm("acosh", np.arccosh)
+atanh = _elementwise_libm("atanh", np.arctanh)
 
 
 def log2(input):

@@ -121,6 +121,9 @@ CASES = [
     # elementwise
     ("trig", SEED + "r = (torch.rand(3, 4) * 1.8 - 0.9).requires_grad_()\nout = (torch.tan(r), torch.asin(r), "
                     "torch.acos(r), torch.atan(r), torch.sinh(r), torch.cosh(r), r.tan(), torch.arcsin(r))"),
+    ("inverse_hyperbolic", SEED + "r = (torch.rand(40) * 1.8 - 0.9).requires_grad_()\n"
+                           "out = (torch.asinh(r * 3), torch.atanh(r), torch.acosh(r.abs() + 1), "
+                           "torch.asinh(r.detach().double()), torch.atanh(torch.tensor([0, 1])))"),
     ("atan2", R + "o = torch.tensor([[1.], [-2.], [0.5]])\nout = (torch.atan2(r, o), r.atan2(o))"),
     ("logs", SEED + "r = (torch.rand(3, 4) * 5 + 0.1).requires_grad_()\nout = (torch.log2(r), torch.log10(r), "
                     "r.log2(), torch.log2(torch.tensor([8, 3])))"),
