@@ -480,8 +480,10 @@ def quantile(input, q, dim=None, keepdim=False, *, interpolation="linear"):
     if keepdim:
         if dim is None:
             out = out.reshape([len(qs)] + [1] * input.dim()) if not scalar_q else out.reshape([1] * input.dim())
-        elif not scalar_q:
-            out = out.movedim(d, 0).reshape([len(qs)] + list(out.movedim(d, 0)._shape()[1:]))
+        elif not scalar_q:   # (q, ...) with dim kept as 1
+            kept = list(input._shape())
+            kept[d] = 1
+            out = out.movedim(d, 0).reshape([len(qs)] + kept)
         return out
     if dim is None:
         return out.reshape([]) if scalar_q else out.reshape([len(qs)])

@@ -189,7 +189,7 @@ def combinations(input, r=2, with_replacement=False):
         raise RuntimeError(f"Expect a 1D vector, but got shape {list(input._shape())}")
     n = input._shape()[0]
     pick = itertools.combinations_with_replacement if with_replacement else itertools.combinations
-    rows = list(pick(range(n), r))
+    rows = list(pick(range(n), r)) if r > 0 else []
     if not rows:
         return _tensor.empty([0] if r == 0 else [0, r], dtype=input.dtype)
     index = _tensor.tensor(rows, dtype=_tensor.int64).reshape([len(rows), r])
@@ -439,6 +439,16 @@ def diff(input, n=1, dim=-1, prepend=None, append=None):
     return out
 
 
+def _safe_sqrt(squares):
+    """sqrt with a zero gradient where squares is 0 (1.13's distance backwards give 0 there, not NaN): the root
+    is taken of 1 at those places and replaced by 0."""
+    zero = squares == 0
+    if not builtins.bool(zero.any()):
+        return squares.sqrt()
+    roots = _C.where(zero, _tensor.ones([], dtype=squares.dtype), squares).sqrt()
+    return _C.where(zero, _tensor.zeros([], dtype=squares.dtype), roots)
+
+
 def dist(input, other, p=2):
     diff_ = input - other
     if p == math.inf:
@@ -448,7 +458,7 @@ def dist(input, other, p=2):
     if p == 1:
         return diff_.abs().sum()
     if p == 2:
-        return (diff_ * diff_).sum().sqrt()
+        return _safe_sqrt((diff_ * diff_).sum())
     return (diff_.abs() ** p).sum() ** (1.0 / p)
 
 
@@ -459,7 +469,7 @@ def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
                            f"{x2._shape()[-1]}")
     d = x1.unsqueeze(-2) - x2.unsqueeze(-3)
     if p == 2:
-        return (d * d).sum(-1).sqrt()
+        return _safe_sqrt((d * d).sum(-1))
     if p == 1:
         return d.abs().sum(-1)
     if p == math.inf:

@@ -80,6 +80,13 @@ CASES = [
     ("cartesian_prod", "out = torch.cartesian_prod(torch.tensor([1, 2]), torch.tensor([3, 4, 5]))"),
     ("combinations", "v = torch.tensor([1., 2., 3., 4.])\nout = (torch.combinations(v), torch.combinations(v, 3), "
                      "torch.combinations(v, with_replacement=True))"),
+    ("combinations_r0", "out = torch.combinations(torch.tensor([1., 2.]), 0)"),
+    ("more_shapes", SEED + "x = torch.randn(3, 4, 5, requires_grad=True)\n"
+                    "out = (torch.diag_embed(x, 1, 0, 2), x.unfold(1, 2, 1), x.repeat_interleave(torch.tensor([1, 2, "
+                    "0, 1, 1]), dim=-1), torch.zeros(3, 2, 5).index_add(1, torch.tensor([1, 0, 1, 1]), x), "
+                    "torch.einsum('ij,jk,kl->il', x[0], x[1].t(), x[2]), torch.cdist(x, x[:, :2]), "
+                    "torch.zeros(3, 2, 4).index_put((torch.tensor([0, 2]), torch.tensor([1, 0])), x[0, 0, :4]), "
+                    "torch.zeros(2, 5).masked_scatter(torch.tensor([True, False, True, True, False]), x[0]))"),
     ("tril_triu_indices", "out = (torch.tril_indices(3, 3), torch.triu_indices(3, 4, 1), torch.tril_indices(4, 3, -1))"),
     ("unflatten", R + "out = (torch.unflatten(r, 1, (2, 2)), r.unflatten(0, (3, 1)))"),
     ("sum_to_size", R + "out = (r.sum_to_size(1, 4), r.sum_to_size(3, 1), r.sum_to_size(4))"),
@@ -162,6 +169,9 @@ CASES = [
                      "torch.quantile(r, 0.5, dim=0, keepdim=True), torch.quantile(r, 0.4, interpolation='lower'), "
                      "torch.quantile(r, 0.4, interpolation='midpoint'), torch.quantile(r, 0.4, "
                      "interpolation='nearest'))"),
+    ("quantile_shapes", SEED + "x = torch.randn(3, 4, 5, requires_grad=True)\nq = torch.tensor([0.2, 0.8])\n"
+                        "out = (torch.quantile(x, q, dim=1, keepdim=True), torch.quantile(x, 0.3, keepdim=True), "
+                        "torch.quantile(x, q), torch.quantile(x, q, keepdim=True), torch.quantile(x, 0.5, dim=-1))"),
     ("nansum_nanmean", "t = torch.tensor([[1., float('nan'), 3.], [float('nan'), 2., 4.]], requires_grad=True)\n"
                        "out = (torch.nansum(t), t.nansum(1), torch.nanmean(t), torch.nanmean(t, 0))"),
     ("std_var_mean", R + "out = torch.std_mean(r) + torch.var_mean(r, 1) + torch.var_mean(r, 0, unbiased=False)"),
