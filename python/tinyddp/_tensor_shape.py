@@ -326,8 +326,10 @@ def addmm(input, mat1, mat2, *, beta=1, alpha=1):
     product = mat1.matmul(mat2)
     if alpha != 1:
         product = product * alpha
+    # input expands to the product's shape (1.13's text when it cannot), never the other way
+    input = _C.expand(input, list(product._shape()))
     if beta == 0:
-        return _C.expand(product, _broadcast_shape(input._shape(), product._shape())).clone()
+        return product.clone()
     return (input * beta if beta != 1 else input) + product
 
 

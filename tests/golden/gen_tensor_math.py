@@ -247,6 +247,9 @@ CASES = [
     ("err_index_fill_bounds", "out = torch.zeros(3).index_fill(0, torch.tensor([4]), 1.)"),
     ("err_einsum_operands", "out = torch.einsum('ij,jk', torch.ones(2, 3))"),
     ("err_diag_dims", "out = torch.diag(torch.ones(2, 2, 2))"),
+    ("err_addmm_input", "out = torch.addmm(torch.ones(5), torch.ones(4, 3), torch.ones(3, 4))"),
+    ("err_addmm_mats", "out = torch.addmm(torch.ones(4), torch.ones(4, 3), torch.ones(2, 4))"),
+    ("err_baddbmm_input", "out = torch.baddbmm(torch.ones(5), torch.ones(2, 4, 3), torch.ones(2, 3, 4))"),
     ("err_addcdiv_int", "out = torch.addcdiv(torch.tensor([1]), torch.tensor([1]), torch.tensor([1]))"),
 ]
 
