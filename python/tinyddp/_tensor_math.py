@@ -662,6 +662,17 @@ def geometric_(self, p, *, generator=None):
                              for u in _uniforms(self.numel(), generator)])
 
 
+def log_normal_(self, mean=1.0, std=2.0, *, generator=None):
+    """exp of normal(mean, std) samples drawn one at a time in double (1.13's serial log_normal_ kernel: each a
+    normal_distribution<double> draw, which is what normal_ of a one-element float64 tensor draws)."""
+    one = _tensor.empty([1], dtype=_tensor.float64)
+    values = []
+    for _ in range(self.numel()):
+        one.normal_(builtins.float(mean), builtins.float(std), generator=generator)
+        values.append(math.exp(one.item()))
+    return _fill_from(self, values)
+
+
 def multinomial(input, num_samples, replacement=False, *, generator=None):
     """num_samples category indices per row of input (unnormalized probabilities), as 1.13 draws them: without
     replacement (or one sample) the top num_samples of p / q with q ~ Exp(1); with replacement a binary search
@@ -712,6 +723,7 @@ def _install():
                      "median": median, "nanmedian": nanmedian, "mode": mode, "quantile": quantile,
                      "nanquantile": nanquantile, "nansum": nansum, "nanmean": nanmean, "histc": histc,
                      "exponential_": exponential_, "cauchy_": cauchy_, "geometric_": geometric_,
+                     "log_normal_": log_normal_,
                      "multinomial": multinomial, "bernoulli": bernoulli, "bernoulli_": bernoulli_}.items():
         setattr(Tensor, name, fn)
     inplace = _tensor_ops_inplace()

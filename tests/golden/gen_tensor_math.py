@@ -87,7 +87,8 @@ CASES = [
                     "torch.einsum('ij,jk,kl->il', x[0], x[1].t(), x[2]), torch.cdist(x, x[:, :2]), "
                     "torch.zeros(3, 2, 4).index_put((torch.tensor([0, 2]), torch.tensor([1, 0])), x[0, 0, :4]), "
                     "torch.zeros(2, 5).masked_scatter(torch.tensor([True, False, True, True, False]), x[0]))"),
-    ("tril_triu_indices", "out = (torch.tril_indices(3, 3), torch.triu_indices(3, 4, 1), torch.tril_indices(4, 3, -1))"),
+    ("tril_triu_indices", "out = (torch.tril_indices(3, 3), torch.triu_indices(3, 4, 1), "
+                          "torch.tril_indices(4, 3, -1))"),
     ("unflatten", R + "out = (torch.unflatten(r, 1, (2, 2)), r.unflatten(0, (3, 1)))"),
     ("sum_to_size", R + "out = (r.sum_to_size(1, 4), r.sum_to_size(3, 1), r.sum_to_size(4))"),
     # linear algebra
@@ -98,7 +99,8 @@ CASES = [
                          "out = torch.einsum('bqd,bkd->bqk', q, k)"),
     ("einsum_ellipsis", SEED + "a = torch.randn(2, 3, 4, requires_grad=True)\nb = torch.randn(4, 2)\n"
                         "out = torch.einsum('...ij,jk->...ik', a, b)"),
-    ("einsum_misc", R + "v = torch.tensor([1., 2., 3., 4.])\nout = (torch.einsum('ij->ji', r), torch.einsum('ij->', r), "
+    ("einsum_misc", R + "v = torch.tensor([1., 2., 3., 4.])\n"
+                        "out = (torch.einsum('ij->ji', r), torch.einsum('ij->', r), "
                         "torch.einsum('ij,j->i', r, v), torch.einsum('i,j->ij', v, v), torch.einsum('ii', r[:, :3]), "
                         "torch.einsum('ii->i', r[:, :3]), torch.einsum('ij', r), torch.einsum('ij,ij->ij', r, r))"),
     ("einsum_list", R + "out = torch.einsum('ij,kj', [r, r])"),
@@ -106,8 +108,9 @@ CASES = [
                   "out = (torch.addmm(b, r, m), torch.addmm(b, r, m, beta=0.5, alpha=2), r.addmm(r, torch.eye(4)))"),
     ("addmv_mv", R + "v = torch.tensor([1., 2., 3., 4.])\nout = (torch.mv(r, v), torch.addmv(torch.ones(3), r, v), "
                      "r.mv(v))"),
-    ("baddbmm", SEED + "a = torch.randn(2, 3, 4, requires_grad=True)\nb = torch.randn(2, 4, 2)\nc = torch.randn(2, 3, 2)"
-                "\nout = (torch.baddbmm(c, a, b), torch.baddbmm(c, a, b, beta=0.5, alpha=-1.5), torch.addbmm(c[0], a, b))"),
+    ("baddbmm", SEED + "a = torch.randn(2, 3, 4, requires_grad=True)\nb = torch.randn(2, 4, 2)\n"
+                "c = torch.randn(2, 3, 2)\nout = (torch.baddbmm(c, a, b), torch.baddbmm(c, a, b, beta=0.5, "
+                "alpha=-1.5), torch.addbmm(c[0], a, b))"),
     ("tensordot", SEED + "a = torch.randn(2, 3, 4, requires_grad=True)\nb = torch.randn(3, 4, 5)\n"
                   "out = (torch.tensordot(a, b), torch.tensordot(a, b, ([1], [0])).shape, "
                   "torch.tensordot(a, b, dims=([1, 2], [0, 1])))"),
@@ -115,7 +118,8 @@ CASES = [
                        "torch.kron(torch.tensor([1, 2]), torch.tensor([1, 10, 100])))"),
     ("cross", SEED + "a = torch.randn(4, 3, requires_grad=True)\nb = torch.randn(4, 3)\n"
               "out = (torch.cross(a, b, dim=1), a.cross(b, 1))"),
-    ("diff", X + "out = (torch.diff(x), torch.diff(x, dim=0), torch.diff(x, n=2), torch.diff(torch.tensor([1, 4, 9])))"),
+    ("diff", X + "out = (torch.diff(x), torch.diff(x, dim=0), torch.diff(x, n=2), "
+                 "torch.diff(torch.tensor([1, 4, 9])))"),
     ("dist", X + "y = torch.tensor([[1., 1., 1.], [0., 0., 0.]])\nout = (torch.dist(x, y), torch.dist(x, y, 1), "
                  "torch.dist(x, y, 3))"),
     ("cdist", SEED + "a = torch.randn(3, 4, requires_grad=True)\nb = torch.randn(2, 4)\n"
@@ -156,8 +160,10 @@ CASES = [
     ("logical", "a = torch.tensor([0., 1., 2., 0.])\nb = torch.tensor([True, True, False, False])\n"
                 "out = (torch.logical_and(a, b), torch.logical_or(a, b), torch.logical_xor(a, b), a.logical_and(b))"),
     # reductions
-    ("prod", X + "out = (torch.prod(x), x.prod(1), torch.prod(x, 0, keepdim=True), torch.prod(torch.tensor([2, 3, 4])))"),
-    ("prod_zero_grad", "x = torch.tensor([[2., 0., 3.], [0., 0., 1.]], requires_grad=True)\nout = (x.prod(), x.prod(1))"),
+    ("prod", X + "out = (torch.prod(x), x.prod(1), torch.prod(x, 0, keepdim=True), "
+                 "torch.prod(torch.tensor([2, 3, 4])))"),
+    ("prod_zero_grad", "x = torch.tensor([[2., 0., 3.], [0., 0., 1.]], requires_grad=True)\n"
+                       "out = (x.prod(), x.prod(1))"),
     ("cumprod", X + "out = (torch.cumprod(x, 1), x.cumprod(0), torch.cumprod(torch.tensor([1, 2, 3]), 0))"),
     ("median", R + "out = (torch.median(r), r.median(1), torch.median(r, 0, keepdim=True), "
                    "torch.median(torch.tensor([4, 1, 3, 2])))"),
@@ -199,6 +205,8 @@ CASES = [
                      "torch.empty(3, dtype=torch.float64).exponential_(), torch.rand(2))"),
     ("cauchy_geometric_", SEED + "out = (torch.empty(5).cauchy_(), torch.empty(4).cauchy_(1.0, 0.5), "
                           "torch.empty(6).geometric_(0.3), torch.randn(2))"),
+    ("log_normal_", SEED + "out = (torch.empty(21).log_normal_(), torch.empty(2, 3).log_normal_(0.5, 0.25), "
+                    "torch.empty(3, dtype=torch.float64).log_normal_(), torch.randn(3))"),
     # misc
     ("as_tensor", "t = torch.tensor([1., 2.])\nout = (torch.as_tensor([1, 2]), torch.as_tensor(t) is t, "
                   "torch.as_tensor(t, dtype=torch.float64), torch.is_floating_point(t), "
@@ -220,7 +228,8 @@ CASES = [
     ("grad2_scatter_lerp", "x = torch.tensor([0.3, -0.7, 0.5], requires_grad=True)\n"
                            "z = torch.zeros(2).scatter_add(0, torch.tensor([0, 1, 0]), x * x)\n"
                            "y = (z * torch.tensor([1.0, 2.0])).sum() + torch.lerp(x * x, x, 0.25).sum() + "
-                           "torch.addcmul(x, x, x, value=2.0).sum()\nout = torch.autograd.grad(y, x, create_graph=True)[0]"),
+                           "torch.addcmul(x, x, x, value=2.0).sum()\n"
+                           "out = torch.autograd.grad(y, x, create_graph=True)[0]"),
     ("grad2_einsum", SEED + "a = torch.randn(2, 3, dtype=torch.float64, requires_grad=True)\n"
                      "y = torch.einsum('ij,ij->', a * a, a)\nout = torch.autograd.grad(y, a, create_graph=True)[0]"),
     # errors

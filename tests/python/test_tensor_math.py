@@ -96,9 +96,11 @@ def test_addcmul_addcdiv_and_lerp_are_bitwise_the_kernels_order():
         assert got.tolist() == want["values"]
 
 
-@pytest.mark.parametrize("case", [c for c in CASES if c["id"] in ("multinomial", "multinomial_generator",
-                                                                   "exponential_", "cauchy_geometric_", "normal",
-                                                                   "bernoulli_p", "bernoulli_tensor")], ids=lambda c: c["id"])
+RANDOM = ("multinomial", "multinomial_generator", "exponential_", "cauchy_geometric_", "log_normal_", "normal",
+          "bernoulli_p", "bernoulli_tensor")
+
+
+@pytest.mark.parametrize("case", [c for c in CASES if c["id"] in RANDOM], ids=lambda c: c["id"])
 def test_random_draws_are_bitwise_pytorchs_stream(case):
     # the same seed gives 1.13's samples exactly, and the stream after them is where 1.13's is (the trailing draw)
     outs, _, _ = run(case["code"])
