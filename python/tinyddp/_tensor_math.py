@@ -224,7 +224,7 @@ def logit(input, eps=None):
 def heaviside(input, values):
     """0 below zero, 1 above, values' element at zero (no gradient, as 1.13's)."""
     if input.dtype is not values.dtype:
-        raise RuntimeError(f"heaviside is not yet implemented for tensors with different dtypes")
+        raise RuntimeError("heaviside is not yet implemented for tensors with different dtypes")
     positive = (input > 0).to(input.dtype)
     return _C.where(input == 0, values.detach(), positive)
 
@@ -446,7 +446,7 @@ def quantile(input, q, dim=None, keepdim=False, *, interpolation="linear"):
     """The q-quantiles (q a number or a 1-D tensor, in [0, 1]) of all elements or along dim: the sorted values
     at rank q * (n - 1), interpolated as 1.13 (lerp of the neighbours for 'linear')."""
     if not input.is_floating_point():
-        raise RuntimeError(f"quantile() input tensor must be either float or double dtype")
+        raise RuntimeError("quantile() input tensor must be either float or double dtype")
     scalar_q = not isinstance(q, Tensor)
     qs = [builtins.float(q)] if scalar_q else q.reshape([-1]).tolist()
     for v in qs:

@@ -5,7 +5,7 @@ index_add, index_fill, index_put, masked_scatter, put) and small index factories
 
 Gathers are the engine's embedding (_indexing._take, _tensor_ops.gather), writes are `where` over a host-built mask,
 and accumulating scatters sum on the host in the order 1.13's CPU kernel does (index order) with their gradient
-given by _tensor_math._HostFunction, so values and gradients are 1.13's while grad_fn names are the composed ops'.
+given by an autograd.Function (_LinearHost), so values and gradients are 1.13's while grad_fn names are the composed ops'.
 """
 import builtins
 import itertools
@@ -18,7 +18,6 @@ from tinyddp import _C, _tensor, _tensor_ops
 from tinyddp._indexing import _take
 from tinyddp._tensor import Tensor, _wrap_dim
 from tinyddp._tensor_forms import _broadcast_shape, flip
-from tinyddp._tensor_math import _HostFunction
 
 
 def _sizes(sizes):
@@ -353,7 +352,7 @@ def addr(input, vec1, vec2, *, beta=1, alpha=1):
 
 def baddbmm(input, batch1, batch2, *, beta=1, alpha=1):
     if batch1.dim() != 3 or batch2.dim() != 3:
-        raise RuntimeError(f"batch1 must be a 3D tensor")
+        raise RuntimeError("batch1 must be a 3D tensor")
     return addmm(input, batch1, batch2, beta=beta, alpha=alpha)
 
 
@@ -519,7 +518,7 @@ def einsum(equation, *operands):
     inputs, arrow, output = equation.partition("->")
     terms = inputs.split(",")
     if len(terms) != len(operands):
-        raise RuntimeError(f"einsum(): more operands were provided than specified in the equation"
+        raise RuntimeError("einsum(): more operands were provided than specified in the equation"
                            if len(operands) > len(terms) else
                            "einsum(): fewer operands were provided than specified in the equation")
     ellipsis_dims = builtins.max([op.dim() - len(t.replace("...", "")) for t, op in zip(terms, operands)
@@ -550,7 +549,7 @@ def einsum(equation, *operands):
     for term, op in zip(letters_of, ops):
         for c, s in zip(term, op._shape()):
             if c in sizes and sizes[c] != s and 1 not in (s, sizes[c]):
-                raise RuntimeError(f"einsum(): operands do not broadcast with remapped shapes (original->remapped)")
+                raise RuntimeError("einsum(): operands do not broadcast with remapped shapes (original->remapped)")
             sizes[c] = builtins.max(sizes.get(c, 1), s)
     acc, acc_letters = ops[0], letters_of[0]
     acc, acc_letters = _sum_unused(acc, acc_letters, [out] + letters_of[1:])
