@@ -5,7 +5,8 @@ index_add, index_fill, index_put, masked_scatter, put) and small index factories
 
 Gathers are the engine's embedding (_indexing._take, _tensor_ops.gather), writes are `where` over a host-built mask,
 and accumulating scatters sum on the host in the order 1.13's CPU kernel does (index order) with their gradient
-given by an autograd.Function (_LinearHost), so values and gradients are 1.13's while grad_fn names are the composed ops'.
+given by an autograd.Function (_LinearHost), so values and gradients are 1.13's while grad_fn names are the
+composed ops'.
 """
 import builtins
 import itertools
