@@ -11,7 +11,6 @@ composed ops'.
 import builtins
 import itertools
 import math
-import warnings
 
 import numpy as np
 
@@ -153,8 +152,9 @@ def meshgrid(*tensors, indexing=None):
     """Grids of the 1-D tensors: out[k] has tensors[k]'s values along dim k ('ij', the default, warned about as
     1.13 does) or with the first two dims swapped ('xy')."""
     tensors = _flat_args(tensors)
-    if indexing is None:
-        warnings.warn(_MESHGRID_WARNING, UserWarning, stacklevel=2)
+    if indexing is None:   # once per process, as 1.13's TORCH_WARN_ONCE
+        from tinyddp._tensor import _warn_once
+        _warn_once(_MESHGRID_WARNING, stacklevel=2)
         indexing = "ij"
     if indexing not in ("ij", "xy"):
         raise RuntimeError(f"torch.meshgrid: indexing must be one of \"xy\" or \"ij\", but received: {indexing}")
