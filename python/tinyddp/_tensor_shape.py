@@ -480,12 +480,15 @@ def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
 
 
 def cosine_similarity(x1, x2, dim=1, eps=1e-8):
-    """sum(x1 * x2) / sqrt(clamp_min(|x1|^2 * |x2|^2, eps^2)) along dim, as 1.13."""
-    w12 = (x1 * x2).sum(dim)
-    w1 = (x1 * x1).sum(dim)
-    w2 = (x2 * x2).sum(dim)
-    n12 = (w1 * w2).clamp(min=eps * eps).sqrt()
-    return w12 / n12
+    """sum((x1 / |x1|) * (x2 / |x2|)) along dim, the norms clamped to eps without a gradient for the clamp (1.13
+    clamps them in place under no_grad), after broadcasting x1 and x2 together."""
+    shape = _broadcast_shape(x1._shape(), x2._shape())
+    x1, x2 = _C.expand(x1, shape), _C.expand(x2, shape)
+
+    def norm(x):
+        n = (x * x).sum(dim, True).sqrt()
+        return n + (n.clamp(min=eps) - n).detach()
+    return ((x1 / norm(x1)) * (x2 / norm(x2))).sum(dim)
 
 
 def trapezoid(y, x=None, *, dx=None, dim=-1):
