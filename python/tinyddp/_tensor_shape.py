@@ -39,9 +39,9 @@ def sum_to_size(self, *size):
     size = _sizes(size)
     shape = list(self._shape())
     lead = len(shape) - len(size)
-    out = self.sum(list(range(lead))) if lead > 0 else self
-    dims = [d for d, s in enumerate(size) if s == 1 and out._shape()[d] != 1]
-    return out.sum(dims, True) if dims else out
+    dims = list(range(lead)) + [lead + d for d, s in enumerate(size) if s == 1 and shape[lead + d] != 1]
+    out = self.sum(dims, True) if dims else self
+    return out.view(size) if lead > 0 else out   # leading dims summed with keepdim, then dropped (ViewBackward0)
 
 
 def tile(input, dims):

@@ -11,7 +11,7 @@ value). When an output requires grad, loss = sum over floating outputs o of (o *
 for element k (so every element's gradient differs), is backpropagated and the .grad of every leaf local that
 requires grad is recorded. tests/python/test_tensor_math.py runs the same snippets through tinyddp.
 
-Layout: {"cases": [{"id", "code", "outs": [{"shape", "dtype", "values", "requires_grad"} or {"py": value}],
+Layout: {"cases": [{"id", "code", "outs": [{"shape", "dtype", "values", "requires_grad", "grad_fn"} or {"py": value}],
 "grads": {name: {"shape", "values"}}, "warnings": [text]} or {"id", "code", "error": {"type", "message"}}]}.
 """
 import math
@@ -270,6 +270,7 @@ def coefficient(n):
 def encode(value):
     if isinstance(value, torch.Tensor):
         return {"shape": list(value.shape), "dtype": str(value.dtype), "requires_grad": value.requires_grad,
+                "grad_fn": type(value.grad_fn).__name__ if value.grad_fn is not None else None,
                 "values": value.detach().reshape(-1).tolist()}
     if isinstance(value, torch.Size):
         return {"py": list(value)}
