@@ -733,6 +733,30 @@ def _install():
         setattr(Tensor, name + "_", inplace(getattr(Tensor, name)))
 
 
+def _reshaping_inplace(name):
+    """The in-place form of a view-changing method (squeeze_, t_, ...): self takes the view's shape and strides
+    over its own storage (set_data, so for tensors without history, as PyTorch's in-place ops on leaves)."""
+    method = getattr(Tensor, name)
+
+    def inplace(self, *args, **kwargs):
+        self._set_data(method(self, *args, **kwargs).detach())
+        return self
+    inplace.__name__ = inplace.__qualname__ = name + "_"
+    return inplace
+
+
+def _install_spellings():
+    inplace = _tensor_ops_inplace()
+    for name in ("cumsum", "divide", "multiply", "subtract", "true_divide", "negative", "logical_not", "arccos",
+                 "arcsin", "arctan", "arctan2"):
+        setattr(Tensor, name + "_", inplace(getattr(Tensor, name)))
+    for name in ("eq", "ne", "lt", "le", "gt", "ge"):   # the comparison as 0/1 in self's dtype
+        setattr(Tensor, name + "_", inplace(lambda self, other, _op=getattr(Tensor, name): _op(self, other)
+                                            .to(self.dtype)))
+    for name in ("squeeze", "unsqueeze", "t", "transpose", "swapaxes", "swapdims"):
+        setattr(Tensor, name + "_", _reshaping_inplace(name))
+
+
 def _tensor_ops_inplace():
     from tinyddp._tensor_forms import _inplace
     return _inplace
@@ -741,3 +765,4 @@ def _tensor_ops_inplace():
 arcsin, arccos, arctan, arctan2 = asin, acos, atan, atan2
 
 _install()
+_install_spellings()

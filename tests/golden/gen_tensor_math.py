@@ -211,6 +211,11 @@ CASES = [
     ("as_tensor", "t = torch.tensor([1., 2.])\nout = (torch.as_tensor([1, 2]), torch.as_tensor(t) is t, "
                   "torch.as_tensor(t, dtype=torch.float64), torch.is_floating_point(t), "
                   "torch.is_floating_point(torch.tensor([1])))"),
+    ("inplace_spellings", "t = torch.tensor([[1., 2., 3.], [4., 5., 6.]])\na = t.clone()\na.cumsum_(1)\n"
+                          "b = t.clone()\nb.divide_(2).multiply_(3).subtract_(1).negative_()\nc = t.clone()\n"
+                          "c.gt_(2.5)\nd = t.clone()\nd.unsqueeze_(0)\ne = t.clone()\ne.t_()\n"
+                          "f = torch.ones(1, 3, 1)\nf.squeeze_()\ng = t.clone() / 7\ng.arcsin_()\n"
+                          "out = (a, b, c, d, e, f, g, e.is_contiguous(), d.shape)"),
     ("apply_map", "t = torch.tensor([1., 2., 3.])\nt.apply_(lambda v: v * 10 + 1)\n"
                   "t.map_(torch.tensor([1., 1., 2.]), lambda a, b: a - b)\nout = t"),
     ("renorm", X + "out = torch.renorm(x, 2, 0, 1.0)"),
