@@ -50,19 +50,19 @@ __all__ = ["abs", "add", "allclose", "amax", "amin", "arange", "argmax", "argmin
            "tensor", "topk", "transpose", "tril", "triu", "true_divide", "trunc", "unbind", "unique", "unsqueeze",
            "utils", "var", "where", "zeros", "zeros_like"]
 from tinyddp._tensor_math import (acos, acosh, addcdiv, addcmul, arccos, arcsin, arctan, arctan2, asin, asinh,  # noqa
-                                  atan, atan2, atanh, bernoulli, bucketize, cosh, cumprod, exp2, fmod, heaviside,
-                                  histc, hypot, kthvalue, lerp, log10, log2, logaddexp, logaddexp2, logical_and,
-                                  logical_or, logical_xor, logit, median, mode, multinomial, nan_to_num, nanmean,
-                                  nanmedian, nanquantile, nansum, normal, prod, quantile, searchsorted, sinh,
-                                  std_mean, tan, var_mean, xlogy)
+                                  atan, atan2, atanh, bucketize, cosh, cumprod, exp2, fmod, heaviside, histc, hypot,
+                                  kthvalue, lerp, log10, log2, logaddexp, logaddexp2, logical_and, logical_or,
+                                  logical_xor, logit, median, mode, nan_to_num, nanmean, nanmedian, nanquantile,
+                                  nansum, prod, quantile, searchsorted, sinh, std_mean, tan, var_mean, xlogy)
+from tinyddp._tensor_random import bernoulli, multinomial, normal  # noqa: E402
 from tinyddp._tensor_shape import (addbmm, addmm, addmv, addr, atleast_1d, atleast_2d, atleast_3d,  # noqa: E402
                                    baddbmm, block_diag, broadcast_shapes, broadcast_tensors, broadcast_to,
                                    cartesian_prod, cdist, chain_matmul, column_stack, combinations, cross, diag,
-                                   diag_embed, diagonal, diff, dist, dstack, einsum, fliplr, flipud, hstack,
-                                   index_add, index_copy, index_fill, index_put, inner, kron, masked_scatter, meshgrid,
-                                   mv, put, renorm, repeat_interleave, reshape, rot90, row_stack, scatter,
-                                   scatter_add, scatter_reduce, take, tensordot, tile, trace, trapezoid, trapz,
-                                   tril_indices, triu_indices, unflatten, vstack)
+                                   diag_embed, diagonal, diff, dist, dstack, einsum, fliplr, flipud, hstack, inner,
+                                   kron, meshgrid, mv, repeat_interleave, reshape, rot90, row_stack, tensordot, tile,
+                                   trace, trapezoid, trapz, tril_indices, triu_indices, unflatten, vstack)
+from tinyddp._tensor_scatter import (index_add, index_copy, index_fill, index_put, masked_scatter, put,  # noqa: E402
+                                     renorm, scatter, scatter_add, scatter_reduce, take)
 from tinyddp._tensor_shape import cosine_similarity  # noqa: E402
 from tinyddp._tensor_ops import masked_fill  # noqa: E402
 
