@@ -49,3 +49,53 @@ __all__ = ["abs", "add", "allclose", "amax", "amin", "arange", "argmax", "argmin
            "square", "squeeze", "stack", "std", "sub", "subtract", "sum", "swapaxes", "swapdims", "t", "tanh", "Tensor",
            "tensor", "topk", "transpose", "tril", "triu", "true_divide", "trunc", "unbind", "unique", "unsqueeze",
            "utils", "var", "where", "zeros", "zeros_like"]
+from tinyddp._tensor_math import (acos, acosh, addcdiv, addcmul, arccos, arcsin, arctan, arctan2, asin, asinh,  # noqa
+                                  atan, atan2, atanh, bucketize, cosh, cumprod, exp2, fmod, heaviside, histc, hypot,
+                                  kthvalue, lerp, log10, log2, logaddexp, logaddexp2, logical_and, logical_or,
+                                  logical_xor, logit, median, mode, nan_to_num, nanmean, nanmedian, nanquantile,
+                                  nansum, prod, quantile, searchsorted, sinh, std_mean, tan, var_mean, xlogy)
+from tinyddp._tensor_random import bernoulli, multinomial, normal  # noqa: E402
+from tinyddp._tensor_shape import (addbmm, addmm, addmv, addr, atleast_1d, atleast_2d, atleast_3d,  # noqa: E402
+                                   baddbmm, block_diag, broadcast_shapes, broadcast_tensors, broadcast_to,
+                                   cartesian_prod, cdist, chain_matmul, column_stack, combinations, cross, diag,
+                                   diag_embed, diagonal, diff, dist, dstack, einsum, fliplr, flipud, hstack, inner,
+                                   kron, meshgrid, mv, repeat_interleave, reshape, rot90, row_stack, tensordot, tile,
+                                   trace, trapezoid, trapz, tril_indices, triu_indices, unflatten, vstack)
+from tinyddp._tensor_scatter import (index_add, index_copy, index_fill, index_put, masked_scatter, put,  # noqa: E402
+                                     renorm, scatter, scatter_add, scatter_reduce, take)
+from tinyddp._tensor_shape import cosine_similarity  # noqa: E402
+from tinyddp._tensor_ops import masked_fill  # noqa: E402
+
+
+def all(input, dim=None, keepdim=False):  # noqa: A001
+    return input.all(dim, keepdim)
+
+
+def any(input, dim=None, keepdim=False):  # noqa: A001
+    return input.any(dim, keepdim)
+
+
+def is_floating_point(input):
+    return input.is_floating_point()
+
+
+def as_tensor(data, dtype=None, device=None):
+    """data itself when it is a tensor of dtype (converted otherwise), else a new tensor of it."""
+    if isinstance(data, Tensor):
+        return data if dtype is None or data.dtype is dtype else data.to(dtype)
+    return tensor(data, dtype=dtype)
+
+
+__all__ += ["acos", "acosh", "addbmm", "addcdiv", "addcmul", "addmm", "addmv", "addr", "all", "any", "arccos", "arcsin",
+            "arctan", "arctan2", "as_tensor", "asin", "asinh", "atan", "atan2", "atanh", "atleast_1d", "atleast_2d",
+            "atleast_3d", "baddbmm", "bernoulli", "block_diag", "broadcast_shapes", "broadcast_tensors",
+            "broadcast_to", "bucketize", "cartesian_prod", "cdist", "chain_matmul", "column_stack", "combinations",
+            "cosh", "cosine_similarity", "cross", "cumprod", "diag", "diag_embed", "diagonal", "diff", "dist",
+            "dstack", "einsum", "exp2", "fliplr", "flipud", "fmod", "heaviside", "histc", "hstack", "hypot",
+            "index_add", "index_copy", "index_fill", "index_put", "inner", "is_floating_point", "kron", "kthvalue",
+            "lerp", "log10", "log2", "logaddexp", "logaddexp2", "logical_and", "logical_or", "logical_xor", "logit",
+            "masked_fill", "masked_scatter", "median", "meshgrid", "mode", "multinomial", "mv", "nan_to_num",
+            "nanmean", "nanmedian", "nanquantile", "nansum", "normal", "prod", "put", "quantile", "renorm",
+            "repeat_interleave", "reshape", "rot90", "row_stack", "scatter", "scatter_add", "scatter_reduce",
+            "searchsorted", "sinh", "std_mean", "take", "tan", "tensordot", "tile", "trace", "trapezoid", "trapz",
+            "tril_indices", "triu_indices", "unflatten", "var_mean", "vstack", "xlogy"]

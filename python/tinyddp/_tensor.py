@@ -631,3 +631,5 @@ def flatten(input, start_dim=0, end_dim=-1):
 
 def matmul(input, other):
     return input.matmul(other)
+# int32 is not one of tinyddp's dtypes: .int() gives int64, the integer dtype it has (the values are the same)
+Tensor.int = lambda self, memory_format=None: _to(self, int64)

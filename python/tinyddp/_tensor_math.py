@@ -1,0 +1,628 @@
+"""torch functions and Tensor methods of elementwise math, products and statistics that the engine has no kernel
+for: tan, the inverse and hyperbolic trig functions, log2/log10, fmod, hypot, logaddexp, xlogy, logit, lerp,
+addcmul/addcdiv, nan_to_num, prod/cumprod, median/kthvalue/quantile/mode, nansum/nanmean, std_mean/var_mean,
+and the searches (searchsorted, bucketize, histc). The random forms are in _tensor_random.py.
+
+Functions without an engine op are evaluated on the host in float64 from the detached values and rounded once
+to the dtype (1.13's kernels are within an ulp of that); their gradient is attached by _host_function (an
+autograd.Function whose backward is written with differentiable ops, so create_graph works). grad_fn names are
+those of the ops composed (docs/python.md, "Composed methods' graphs").
+"""
+import builtins
+import math
+
+import numpy as np
+
+from tinyddp import _C, _tensor, _tensor_ops
+from tinyddp._tensor import Tensor, _wrap_dim
+from tinyddp._tensor_forms import isnan
+from tinyddp._tensor_ops import _result_type
+
+
+def _tensor_of(value, like):
+    return value if isinstance(value, Tensor) else _tensor.tensor(value, dtype=like.dtype)
+
+
+def _float_dtype(x):
+    return x.dtype if x.is_floating_point() else _tensor.float32
+
+
+def _from_host(array, dtype):
+    """A float64 NumPy array rounded once to dtype (a tensor without history)."""
+    return _tensor.from_numpy(np.ascontiguousarray(array, dtype=np.float64)).to(dtype)
+
+
+def _host(x):
+    return x.detach().to(_tensor.float64).numpy()
+
+
+class _HostFunction:
+    """value (computed on the host) with the gradient sum_i grad * derivative_i(inputs): derivative_i written with
+    engine ops, so a second derivative (create_graph) is that of the formula."""
+
+    @staticmethod
+    def apply(value, inputs, derivatives):
+        from tinyddp.autograd.function import Function
+
+        class Host(Function):
+            @staticmethod
+            def forward(ctx, *args):
+                ctx.save_for_backward(*args)
+                return value
+
+            @staticmethod
+            def backward(ctx, grad):
+                args = ctx.saved_tensors
+                grads = []
+                for a, d in zip(args, derivatives):
+                    if not a.requires_grad:
+                        grads.append(None)
+                        continue
+                    g = grad * d(*args)
+                    grads.append(_sum_to(g, a.shape))
+                return tuple(grads)
+        return Host.apply(*inputs)
+
+
+def _sum_to(grad, shape):
+    """grad summed down to shape (a broadcast operand's gradient)."""
+    shape = list(shape)
+    lead = grad.dim() - len(shape)
+    if lead:
+        grad = grad.sum(list(range(lead)))
+    dims = [d for d, s in enumerate(shape) if s == 1 and grad._shape()[d] != 1]
+    return grad.sum(dims, True) if dims else grad
+
+
+def _libm(name):
+    """The C library's float and double `name` (glibc's asinhf/asinh, ...), or None where it cannot be loaded."""
+    try:
+        import ctypes
+        import ctypes.util
+        lib = ctypes.CDLL(ctypes.util.find_library("m"))
+        single, double = getattr(lib, name + "f"), getattr(lib, name)
+    except (OSError, AttributeError, TypeError):
+        return None
+    single.restype, single.argtypes = ctypes.c_float, [ctypes.c_float]
+    double.restype, double.argtypes = ctypes.c_double, [ctypes.c_double]
+    return single, double
+
+
+def _elementwise_libm(name, np_fn):
+    """A unary function 1.13 computes with the C library's float or double function (not a vectorized one): that
+    function itself, element by element (so bitwise on the same C library); np_fn in float64 without it."""
+    functions = _libm(name)
+
+    def fn(input):
+        x = input if input.is_floating_point() else input.to(_tensor.float32)
+        if functions is None:
+            return _host_function(np_fn, _DERIVATIVES[name], x)
+        f = functions[0] if x.dtype is _tensor.float32 else functions[1]
+        value = _tensor.tensor([f(v) for v in x.detach().reshape([-1]).tolist()], dtype=_tensor.float64)
+        value = value.to(x.dtype).reshape(list(x._shape()))
+        return _HostFunction.apply(value, [x], _DERIVATIVES[name]) if x.requires_grad else value
+    fn.__name__ = fn.__qualname__ = name
+    return fn
+
+
+def _host_function(np_fn, derivatives, *inputs):
+    """np_fn over the float64 values of inputs (broadcast), in the result dtype, differentiable by derivatives."""
+    tensors = [i for i in inputs if isinstance(i, Tensor)]
+    probe = tensors[0]
+    for t in tensors[1:]:
+        probe = probe * 0 + t * 0 if probe.dtype is not t.dtype else probe
+    dtype = _float_dtype(probe)
+    inputs = [i.to(dtype) if isinstance(i, Tensor) and not i.is_floating_point() else
+              (i if isinstance(i, Tensor) else _tensor.tensor(i, dtype=dtype)) for i in inputs]
+    with np.errstate(all="ignore"):
+        value = _from_host(np_fn(*[_host(i) for i in inputs]), dtype)
+    if not builtins.any(i.requires_grad for i in inputs):
+        return value
+    return _HostFunction.apply(value, inputs, derivatives)
+
+
+# ---- elementwise ----
+
+def tan(input):
+    return _host_function(np.tan, [lambda x: 1 + x.tan() * x.tan()], input)
+
+
+def asin(input):
+    return _host_function(np.arcsin, [lambda x: (1 - x * x).rsqrt()], input)
+
+
+def acos(input):
+    return _host_function(np.arccos, [lambda x: -(1 - x * x).rsqrt()], input)
+
+
+def atan(input):
+    return _host_function(np.arctan, [lambda x: 1 / (1 + x * x)], input)
+
+
+def atan2(input, other):
+    return _host_function(np.arctan2, [lambda y, x: x / (x * x + y * y), lambda y, x: -y / (x * x + y * y)],
+                          input, other)
+
+
+def sinh(input):
+    return _host_function(np.sinh, [lambda x: x.cosh()], input)
+
+
+def cosh(input):
+    return _host_function(np.cosh, [lambda x: x.sinh()], input)
+
+
+_DERIVATIVES = {"asinh": [lambda x: (x * x + 1).rsqrt()], "acosh": [lambda x: (x * x - 1).rsqrt()],
+                "atanh": [lambda x: 1 / (1 - x * x)]}
+asinh = _elementwise_libm("asinh", np.arcsinh)
+acosh = _elementwise_libm("acosh", np.arccosh)
+atanh = _elementwise_libm("atanh", np.arctanh)
+
+
+def log2(input):
+    return _host_function(np.log2, [lambda x: 1 / (x * math.log(2.0))], input)
+
+
+def log10(input):
+    return _host_function(np.log10, [lambda x: 1 / (x * math.log(10.0))], input)
+
+
+def exp2(input):
+    return _host_function(np.exp2, [lambda x: exp2(x) * math.log(2.0)], input)
+
+
+def hypot(input, other):
+    return _host_function(np.hypot, [lambda a, b: a / hypot(a, b), lambda a, b: b / hypot(a, b)], input, other)
+
+
+def fmod(input, other):
+    """The remainder with the dividend's sign (C's fmod); the gradient is 1 to input, as 1.13's FmodBackward0."""
+    out = _tensor_ops._host_elementwise(input, other, "fmod", lambda x, y: int(math.fmod(x, y)),
+                                        lambda x, y: math.fmod(x, y) if y != 0 and math.isfinite(x) else math.nan)
+    if isinstance(input, Tensor) and input.requires_grad:
+        out = out + (input - input.detach())
+    return out
+
+
+def logaddexp(input, other):
+    """log(exp(a) + exp(b)) as max(a, b) + log1p(exp(-|a - b|)); equal infinities give themselves."""
+    m = input.maximum(other) if not _has_inf(input, other) else _where_max(input, other)
+    out = m + (-(input - other).abs()).exp().log1p()
+    same_inf = (input == other) & (input.abs() == math.inf)
+    return _C.where(same_inf, input, out) if builtins.bool(same_inf.any()) else out
+
+
+def _has_inf(*tensors):
+    return builtins.any(builtins.bool((t.detach().abs() == math.inf).any()) for t in tensors)
+
+
+def _where_max(a, b):
+    return _C.where(a >= b, a, b)
+
+
+def logaddexp2(input, other):
+    return logaddexp(input * math.log(2.0), other * math.log(2.0)) / math.log(2.0)
+
+
+def xlogy(input, other):
+    """input * log(other), 0 where input is 0 (unless other is NaN)."""
+    if not isinstance(input, Tensor):
+        input = _tensor.tensor(input, dtype=_float_dtype(other))
+    if not isinstance(other, Tensor):
+        other = _tensor.tensor(other, dtype=_float_dtype(input))
+    product = input * other.log()
+    zero = (input == 0) & (other == other)
+    return _C.where(zero, _tensor.zeros([], dtype=product.dtype), product)
+
+
+def logit(input, eps=None):
+    """log(x / (1 - x)), x clamped to [eps, 1 - eps] first when eps is given."""
+    x = input if eps is None else input.clamp(eps, 1 - eps)
+    return (x / (1 - x)).log()
+
+
+def heaviside(input, values):
+    """0 below zero, 1 above, values' element at zero (no gradient, as 1.13's)."""
+    if input.dtype is not values.dtype:
+        raise RuntimeError("heaviside is not yet implemented for tensors with different dtypes")
+    positive = (input > 0).to(input.dtype)
+    return _C.where(input == 0, values.detach(), positive)
+
+
+def _fused(x, y, z, composed):
+    """x * y + z rounded once, as 1.13's vectorized kernels (one fused multiply-add) give it: for float32 the
+    product is exact in float64, so the float64 sum rounded to float32 is the fused result (barring a double
+    rounding); float64 operands are left to the composed form. Differentiable as `composed` (the same formula)."""
+    if composed.dtype is not _tensor.float32:
+        return composed
+    xs, ys, zs = (_host(t) if isinstance(t, Tensor) else np.float64(np.float32(t)) for t in (x, y, z))
+    exact = _tensor.from_numpy(np.ascontiguousarray(xs * ys + zs).astype(np.float32)).reshape(list(composed.shape))
+    return composed + (exact - composed).detach() if composed.requires_grad else exact
+
+
+def lerp(input, end, weight):
+    """input + weight * (end - input), written from the end for weight >= 0.5 as 1.13's kernel (so that
+    lerp(a, b, 1) is b exactly), each one fused multiply-add."""
+    weight = _tensor_of(weight, input)
+    span = end - input
+    low = _fused(weight, span, input, input + weight * span)
+    rest = 1 - weight
+    high = _fused(-span, rest, end, end - span * rest)
+    return _C.where(weight.abs() < 0.5, low, high)
+
+
+def addcmul(input, tensor1, tensor2, *, value=1):
+    """input + value * tensor1 * tensor2 as 1.13's kernel: (value * t1) * t2 + input, one fused multiply-add."""
+    scaled = tensor1 * value if value != 1 else tensor1
+    return _fused(scaled, tensor2, input, input + scaled * tensor2)
+
+
+def addcdiv(input, tensor1, tensor2, *, value=1):
+    """input + value * tensor1 / tensor2, in 1.13's order: (value * t1) / t2."""
+    if not input.is_floating_point() and not tensor1.is_floating_point() and not tensor2.is_floating_point():
+        raise RuntimeError("Integer division with addcdiv is no longer supported, and in a future  release addcdiv "
+                           "will perform a true division of tensor1 and tensor2. The historic addcdiv behavior can "
+                           "be implemented as (input + value * torch.trunc(tensor1 / tensor2)).to(input.dtype) for "
+                           "integer inputs and as (input + value * tensor1 / tensor2) for float inputs. The future "
+                           "addcdiv behavior is just the latter implementation: (input + value * tensor1 / "
+                           "tensor2), for all dtypes.")
+    return input + (tensor1 * value if value != 1 else tensor1) / tensor2
+
+
+def nan_to_num(input, nan=0.0, posinf=None, neginf=None):
+    """NaN, +inf and -inf replaced (by 0 and the dtype's largest and lowest finite values by default)."""
+    if not input.is_floating_point():
+        return input.clone()
+    big = 3.4028234663852886e38 if input.dtype is _tensor.float32 else 1.7976931348623157e308
+    posinf = big if posinf is None else posinf
+    neginf = -big if neginf is None else neginf
+    out = _C.where(input != input, _tensor.tensor(nan, dtype=input.dtype), input)
+    out = _C.where(input == math.inf, _tensor.tensor(posinf, dtype=input.dtype), out)
+    return _C.where(input == -math.inf, _tensor.tensor(neginf, dtype=input.dtype), out)
+
+
+_bool_and, _bool_or, _bool_xor = Tensor.logical_and, Tensor.logical_or, Tensor.logical_xor   # the engine's, bool only
+
+
+def logical_and(input, other):
+    return _bool_and(_as_bool(input), _as_bool(other))
+
+
+def logical_or(input, other):
+    return _bool_or(_as_bool(input), _as_bool(other))
+
+
+def logical_xor(input, other):
+    return _bool_xor(_as_bool(input), _as_bool(other))
+
+
+def _as_bool(t):
+    return t if t.dtype is _tensor.bool else t != 0
+
+
+# ---- products ----
+
+def _lines(input, dim):
+    """input with dim moved last (a view), and that dim's size."""
+    last = builtins.max(input.dim() - 1, 0)
+    return (input.transpose(dim, last) if dim != last else input), last
+
+
+def prod(input, dim=None, keepdim=False, *, dtype=None):
+    """The product of all elements or along dim: successive multiplications (MulBackward0; PyTorch:
+    ProdBackward0/1), so zeros get 1.13's gradients; bool and int64 give int64."""
+    if dtype is not None:
+        input = input.to(dtype)
+    elif input.dtype is _tensor.bool:
+        input = input.to(_tensor.int64)
+    if dim is None:
+        flat = input.reshape([-1])
+        out = _tensor.ones([], dtype=input.dtype)
+        for i in range(flat._shape()[0]):
+            out = out * flat[i] if i else flat[i]
+        return out
+    dim = _wrap_dim(dim, input.dim())
+    if input.dim() == 0:
+        return input.clone()
+    size = input._shape()[dim]
+    out = None
+    for i in range(size):
+        piece = input.narrow(dim, i, 1)
+        out = piece if out is None else out * piece
+    if out is None:
+        out = _tensor.ones([s if k != dim else 1 for k, s in enumerate(input._shape())], dtype=input.dtype)
+    return out if keepdim else out.reshape([s for k, s in enumerate(input._shape()) if k != dim])
+
+
+def cumprod(input, dim, *, dtype=None):
+    """Running products along dim. Values are accumulated on the host in double (1.13's CPU kernel accumulates
+    float32 in double) and rounded once; the gradient is that of the successive products."""
+    if dtype is not None:
+        input = input.to(dtype)
+    elif input.dtype is _tensor.bool:
+        input = input.to(_tensor.int64)
+    dim = _wrap_dim(dim, input.dim())
+    if input.dim() == 0:
+        return input.clone()
+    x, last = _lines(input, dim)
+    shape = list(x._shape())
+    rows = x.detach().reshape([-1, shape[-1]]).tolist() if shape[-1] else []
+    out_rows = []
+    for row in rows:
+        total, out = 1, []
+        for v in row:
+            total *= v
+            out.append(total)
+        out_rows.append(out)
+    host_dtype = _tensor.float64 if input.is_floating_point() else _tensor.int64
+    exact = _tensor.tensor(out_rows, dtype=host_dtype).to(input.dtype).reshape(shape) if rows else x.clone()
+    if input.is_floating_point() and input.requires_grad:
+        pieces, running = [], None
+        for i in range(shape[-1]):
+            piece = x.narrow(x.dim() - 1, i, 1)
+            running = piece if running is None else running * piece
+            pieces.append(running)
+        linear = _C.cat(pieces, x.dim() - 1)
+        exact = linear + (exact - linear).detach()
+    return exact.transpose(dim, last) if dim != last else exact
+
+
+# ---- order statistics ----
+
+_MedianResult, _KthvalueResult, _ModeResult = (_result_type("median"), _result_type("kthvalue"),
+                                               _result_type("mode"))
+
+
+def kthvalue(input, k, dim=-1, keepdim=False):
+    """The k-th smallest element along dim (k from 1) and its index."""
+    d = _wrap_dim(dim, input.dim())
+    size = input._shape()[d] if input.dim() else 1
+    if not 1 <= k <= size:
+        raise RuntimeError(f"kthvalue(): selected number k out of range for dimension {d}")
+    values, indices = _tensor_ops.sort(input, d)
+    if input.dim() == 0:
+        return _KthvalueResult((values, indices))
+    values, indices = values.narrow(d, k - 1, 1), indices.narrow(d, k - 1, 1)
+    if not keepdim:
+        values, indices = values.squeeze(d), indices.squeeze(d)
+    return _KthvalueResult((values, indices))
+
+
+def median(input, dim=None, keepdim=False):
+    """The lower median (the ((n - 1) // 2)-th smallest): of all elements (0-dim), or along dim with its index;
+    a line holding NaN gives NaN and the index of its first NaN, as 1.13's."""
+    if dim is None:
+        flat = input.reshape([-1])
+        n = flat._shape()[0]
+        if n == 0 or (input.is_floating_point() and builtins.bool(isnan(flat).any())):
+            return _tensor.full([], math.nan, dtype=input.dtype)
+        return kthvalue(flat, (n - 1) // 2 + 1, 0)[0]
+    d = _wrap_dim(dim, input.dim())
+    n = input._shape()[d] if input.dim() else 1
+    values, indices = kthvalue(input, (n - 1) // 2 + 1, d, keepdim)
+    if input.is_floating_point() and builtins.bool(isnan(input).any()):
+        nan = isnan(input)
+        has_nan = nan.any(d, keepdim) if input.dim() else nan
+        first_nan = nan.to(_tensor.int64).argmax(d, keepdim) if input.dim() else indices
+        values = _C.where(has_nan, _tensor.full([], math.nan, dtype=input.dtype), values)
+        indices = _C.where(has_nan, first_nan, indices)
+    return _MedianResult((values, indices))
+
+
+def nanmedian(input, dim=None, keepdim=False):
+    if dim is None:
+        flat = input.reshape([-1])
+        kept = flat[flat == flat] if input.is_floating_point() else flat
+        return median(kept) if kept.numel() else _tensor.full([], math.nan, dtype=input.dtype)
+    raise NotImplementedError("tinyddp: nanmedian(dim=...) is not supported; nanmedian(input) is")
+
+
+def mode(input, dim=-1, keepdim=False):
+    """The most frequent value along dim (the smallest of equally frequent ones) and the index of its last
+    occurrence, as 1.13's CPU mode."""
+    d = _wrap_dim(dim, input.dim())
+    x, last = _lines(input, d)
+    shape = list(x._shape()) or [1]
+    rows = x.detach().reshape([-1, shape[-1]]).tolist()
+    picks = []
+    for row in rows:
+        counts = {}
+        for v in row:
+            counts[v] = counts.get(v, 0) + 1
+        best = builtins.min(counts, key=lambda v: (-counts[v], v))
+        picks.append([builtins.max(i for i, v in enumerate(row) if v == best)])
+    index = _tensor.tensor(picks, dtype=_tensor.int64).reshape(shape[:-1] + [1])
+    values = _tensor_ops._gather_last(x, index)
+    if input.dim() == 0:
+        return _ModeResult((values.reshape([]), index.reshape([])))
+    if d != last:
+        values, index = values.transpose(d, last), index.transpose(d, last)
+    if not keepdim:
+        values, index = values.squeeze(d), index.squeeze(d)
+    return _ModeResult((values, index))
+
+
+def quantile(input, q, dim=None, keepdim=False, *, interpolation="linear"):
+    """The q-quantiles (q a number or a 1-D tensor, in [0, 1]) of all elements or along dim: the sorted values
+    at rank q * (n - 1), interpolated as 1.13 (lerp of the neighbours for 'linear')."""
+    if not input.is_floating_point():
+        raise RuntimeError("quantile() input tensor must be either float or double dtype")
+    scalar_q = not isinstance(q, Tensor)
+    qs = [builtins.float(q)] if scalar_q else q.reshape([-1]).tolist()
+    for v in qs:
+        if not 0 <= v <= 1:
+            raise RuntimeError(f"quantile() q must be in the range [0, 1] but got {v}")
+    if dim is None:
+        x, d = input.reshape([-1]), 0
+    else:
+        x, d = input, _wrap_dim(dim, input.dim())
+    values = _tensor_ops.sort(x, d)[0]
+    n = x._shape()[d] if x.dim() else 1
+    outs = []
+    for v in qs:
+        rank = _tensor.tensor(v * (n - 1), dtype=input.dtype).item() if input.dtype is _tensor.float32 else v * (n - 1)
+        below, above = math.floor(rank), math.ceil(rank)
+        if interpolation == "lower":
+            above = below
+        elif interpolation == "higher":
+            below = above
+        elif interpolation == "nearest":
+            below = above = builtins.round(rank)
+        lo, hi = values.narrow(d, below, 1), values.narrow(d, above, 1)
+        if interpolation == "midpoint":
+            out = lerp(lo, hi, 0.5)
+        elif interpolation == "linear":
+            out = lerp(lo, hi, rank - below)
+        else:
+            out = lo
+        outs.append(out)
+    out = _C.cat(outs, d) if len(outs) > 1 else outs[0]
+    if keepdim:
+        if dim is None:
+            out = out.reshape([len(qs)] + [1] * input.dim()) if not scalar_q else out.reshape([1] * input.dim())
+        elif not scalar_q:   # (q, ...) with dim kept as 1
+            kept = list(input._shape())
+            kept[d] = 1
+            out = out.movedim(d, 0).reshape([len(qs)] + kept)
+        return out
+    if dim is None:
+        return out.reshape([]) if scalar_q else out.reshape([len(qs)])
+    out = out if not scalar_q else out.squeeze(d)
+    return out.movedim(d, 0) if not scalar_q else out
+
+
+def nanquantile(input, q, dim=None, keepdim=False, *, interpolation="linear"):
+    if dim is None and not builtins.bool(isnan(input).any()):
+        return quantile(input, q, dim, keepdim, interpolation=interpolation)
+    if dim is None:
+        flat = input.reshape([-1])
+        return quantile(flat[flat == flat], q, None, False, interpolation=interpolation)
+    raise NotImplementedError("tinyddp: nanquantile along a dim of a tensor holding NaN is not supported")
+
+
+# ---- reductions skipping NaN ----
+
+def nansum(input, dim=None, keepdim=False, *, dtype=None):
+    if dtype is not None:
+        input = input.to(dtype)
+    if input.is_floating_point():
+        input = _C.where(input != input, _tensor.zeros([], dtype=input.dtype), input)
+    return input.sum(dim, keepdim)
+
+
+def nanmean(input, dim=None, keepdim=False, *, dtype=None):
+    if not input.is_floating_point():
+        raise RuntimeError(f"nanmean(): expected input to have floating point dtype but got "
+                           f"{_tensor_ops._C_legacy(input.dtype)}")
+    count = (input == input).sum(dim, keepdim)
+    return nansum(input, dim, keepdim, dtype=dtype) / count
+
+
+def std_mean(input, dim=None, unbiased=True, keepdim=False, *, correction=None):
+    return (_tensor_ops.std(input, dim, unbiased, keepdim, correction=correction), input.mean(dim, keepdim))
+
+
+def var_mean(input, dim=None, unbiased=True, keepdim=False, *, correction=None):
+    return (_tensor_ops.var(input, dim, unbiased, keepdim, correction=correction), input.mean(dim, keepdim))
+
+
+# ---- searches and histograms (host, int64, no gradient) ----
+
+def searchsorted(sorted_sequence, input, *, out_int32=False, right=False, side=None, sorter=None):
+    """For each value, the index where it would be inserted into the (innermost) sorted rows to keep them sorted:
+    the first such place, or the last when right=True (side='right')."""
+    import bisect
+    if side is not None:
+        right = side == "right"
+    scalar = not isinstance(input, Tensor)
+    values = _tensor.tensor([input]) if scalar else input
+    seq = sorted_sequence
+    if sorter is not None:
+        seq = _tensor_ops.gather(seq, -1, sorter)
+    find = bisect.bisect_right if right else bisect.bisect_left
+    if seq.dim() <= 1:
+        row = seq.reshape([-1]).tolist()
+        out = [find(row, v) for v in values.reshape([-1]).tolist()]
+        result = _tensor.tensor(out, dtype=_tensor.int64).reshape(list(values._shape()))
+    else:
+        rows = seq.reshape([-1, seq._shape()[-1]]).tolist()
+        vals = values.reshape([len(rows), -1]).tolist()
+        result = _tensor.tensor([[find(r, v) for v in vs] for r, vs in zip(rows, vals)],
+                                dtype=_tensor.int64).reshape(list(values._shape()))
+    return result.reshape([]) if scalar else result
+
+
+def bucketize(input, boundaries, *, out_int32=False, right=False):
+    return searchsorted(boundaries, input, right=right)
+
+
+def histc(input, bins=100, min=0, max=0):  # noqa: A002
+    """Counts of the elements in bins equal-width bins over [min, max] (the data's range when both are 0),
+    elements outside ignored, max in the last bin; input's dtype."""
+    if not input.is_floating_point():
+        raise RuntimeError(f"\"histogram_cpu\" not implemented for '{_tensor_ops._C_legacy(input.dtype)}'")
+    values = [v for v in input.reshape([-1]).tolist()]
+    lo, hi = builtins.float(min), builtins.float(max)
+    if lo == hi and values:
+        lo, hi = builtins.min(values), builtins.max(values)
+    if lo == hi:
+        lo, hi = lo - 1, hi + 1
+    counts = [0] * bins
+    for v in values:
+        if lo <= v <= hi:
+            k = int((v - lo) * bins / (hi - lo))
+            counts[builtins.min(k, bins - 1)] += 1
+    return _tensor.tensor(counts, dtype=_tensor.float64).to(input.dtype)
+
+
+def _install():
+    for name, fn in {"tan": tan, "asin": asin, "acos": acos, "atan": atan, "atan2": atan2, "arctan2": atan2,
+                     "arcsin": asin, "arccos": acos, "arctan": atan, "sinh": sinh, "cosh": cosh, "asinh": asinh,
+                     "acosh": acosh, "atanh": atanh, "log2": log2, "log10": log10, "exp2": exp2, "hypot": hypot,
+                     "fmod": fmod, "logaddexp": logaddexp, "logaddexp2": logaddexp2, "xlogy": xlogy, "logit": logit,
+                     "heaviside": heaviside, "lerp": lerp, "addcmul": addcmul, "addcdiv": addcdiv,
+                     "nan_to_num": nan_to_num, "logical_and": logical_and, "logical_or": logical_or,
+                     "logical_xor": logical_xor, "prod": prod, "cumprod": cumprod, "kthvalue": kthvalue,
+                     "median": median, "nanmedian": nanmedian, "mode": mode, "quantile": quantile,
+                     "nanquantile": nanquantile, "nansum": nansum, "nanmean": nanmean, "histc": histc}.items():
+        setattr(Tensor, name, fn)
+    inplace = _tensor_ops_inplace()
+    for name in ("tan", "asin", "acos", "atan", "atan2", "sinh", "cosh", "asinh", "acosh", "atanh", "log2", "log10",
+                 "exp2", "hypot", "fmod", "xlogy", "logit", "lerp", "addcmul", "addcdiv", "nan_to_num",
+                 "logical_and", "logical_or", "logical_xor", "cumprod", "heaviside"):
+        setattr(Tensor, name + "_", inplace(getattr(Tensor, name)))
+
+
+def _reshaping_inplace(name):
+    """The in-place form of a view-changing method (squeeze_, t_, ...): self takes the view's shape and strides
+    over its own storage (set_data, so for tensors without history, as PyTorch's in-place ops on leaves)."""
+    method = getattr(Tensor, name)
+
+    def inplace(self, *args, **kwargs):
+        self._set_data(method(self, *args, **kwargs).detach())
+        return self
+    inplace.__name__ = inplace.__qualname__ = name + "_"
+    return inplace
+
+
+def _install_spellings():
+    inplace = _tensor_ops_inplace()
+    for name in ("cumsum", "divide", "multiply", "subtract", "true_divide", "negative", "logical_not", "arccos",
+                 "arcsin", "arctan", "arctan2"):
+        setattr(Tensor, name + "_", inplace(getattr(Tensor, name)))
+    for name in ("eq", "ne", "lt", "le", "gt", "ge"):   # the comparison as 0/1 in self's dtype
+        setattr(Tensor, name + "_", inplace(lambda self, other, _op=getattr(Tensor, name): _op(self, other)
+                                            .to(self.dtype)))
+    for name in ("squeeze", "unsqueeze", "t", "transpose", "swapaxes", "swapdims"):
+        setattr(Tensor, name + "_", _reshaping_inplace(name))
+
+
+def _tensor_ops_inplace():
+    from tinyddp._tensor_forms import _inplace
+    return _inplace
+
+
+arcsin, arccos, arctan, arctan2 = asin, acos, atan, atan2
+
+_install()
+_install_spellings()

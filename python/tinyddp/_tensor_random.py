@@ -1,0 +1,159 @@
+"""The random torch functions and Tensor methods beyond the engine's (randn, rand, randint, randperm, uniform_,
+normal_, bernoulli_(p), random_): torch.normal of tensors, bernoulli of a probability tensor, multinomial,
+exponential_, cauchy_, geometric_ and log_normal_, each drawing from the generator what 1.13's CPU kernel draws
+and transforming it as that kernel does, so a seed gives 1.13's samples bitwise and leaves the stream where 1.13
+leaves it (tests/python/test_tensor_math.py).
+"""
+import builtins
+import math
+
+import numpy as np
+
+from tinyddp import _C, _tensor, _tensor_ops
+from tinyddp._tensor import Tensor
+from tinyddp._tensor_forms import _broadcast_shape
+
+
+def normal(mean, std=1.0, size=None, *, generator=None, dtype=None, out=None, requires_grad=False):
+    """normal(mean, std, size) of numbers, or of tensors (broadcast): standard samples scaled by std and
+    shifted by mean, drawn as 1.13 draws them."""
+    if not isinstance(mean, Tensor) and not isinstance(std, Tensor):
+        if size is None:
+            raise TypeError("normal() missing 1 required positional arguments: \"size\"")
+        sample = _tensor.empty(size, dtype=dtype)
+        sample.normal_(builtins.float(mean), builtins.float(std), generator=generator)
+        return sample.requires_grad_() if requires_grad else sample
+    if isinstance(std, Tensor):
+        shape = _broadcast_shape(mean._shape(), std._shape()) if isinstance(mean, Tensor) else \
+            list(std._shape())
+        like = std
+        sample = _tensor.empty(shape, dtype=like.dtype)
+        sample.normal_(0.0, 1.0, generator=generator)
+        return sample * std + mean
+    sample = _tensor.empty(list(mean._shape()), dtype=mean.dtype)
+    sample.normal_(0.0, builtins.float(std), generator=generator)
+    return sample + mean
+
+
+_engine_bernoulli_ = Tensor.bernoulli_   # a number p
+
+
+def _bernoulli_of(probabilities, shape, generator):
+    """1 where a float32 uniform (one per element, row-major) is below its probability: 1.13's serial kernel for a
+    float32 probability tensor, bitwise."""
+    if probabilities.dtype is not _tensor.float32:
+        raise NotImplementedError("tinyddp: bernoulli with float64 probabilities is not supported (float32 is)")
+    if builtins.bool(((probabilities < 0) | (probabilities > 1)).any()):
+        raise RuntimeError("Expected p_in >= 0 && p_in <= 1 to be true, but got false.  (Could this error message "
+                           "be improved?  If so, please report an enhancement request to PyTorch.)")
+    uniform = _tensor.rand(shape, generator=generator)
+    return uniform < _C.expand(probabilities.detach(), shape)
+
+
+def bernoulli(input, p=None, *, generator=None):
+    """Samples of input's shape: 1 with probability input's element (float32), or p (a number) for each."""
+    if p is None:
+        return _bernoulli_of(input, list(input._shape()), generator).to(input.dtype)
+    out = _tensor.empty(list(input._shape()), dtype=input.dtype)
+    return _engine_bernoulli_(out, builtins.float(p), generator=generator)
+
+
+def bernoulli_(self, p=0.5, *, generator=None):
+    if isinstance(p, Tensor):
+        from tinyddp.autograd.grad_mode import no_grad
+        with no_grad():
+            return self.copy_(_bernoulli_of(p, list(self._shape()), generator).to(self.dtype))
+    return _engine_bernoulli_(self, builtins.float(p), generator=generator)
+
+
+# Note [Random draws from random_()]: 1.13's CPU kernels for exponential_, cauchy_, geometric_ and multinomial
+# draw one double u = (random64() & (2^53 - 1)) * 2^-53 per sample, serially; random_() of an int64 tensor is
+# random64() % 2^63 per element, so its low 53 bits are those uniforms, draw for draw. The transforms are
+# computed in double with the C library's log and tan (math.log, math.tan) and rounded once to the dtype.
+
+def _uniforms(count, generator):
+    if count == 0:
+        return []
+    words = _tensor.empty([count], dtype=_tensor.int64).random_(generator=generator).tolist()
+    return [(w & ((1 << 53) - 1)) * 2.0 ** -53 for w in words]
+
+
+def _fill_from(self, values):
+    from tinyddp.autograd.grad_mode import no_grad
+    with no_grad():
+        return self.copy_(_tensor.tensor(values, dtype=_tensor.float64).reshape(list(self._shape())).to(self.dtype))
+
+
+def exponential_(self, lambd=1.0, *, generator=None):
+    """Samples of Exp(lambd): -1 / lambd * log(1 - u) (Note [Random draws from random_()])."""
+    return _fill_from(self, [-1.0 / lambd * math.log(1.0 - u) for u in _uniforms(self.numel(), generator)])
+
+
+def cauchy_(self, median=0.0, sigma=1.0, *, generator=None):
+    return _fill_from(self, [median + sigma * math.tan(math.pi * (u - 0.5)) for u in _uniforms(self.numel(),
+                                                                                              generator)])
+
+
+def geometric_(self, p, *, generator=None):
+    return _fill_from(self, [math.ceil(math.log(u) / math.log(1.0 - p)) if u > 0 else math.inf
+                             for u in _uniforms(self.numel(), generator)])
+
+
+def log_normal_(self, mean=1.0, std=2.0, *, generator=None):
+    """exp of normal(mean, std) samples drawn one at a time in double (1.13's serial log_normal_ kernel: each a
+    normal_distribution<double> draw, which is what normal_ of a one-element float64 tensor draws)."""
+    one = _tensor.empty([1], dtype=_tensor.float64)
+    values = []
+    for _ in range(self.numel()):
+        one.normal_(builtins.float(mean), builtins.float(std), generator=generator)
+        values.append(math.exp(one.item()))
+    return _fill_from(self, values)
+
+
+def multinomial(input, num_samples, replacement=False, *, generator=None):
+    """num_samples category indices per row of input (unnormalized probabilities), as 1.13 draws them: without
+    replacement (or one sample) the top num_samples of p / q with q ~ Exp(1); with replacement a binary search
+    of each uniform in the row's normalized running sum (summed in input's dtype)."""
+    if not input.is_floating_point():
+        raise RuntimeError(f"multinomial only supports floating-point dtypes for input, got: "
+                           f"{_tensor_ops._C_legacy(input.dtype)}")
+    if input.dim() not in (1, 2):
+        raise RuntimeError("prob_dist must be 1 or 2 dim")
+    n = input._shape()[-1]
+    if not replacement and num_samples > n:
+        raise RuntimeError("cannot sample n_sample > prob_dist.size(-1) samples without replacement")
+    rows = input.detach().reshape([-1, n]).tolist()
+    for row in rows:
+        if builtins.any(not math.isfinite(v) or v < 0 for v in row):
+            raise RuntimeError("probability tensor contains either `inf`, `nan` or element < 0")
+        if builtins.sum(row) <= 0:
+            raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
+    if not replacement or num_samples == 1:
+        q = _tensor.empty(list(input._shape()), dtype=input.dtype)
+        exponential_(q, generator=generator)
+        q = input.detach() / q
+        if num_samples == 1:
+            return q.argmax(-1, True)
+        return q.topk(num_samples)[1]
+    import bisect
+    single = np.float32 if input.dtype is _tensor.float32 else np.float64
+    out = []
+    for row in rows:
+        running = np.cumsum(np.array(row, dtype=single), dtype=single)
+        total = running[-1]
+        if total > 0 or 0.99999 < total < 1.00001:
+            running = running / total
+        cum = [builtins.float(v) for v in running]
+        cum[-1] = 1.0
+        out.append([bisect.bisect_left(cum, u) for u in _uniforms(num_samples, generator)])
+    return _tensor.tensor(out, dtype=_tensor.int64).reshape(list(input._shape()[:-1]) + [num_samples])
+
+
+def _install():
+    for name, fn in {"exponential_": exponential_, "cauchy_": cauchy_, "geometric_": geometric_,
+                     "log_normal_": log_normal_, "multinomial": multinomial, "bernoulli": bernoulli,
+                     "bernoulli_": bernoulli_}.items():
+        setattr(Tensor, name, fn)
+
+
+_install()
