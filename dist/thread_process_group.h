@@ -18,6 +18,7 @@
 
 #include <atomic>
 #include <condition_variable>
+#include <deque>
 #include <exception>
 #include <functional>
 #include <map>
@@ -49,6 +50,13 @@ class ThreadWorld : public std::enable_shared_from_this<ThreadWorld> {
   // returns leaves it, so that the others stop at the first collective it will never join.
   static std::vector<std::exception_ptr> run(int size, const std::function<void(ProcessGroup&)>& fn,
                                              std::chrono::milliseconds timeout = kDefaultTimeout);
+
+  // Point to point (ProcessGroup::send/recv). A send copies its tensor into dst's mailbox and is complete at
+  // once (a buffered send: nothing waits on the receiver); a recv takes the first message in that mailbox from
+  // `src` (-1: any rank) with `tag`, in the order they were sent, waiting up to the timeout. A recv whose sender
+  // left (or, from any rank, whose every peer left) with no message waiting fails at once, naming it.
+  std::shared_ptr<Work> send(int src, int dst, int tag, const Tensor& tensor);
+  std::shared_ptr<Work> recv(int dst, int src, int tag, Tensor tensor);
 
   // Internal: one rank's arrival at its next collective.
   struct Arrival;
@@ -88,6 +96,11 @@ class ThreadWorld : public std::enable_shared_from_this<ThreadWorld> {
     std::atomic<size_t> pieces_left{0};              // pieces not yet reduced; the one who reduces the last completes
   };
   friend class ThreadWork;
+  friend class ThreadRecvWork;
+  struct Message {
+    int src, tag;
+    Tensor data;   // a copy of the sent tensor
+  };
   void perform(Slot& slot);         // broadcast, allgather, barrier: called with mu_ held by the last arrival
   void prepare_allreduce(Slot& slot);   // with mu_ held, at the last arrival: the pieces, then ready
   // Reduces unclaimed pieces of `slot`, rank's own chunk first; only its own when `own_only`. Without mu_.
@@ -116,6 +129,7 @@ class ThreadWorld : public std::enable_shared_from_this<ThreadWorld> {
     std::string why;
   };
   std::vector<std::optional<Left>> left_;   // per rank: set once its program ended
+  std::vector<std::deque<Message>> mailboxes_;   // per destination rank, oldest first; under mu_
 };
 
 }  // namespace tinyddp::dist
