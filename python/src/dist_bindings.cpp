@@ -5,6 +5,7 @@
 #include <stdexcept>
 
 #include "bindings.h"
+#include "dist/collectives.h"
 #include "dist/comm_hooks.h"
 #include "dist/ddp.h"
 #include "dist/mpi_process_group.h"
@@ -265,7 +266,8 @@ void bind_dist(py::module_& m) {
   py::module_ d = m.def_submodule("_dist", "dist/ for tinyddp.distributed");
   py::class_<dist::Work, std::shared_ptr<dist::Work>>(d, "Work")
       .def("wait", [](dist::Work& w) { w.wait(); return true; }, release())
-      .def("is_completed", &dist::Work::is_completed, release());
+      .def("is_completed", &dist::Work::is_completed, release())
+      .def("source_rank", &dist::Work::source_rank);
 
   d.def("init_process_group", &init_process_group, py::arg("backend"), py::arg("rank") = -1,
         py::arg("world_size") = -1, py::arg("timeout_s") = 0.0);
@@ -274,13 +276,31 @@ void bind_dist(py::module_& m) {
   d.def("get_rank", [] { return default_pg().rank(); });
   d.def("get_world_size", [] { return default_pg().size(); });
   d.def("get_backend", [] { return default_pg().backend(); });
-  d.def("barrier", [] { default_pg().barrier()->wait(); }, release());
+  d.def("barrier", [] { return default_pg().barrier(); }, release());
+  d.def("barrier_wait", [] { default_pg().barrier()->wait(); }, release());
   d.def("all_reduce", [](const Tensor& t, const std::string& op) { return default_pg().allreduce({t}, reduce_op(op)); },
         release());
   d.def("broadcast", [](const Tensor& t, int src) { return default_pg().broadcast({t}, src); }, release());
   d.def("all_gather", [](std::vector<Tensor> outputs, const Tensor& input) {
           return default_pg().allgather(std::move(outputs), input);
         }, release());
+  d.def("reduce", [](const Tensor& t, int dst, const std::string& op) {
+          return dist::reduce(default_pg(), t, dst, reduce_op(op));
+        }, release());
+  d.def("gather", [](const Tensor& input, std::vector<Tensor> outputs, int dst) {
+          return dist::gather(default_pg(), input, std::move(outputs), dst);
+        }, release());
+  d.def("scatter", [](const Tensor& output, std::vector<Tensor> inputs, int src) {
+          return dist::scatter(default_pg(), output, std::move(inputs), src);
+        }, release());
+  d.def("reduce_scatter", [](const Tensor& output, std::vector<Tensor> inputs, const std::string& op) {
+          return dist::reduce_scatter(default_pg(), output, std::move(inputs), reduce_op(op));
+        }, release());
+  d.def("all_to_all", [](std::vector<Tensor> outputs, std::vector<Tensor> inputs) {
+          return dist::alltoall(default_pg(), std::move(outputs), std::move(inputs));
+        }, release());
+  d.def("send", [](const Tensor& t, int dst, int tag) { return default_pg().send(t, dst, tag); }, release());
+  d.def("recv", [](const Tensor& t, int src, int tag) { return default_pg().recv(t, src, tag); }, release());
   // Every rank's bytes, in rank order (all_gather_object and broadcast_object_list send pickles through it).
   d.def("all_gather_bytes", [](const py::bytes& mine) {
     std::string bytes = mine;

@@ -10,6 +10,7 @@ import io
 import os
 import pickle
 import threading
+import warnings
 
 from tinyddp import _C
 from tinyddp.futures import Future
@@ -26,6 +27,36 @@ _backend_name = threading.local()
 # What mpirun sets in its processes (Open MPI, then MPICH/Intel MPI's PMI): gloo there selects the mpi backend,
 # since the thread backend would give each process a world of its own.
 _MPIRUN_SIZE_VARS = ("OMPI_COMM_WORLD_SIZE", "PMI_SIZE")
+
+
+class Backend:
+    """torch.distributed.Backend: its names are plain lower-case strings, and Backend(name) returns the one
+    `name` spells (any case), as 1.13's does."""
+    UNDEFINED = "undefined"
+    GLOO = "gloo"
+    NCCL = "nccl"
+    UCC = "ucc"
+    MPI = "mpi"
+    TCP = "tcp"
+
+    def __new__(cls, name):
+        if not isinstance(name, str):
+            raise ValueError(f"Backend name must be a string, but got: {name}")
+        value = getattr(Backend, name.upper(), Backend.UNDEFINED)
+        if value == Backend.TCP:
+            raise ValueError("TCP backend has been deprecated. Please use Gloo or MPI backend for collective "
+                             "operations on CPU tensors.")
+        if value == Backend.UNDEFINED:
+            raise ValueError(f"Invalid backend: '{name}'")
+        return value
+
+
+def is_gloo_available():
+    return True
+
+
+def is_nccl_available():
+    return False
 
 
 def get_backend(group=None):
@@ -87,14 +118,25 @@ def _check_group(group_, call):
 class Work:
     """What a collective with async_op=True returns (torch.distributed's Work)."""
 
-    def __init__(self, work, tensors):
-        self._work, self._tensors = work, tensors
+    def __init__(self, work, tensors, finish=None):
+        self._work, self._tensors, self._finish = work, tensors, finish
 
     def wait(self, timeout=None):
-        return self._work.wait()
+        done = self._work.wait()
+        self._run_finish()
+        return done
 
     def is_completed(self):
-        return self._work.is_completed()
+        if not self._work.is_completed():
+            return False
+        self._run_finish()
+        return True
+
+    def _run_finish(self):
+        # the Python part of a collective (copies out of staging tensors), once, after the C++ part completed
+        finish, self._finish = self._finish, None
+        if finish is not None:
+            finish()
 
     def get_future(self):
         """A Future completed with the list of tensors the collective wrote, once it completes."""
@@ -124,25 +166,67 @@ def init_process_group(backend, init_method=None, timeout=datetime.timedelta(min
     _backend_name.name = name
 
 
+def _done(work, async_op):
+    """What a collective returns: its Work with async_op=True, else None once it completed (as 1.13)."""
+    if async_op:
+        return work
+    work.wait()
+
+
+def _gloo():
+    """Whether the default group stands in for gloo: then gloo's texts, and gloo's gaps (the collectives 1.13's
+    gloo does not have raise its errors; the "thread" and "mpi" backends have them)."""
+    return get_backend() == Backend.GLOO
+
+
+def _check_root(call, root):
+    if not 0 <= root < get_world_size():
+        raise RuntimeError(f"ProcessGroupGloo::{call}: invalid root rank: {root}")
+
+
+def _check_peer(peer):
+    # gloo indexes its pairs with the rank unchecked: std::vector::at's out_of_range, an IndexError in Python
+    n = get_world_size()
+    if peer >= n:
+        raise IndexError(f"vector::_M_range_check: __n (which is {peer}) >= this->size() (which is {n})")
+
+
+def _check_list(call, what, tensors, like):
+    """gloo's checks of a gather/scatter list: its length, then each tensor's dtype and size like `like`."""
+    n = get_world_size()
+    if len(tensors) != n:
+        kind = "input" if what == "input" else "output"
+        raise RuntimeError(f"ProcessGroupGloo::{call}: Incorrect {kind} list size {len(tensors)}. {kind.capitalize()} "
+                           f"list size should be {n}, same as size of the process group.")
+    for t in tensors:
+        if t.dtype != like.dtype:
+            raise RuntimeError(f"Invalid usage of tensors with different dtypesFound {like.dtype} and  {t.dtype}")
+        if t.shape != like.shape:
+            raise RuntimeError(f"ProcessGroupGloo::{call}: invalid tensor size at index 0 (expected "
+                               f"{_size_text(like.shape)}, got {_size_text(t.shape)})")
+
+
 def barrier(group=None, async_op=False, device_ids=None):
     _check_group(group, "barrier")
-    _d.barrier()
+    return _done(Work(_d.barrier(), []), async_op)
+
+
+def monitored_barrier(group=None, timeout=None, wait_all_ranks=False):
+    """A barrier: a rank that does not arrive fails the others at the group's timeout (or at once when its
+    program ended), naming it, which is what 1.13's monitored_barrier adds to gloo's barrier."""
+    _check_group(group, "monitored_barrier")
+    _d.barrier_wait()
 
 
 def all_reduce(tensor, op=ReduceOp.SUM, group=None, async_op=False):
     _check_group(group, "all_reduce")
-    work = Work(_d.all_reduce(tensor, op), [tensor])
-    if async_op:
-        return work
-    work.wait()
+    return _done(Work(_d.all_reduce(tensor, op), [tensor]), async_op)
 
 
 def broadcast(tensor, src, group=None, async_op=False):
     _check_group(group, "broadcast")
-    work = Work(_d.broadcast(tensor, src), [tensor])
-    if async_op:
-        return work
-    work.wait()
+    _check_root("broadcast", src)
+    return _done(Work(_d.broadcast(tensor, src), [tensor]), async_op)
 
 
 def all_gather(tensor_list, tensor, group=None, async_op=False):
@@ -158,10 +242,7 @@ def all_gather(tensor_list, tensor, group=None, async_op=False):
         if t.shape != tensor.shape:
             raise RuntimeError("ProcessGroupGloo::allgather: invalid tensor size at index 0 (expected "
                                f"{_size_text(tensor.shape)}, got {_size_text(t.shape)})")
-    work = Work(_d.all_gather(list(tensor_list), tensor), list(tensor_list))
-    if async_op:
-        return work
-    work.wait()
+    return _done(Work(_d.all_gather(list(tensor_list), tensor), list(tensor_list)), async_op)
 
 
 def _size_text(shape):
@@ -169,29 +250,174 @@ def _size_text(shape):
 
 
 def gather(tensor, gather_list=None, dst=0, group=None, async_op=False):
-    """gather_list[r] = rank r's `tensor` on rank `dst` (an all_gather underneath; other ranks pass None)."""
+    """gather_list[r] = rank r's `tensor` on rank `dst` (the other ranks pass None or [])."""
     _check_group(group, "gather")
     rank = get_rank()
-    if rank == dst and (gather_list is None or len(gather_list) != get_world_size()):
+    if rank == dst and not gather_list:
         raise ValueError("Argument ``gather_list`` must be specified on destination rank.")
     if rank != dst and gather_list:
         raise ValueError("Argument ``gather_list`` must NOT be specified on non-destination ranks.")
-    from tinyddp._tensor import empty
-    staging = [empty(tensor.shape, dtype=tensor.dtype) for _ in range(get_world_size())]
-    all_gather(staging, tensor)
+    _check_root("gather", dst)
+    gather_list = list(gather_list or [])
     if rank == dst:
-        with _no_grad():
-            for out, got in zip(gather_list, staging):
-                out.copy_(got)
-    if async_op:
-        return _completed_work(gather_list or [])
+        _check_list("gather", "output", gather_list, tensor)
+    return _done(Work(_d.gather(tensor, gather_list, dst), gather_list), async_op)
 
 
 def reduce(tensor, dst, op=ReduceOp.SUM, group=None, async_op=False):
-    """The reduction lands in rank `dst`'s tensor. tinyddp reduces on every rank (an all_reduce), so the other
-    ranks' tensors hold it too; PyTorch leaves theirs unspecified."""
+    """op over every rank's tensor, into rank `dst`'s tensor. The other ranks' tensors end as 1.13's gloo leaves
+    them: partial reductions of a ring (dist/collectives.cpp, Note [What reduce leaves elsewhere])."""
     _check_group(group, "reduce")
-    return all_reduce(tensor, op, async_op=async_op)
+    _check_root("reduce", dst)
+    return _done(Work(_d.reduce(tensor, dst, op), [tensor]), async_op)
+
+
+def scatter(tensor, scatter_list=None, src=0, group=None, async_op=False):
+    """tensor = rank `src`'s scatter_list[rank] (the other ranks pass None or [])."""
+    _check_group(group, "scatter")
+    scatter_list = scatter_list or []
+    if get_rank() == src and not scatter_list:
+        raise ValueError("Argument ``scatter_list`` must be specified on source rank.")
+    if get_rank() != src and scatter_list:
+        raise ValueError("Argument ``scatter_list`` must NOT be specified on non-source ranks.")
+    _check_root("scatter", src)
+    if get_rank() == src:
+        _check_list("scatter", "input", scatter_list, tensor)
+    return _done(Work(_d.scatter(tensor, list(scatter_list), src), [tensor]), async_op)
+
+
+def reduce_scatter(output, input_list, op=ReduceOp.SUM, group=None, async_op=False):
+    """output = op over ranks of their input_list[rank]. 1.13's gloo has none (its error under "gloo")."""
+    _check_group(group, "reduce_scatter")
+    if _gloo():
+        raise RuntimeError("ProcessGroupGloo does not support reduce_scatter")
+    return _done(Work(_d.reduce_scatter(output, list(input_list), op), [output]), async_op)
+
+
+def reduce_scatter_tensor(output, input, op=ReduceOp.SUM, group=None, async_op=False):
+    """output = op over ranks of their input's chunk `rank` (input is world_size outputs end to end)."""
+    _check_group(group, "reduce_scatter_tensor")
+    if _gloo():
+        raise RuntimeError("ProcessGroup gloo does not support _reduce_scatter_base")
+    chunks = list(input.reshape(get_world_size(), -1).unbind(0))
+    return _done(Work(_d.reduce_scatter(output, [c.contiguous() for c in chunks], op), [output]), async_op)
+
+
+def _reduce_scatter_base(output, input, op=ReduceOp.SUM, group=None, async_op=False):
+    warnings.warn("torch.distributed._reduce_scatter_base is a private function and will be deprecated. Please use "
+                  "torch.distributed.reduce_scatter_tensor instead.")
+    return reduce_scatter_tensor(output, input, op, group, async_op)
+
+
+def all_gather_into_tensor(output_tensor, input_tensor, group=None, async_op=False):
+    """output_tensor = every rank's input_tensor end to end, in rank order."""
+    _check_group(group, "all_gather_into_tensor")
+    if _gloo():
+        raise RuntimeError("no support for _allgather_base in Gloo process group")
+    from tinyddp._tensor import empty
+    staging = [empty(input_tensor.shape, dtype=input_tensor.dtype) for _ in range(get_world_size())]
+
+    def finish():
+        with _no_grad():
+            output_tensor.copy_(_cat(staging).reshape(output_tensor.shape))
+    return _done(Work(_d.all_gather(staging, input_tensor), [output_tensor], finish), async_op)
+
+
+def _all_gather_base(output_tensor, input_tensor, group=None, async_op=False):
+    warnings.warn("torch.distributed._all_gather_base is a private function and will be deprecated. Please use "
+                  "torch.distributed.all_gather_into_tensor instead.")
+    return all_gather_into_tensor(output_tensor, input_tensor, group, async_op)
+
+
+def all_to_all(output_tensor_list, input_tensor_list, group=None, async_op=False):
+    """output_tensor_list[r] = rank r's input_tensor_list[rank]. 1.13's gloo has none (its error under "gloo")."""
+    _check_group(group, "all_to_all")
+    if _gloo():
+        raise RuntimeError("ProcessGroup gloo does not support alltoall")
+    work = _d.all_to_all(list(output_tensor_list), [t.contiguous() for t in input_tensor_list])
+    return _done(Work(work, list(output_tensor_list)), async_op)
+
+
+def all_to_all_single(output, input, output_split_sizes=None, input_split_sizes=None, group=None, async_op=False):
+    """Rank r's rows (dim 0) of `input`, cut by input_split_sizes (equal parts when None), go part j to rank j;
+    `output` is the parts received, in rank order, cut by output_split_sizes."""
+    _check_group(group, "all_to_all_single")
+    n = get_world_size()
+    ins = _split_rows(input, input_split_sizes, n)
+    outs = [t.clone() for t in _split_rows(output, output_split_sizes, n)]
+
+    def finish():
+        with _no_grad():
+            output.copy_(_cat(outs).reshape(output.shape))
+    return _done(Work(_d.all_to_all(outs, ins), [output], finish), async_op)
+
+
+def _split_rows(t, sizes, n):
+    if sizes is None or len(sizes) == 0:
+        if t.shape[0] % n != 0:
+            raise RuntimeError("Tensor's dim 0 does not divide equally across group size")
+        sizes = [t.shape[0] // n] * n
+    if len(sizes) != n:
+        raise RuntimeError("Number of tensor splits not equal to group size")
+    if sum(sizes) != t.shape[0]:
+        raise RuntimeError("Split sizes doesn't match total dim 0 size")
+    parts, start = [], 0
+    for k in sizes:
+        parts.append(t.narrow(0, start, k).contiguous())
+        start += k
+    return parts
+
+
+def _cat(tensors):
+    from tinyddp._tensor import cat
+    return cat([t.reshape(-1) for t in tensors])
+
+
+def send(tensor, dst, group=None, tag=0):
+    """Blocks until `tensor` is sent to rank `dst` (the thread backend buffers it: at once)."""
+    isend(tensor, dst, group, tag).wait()
+
+
+def isend(tensor, dst, group=None, tag=0):
+    _check_group(group, "isend")
+    _check_peer(dst)
+    return Work(_d.send(tensor, dst, tag), [tensor])
+
+
+def recv(tensor, src=None, group=None, tag=0):
+    """Fills `tensor` from rank `src`'s send with `tag` (from any rank when src is None); returns the sender."""
+    work = irecv(tensor, src, group, tag)
+    work.wait()
+    return work._work.source_rank()
+
+
+def irecv(tensor, src=None, group=None, tag=0):
+    _check_group(group, "irecv")
+    if src is not None:
+        _check_peer(src)
+    return Work(_d.recv(tensor, -1 if src is None else src, tag), [tensor])
+
+
+def gather_object(obj, object_gather_list=None, dst=0, group=None):
+    """On rank `dst`, object_gather_list[r] = rank r's `obj` (pickled, as PyTorch's); the others pass None."""
+    _check_group(group, "gather_object")
+    if get_rank() == dst and not object_gather_list:
+        raise ValueError("Argument ``gather_list`` must be specified on destination rank.")
+    if get_rank() != dst and object_gather_list:
+        raise ValueError("Argument ``gather_list`` must NOT be specified on non-destination ranks.")
+    everyone = _d.all_gather_bytes(_pickle(obj))
+    if get_rank() == dst:
+        for r, data in enumerate(everyone):
+            object_gather_list[r] = pickle.loads(data)
+
+
+def scatter_object_list(scatter_object_output_list, scatter_object_input_list, src=0, group=None):
+    """scatter_object_output_list[0] = rank `src`'s scatter_object_input_list[rank] (pickled, as PyTorch's)."""
+    _check_group(group, "scatter_object_list")
+    if not isinstance(scatter_object_output_list, list) or len(scatter_object_output_list) < 1:
+        raise RuntimeError("Expected argument scatter_object_output_list to be a list of size at least 1.")
+    mine = _pickle([_pickle(o) for o in scatter_object_input_list]) if get_rank() == src else b""
+    scatter_object_output_list[0] = pickle.loads(pickle.loads(_d.all_gather_bytes(mine)[src])[get_rank()])
 
 
 def all_gather_object(object_list, obj, group=None):
@@ -219,20 +445,12 @@ def _no_grad():
     return no_grad()
 
 
-def _completed_work(tensors):
-    class _Done:
-        def wait(self):
-            return True
-
-        def is_completed(self):
-            return True
-    return Work(_Done(), tensors)
-
-
 from tinyddp.distributed import algorithms  # noqa: E402  (torch.distributed.algorithms; needs tinyddp.nn)
 from tinyddp.distributed.grad_bucket import GradBucket  # noqa: E402
 
-__all__ = ["GradBucket", "ProcessGroup", "ReduceOp", "Work", "algorithms", "all_gather", "all_gather_object",
-           "all_reduce", "barrier", "broadcast", "broadcast_object_list", "destroy_process_group", "gather",
-           "get_backend", "get_rank", "get_world_size", "group", "init_process_group", "is_available",
-           "is_initialized", "new_group", "reduce"]
+__all__ = ["Backend", "GradBucket", "ProcessGroup", "ReduceOp", "Work", "algorithms", "all_gather",
+           "all_gather_into_tensor", "all_gather_object", "all_reduce", "all_to_all", "all_to_all_single", "barrier",
+           "broadcast", "broadcast_object_list", "destroy_process_group", "gather", "gather_object", "get_backend",
+           "get_rank", "get_world_size", "group", "init_process_group", "irecv", "is_available",
+           "is_gloo_available", "is_initialized", "is_nccl_available", "isend", "monitored_barrier", "new_group",
+           "recv", "reduce", "reduce_scatter", "reduce_scatter_tensor", "scatter", "scatter_object_list", "send"]
