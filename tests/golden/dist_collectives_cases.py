@@ -83,6 +83,19 @@ def run_cases(torch, dist, rank, world):
         out["isend"] = [type(w1).__name__, w1.wait(), w1.is_completed(), first, x.tolist()]
     dist.barrier()
 
+    # batch_isend_irecv: a ring, each rank's send listed before its receive
+    nxt, prv = (rank + 1) % W, (rank - 1) % W
+    got = torch.zeros(2)
+    works = dist.batch_isend_irecv([dist.P2POp(dist.isend, torch.tensor([rank, 1.0]) * 3, nxt),
+                                    dist.P2POp(dist.irecv, got, prv)])
+    out["batch_isend_irecv"] = [len(works), [w.wait() for w in works], got.tolist()]
+    out["p2p_op_errors"] = [_err(lambda: dist.P2POp(dist.send, torch.zeros(1), nxt)),
+                            _err(lambda: dist.P2POp(dist.isend, [1.0], nxt)),
+                            _err(lambda: dist.batch_isend_irecv([1]))]
+    out["group_ranks"] = [dist.get_global_rank(dist.group.WORLD, W - 1), dist.get_group_rank(dist.group.WORLD, 0),
+                          dist.get_process_group_ranks(dist.group.WORLD)]
+    dist.barrier()
+
     # objects and barriers
     objs = [None] * W if rank == 0 else None
     dist.gather_object({"rank": rank, "sq": rank * rank}, objs, dst=0)

@@ -101,6 +101,34 @@ class group:  # noqa: N801  (torch.distributed.group)
     WORLD = ProcessGroup()
 
 
+class GroupMember:  # noqa: N801  (torch.distributed.GroupMember)
+    WORLD = group.WORLD
+    NON_GROUP_MEMBER = object()
+
+
+default_pg_timeout = datetime.timedelta(minutes=30)
+
+
+def is_torchelastic_launched():
+    return os.getenv("TORCHELASTIC_RUN_ID") is not None
+
+
+def get_global_rank(group, group_rank):
+    """The world's rank of `group`'s rank group_rank: itself, tinyddp's only group being the world."""
+    _check_group(group, "get_global_rank")
+    return group_rank
+
+
+def get_group_rank(group, global_rank):
+    _check_group(group, "get_group_rank")
+    return global_rank
+
+
+def get_process_group_ranks(group):
+    _check_group(group, "get_process_group_ranks")
+    return list(range(get_world_size()))
+
+
 def new_group(ranks=None, timeout=None, backend=None, pg_options=None):
     """Only the whole world (ranks=None, or every rank): tinyddp's collectives run on the default group."""
     if ranks is not None and sorted(ranks) != list(range(get_world_size())):
@@ -398,6 +426,33 @@ def irecv(tensor, src=None, group=None, tag=0):
     return Work(_d.recv(tensor, -1 if src is None else src, tag), [tensor])
 
 
+class P2POp:
+    """One isend or irecv for batch_isend_irecv, checked when built (1.13's texts)."""
+
+    def __new__(cls, op, tensor, peer, group=None, tag=0):
+        if op is not isend and op is not irecv:
+            raise RuntimeError("Invalid ``op``. Expected ``op`` to be of type ``torch.distributed.isend`` or "
+                               "``torch.distributed.irecv``.")
+        from tinyddp._tensor import Tensor
+        if not isinstance(tensor, Tensor):
+            raise RuntimeError("Invalid function argument. Expected parameter `tensor` to be of type torch.Tensor.")
+        return object.__new__(cls)
+
+    def __init__(self, op, tensor, peer, group=None, tag=0):
+        self.op, self.tensor, self.peer, self.group, self.tag = op, tensor, peer, group, tag
+
+
+def batch_isend_irecv(p2p_op_list):
+    """Starts every op of the list, in order, and returns their Works. The thread backend's sends never wait for
+    their receiver, so a ring of sends and receives in any order completes."""
+    if not isinstance(p2p_op_list, list) or not all(isinstance(op, P2POp) for op in p2p_op_list):
+        raise RuntimeError("Invalid ``p2p_op_list``. Each op is expected to to be of type ``torch.distributed.P2POp``.")
+    group_ = p2p_op_list[0].group
+    if not all(op.group == group_ for op in p2p_op_list):
+        raise RuntimeError("All ops need to use the same group.")
+    return [op.op(op.tensor, op.peer, op.group, op.tag) for op in p2p_op_list]
+
+
 def gather_object(obj, object_gather_list=None, dst=0, group=None):
     """On rank `dst`, object_gather_list[r] = rank r's `obj` (pickled, as PyTorch's); the others pass None."""
     _check_group(group, "gather_object")
@@ -448,9 +503,10 @@ def _no_grad():
 from tinyddp.distributed import algorithms  # noqa: E402  (torch.distributed.algorithms; needs tinyddp.nn)
 from tinyddp.distributed.grad_bucket import GradBucket  # noqa: E402
 
-__all__ = ["Backend", "GradBucket", "ProcessGroup", "ReduceOp", "Work", "algorithms", "all_gather",
-           "all_gather_into_tensor", "all_gather_object", "all_reduce", "all_to_all", "all_to_all_single", "barrier",
-           "broadcast", "broadcast_object_list", "destroy_process_group", "gather", "gather_object", "get_backend",
-           "get_rank", "get_world_size", "group", "init_process_group", "irecv", "is_available",
-           "is_gloo_available", "is_initialized", "is_nccl_available", "isend", "monitored_barrier", "new_group",
+__all__ = ["Backend", "GradBucket", "GroupMember", "P2POp", "ProcessGroup", "ReduceOp", "Work", "algorithms",
+           "all_gather", "all_gather_into_tensor", "all_gather_object", "all_reduce", "all_to_all", "all_to_all_single",
+           "barrier", "batch_isend_irecv", "broadcast", "broadcast_object_list", "destroy_process_group", "gather",
+           "gather_object", "get_backend", "get_global_rank", "get_group_rank", "get_process_group_ranks", "get_rank",
+           "get_world_size", "group", "init_process_group", "irecv", "is_available", "is_gloo_available",
+           "is_initialized", "is_nccl_available", "is_torchelastic_launched", "isend", "monitored_barrier", "new_group",
            "recv", "reduce", "reduce_scatter", "reduce_scatter_tensor", "scatter", "scatter_object_list", "send"]
