@@ -83,6 +83,11 @@ std::shared_ptr<Work> ProcessGroup::recv(Tensor, int, int) {
   return nullptr;
 }
 
+std::shared_ptr<ProcessGroup> ProcessGroup::subgroup(const std::vector<int>&) {
+  TINYDDP_CHECK(false, "new_group: the ", backend(), " backend has no subgroups; the thread backend has them.");
+  return nullptr;
+}
+
 std::vector<std::string> allgather_strings(ProcessGroup& pg, const std::string& mine) {
   std::vector<Tensor> lengths;
   for (int r = 0; r < pg.size(); ++r) lengths.push_back(zeros({1}, DType::i64));

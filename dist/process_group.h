@@ -81,6 +81,12 @@ class ProcessGroup {
   // first message with that tag from any rank (Work::source_rank says whose).
   virtual std::shared_ptr<Work> recv(Tensor tensor, int src, int tag = 0);
 
+  // A group of some of this group's ranks (`ranks`: this group's ranks, each once, in the order that numbers the
+  // new group's ranks). Every rank of this group calls it, members or not, in the same order (as
+  // torch.distributed.new_group requires); returns this rank's group, or null when this rank is not in `ranks`.
+  // A backend without subgroups throws.
+  virtual std::shared_ptr<ProcessGroup> subgroup(const std::vector<int>& ranks);
+
  protected:
   std::chrono::milliseconds timeout_ = kDefaultTimeout;
 };

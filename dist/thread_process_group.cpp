@@ -352,6 +352,9 @@ class ThreadProcessGroup : public ProcessGroup {
     return world_->arrive(rank_, {"allgather", std::move(outputs), std::move(input), ReduceOp::sum, 0});
   }
   std::shared_ptr<Work> barrier() override { return world_->arrive(rank_, {"barrier", {}, {}, ReduceOp::sum, 0}); }
+  std::shared_ptr<ProcessGroup> subgroup(const std::vector<int>& ranks) override {
+    return world_->subgroup(rank_, ranks);
+  }
   std::shared_ptr<Work> send(Tensor tensor, int dst, int tag) override {
     check_collective_tensors({tensor}, "send");
     check_host_tensors({tensor}, "send", "thread");
@@ -377,7 +380,8 @@ ThreadWorld::ThreadWorld(int size, std::chrono::milliseconds timeout)
       spin_(static_cast<unsigned>(std::max(size, 0)) <= usable_cpus()),
       next_seq_(static_cast<size_t>(std::max(size, 0)), 0),
       left_(static_cast<size_t>(std::max(size, 0))),
-      mailboxes_(static_cast<size_t>(std::max(size, 0))) {
+      mailboxes_(static_cast<size_t>(std::max(size, 0))),
+      next_subgroup_(static_cast<size_t>(std::max(size, 0)), 0) {
   TINYDDP_CHECK(size >= 1, "ThreadWorld: the number of ranks must be at least 1, got ", size, ".");
 }
 
@@ -394,11 +398,53 @@ std::unique_lock<std::mutex> ThreadWorld::lock_world() {
 
 void ThreadWorld::leave(int rank, const std::string& why) {
   TINYDDP_CHECK(rank >= 0 && rank < size_, "ThreadWorld::leave: rank ", rank, " is out of range for ", size_, " ranks.");
+  std::vector<std::pair<std::shared_ptr<ThreadWorld>, int>> subs;   // left outside mu_: each has its own
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (!left_[rank]) left_[rank] = Left{next_seq_[rank], why};
+    for (auto& [n, sub] : subworlds_)
+      for (size_t i = 0; i < sub.ranks.size(); ++i)
+        if (sub.ranks[i] == rank) subs.emplace_back(sub.world, static_cast<int>(i));
   }
   cv_.notify_all();
+  for (auto& [world, index] : subs) world->leave(index, why);
+}
+
+std::shared_ptr<ProcessGroup> ThreadWorld::subgroup(int rank, const std::vector<int>& ranks) {
+  std::vector<bool> seen(size_, false);
+  for (int r : ranks) {
+    TINYDDP_CHECK(r >= 0 && r < size_, "new_group: rank ", r, " is not a rank of a group of size ", size_, ".");
+    TINYDDP_CHECK(!seen[r], "new_group: rank ", r, " is listed twice; list each rank of the new group once.");
+    seen[r] = true;
+  }
+  TINYDDP_CHECK(!ranks.empty(), "new_group: the list of ranks is empty; a group needs at least one rank.");
+  std::shared_ptr<ThreadWorld> world;
+  std::vector<std::pair<int, std::string>> pending_leaves;
+  std::string abort_reason;
+  {
+    const std::unique_lock<std::mutex> lock = lock_world();
+    const uint64_t n = next_subgroup_[rank]++;
+    auto [it, created] = subworlds_.try_emplace(n);
+    if (created) it->second = Subworld{ranks, std::make_shared<ThreadWorld>(static_cast<int>(ranks.size()), timeout_)};
+    const auto show = [](const std::vector<int>& v) {
+      std::string out;
+      for (int r : v) out += (out.empty() ? "" : ", ") + std::to_string(r);
+      return "[" + out + "]";
+    };
+    TINYDDP_CHECK(it->second.ranks == ranks, "new_group: rank ", rank, " created subgroup #", n, " of ranks ",
+                  show(ranks), " but another rank created it of ranks ", show(it->second.ranks),
+                  ". Every rank must call new_group with the same ranks, in the same order.");
+    world = it->second.world;
+    // Members that already left or failed here never join the subgroup's collectives either.
+    for (size_t i = 0; i < ranks.size(); ++i)
+      if (left_[ranks[i]]) pending_leaves.emplace_back(static_cast<int>(i), left_[ranks[i]]->why);
+    abort_reason = abort_reason_;
+  }
+  for (auto& [index, why] : pending_leaves) world->leave(index, why);
+  if (!abort_reason.empty()) world->abort(rank, abort_reason);
+  const auto at = std::find(ranks.begin(), ranks.end(), rank);
+  if (at == ranks.end()) return nullptr;
+  return world->group(static_cast<int>(at - ranks.begin()));
 }
 
 std::string ThreadWorld::left_error(uint64_t seq, int rank, const std::string& kind) const {
@@ -421,11 +467,14 @@ std::string ThreadWorld::left_error(uint64_t seq, int rank, const std::string& k
 }
 
 void ThreadWorld::abort(int rank, const std::string& reason) {
+  std::vector<std::shared_ptr<ThreadWorld>> subs;
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (abort_reason_.empty()) abort_reason_ = "rank " + std::to_string(rank) + " failed: " + reason;
+    for (auto& [n, sub] : subworlds_) subs.push_back(sub.world);
   }
   cv_.notify_all();
+  for (auto& world : subs) world->abort(rank, reason);   // `rank` is this world's: the message names it so
 }
 
 std::shared_ptr<Work> ThreadWorld::arrive(int rank, Arrival arrival) {

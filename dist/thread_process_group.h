@@ -58,6 +58,11 @@ class ThreadWorld : public std::enable_shared_from_this<ThreadWorld> {
   std::shared_ptr<Work> send(int src, int dst, int tag, const Tensor& tensor);
   std::shared_ptr<Work> recv(int dst, int src, int tag, Tensor tensor);
 
+  // `rank`'s group in a subgroup of `ranks` (ProcessGroup::subgroup): the k-th subgroup call of every rank makes
+  // the k-th subgroup, a world of its own whose rank i is ranks[i]; null for a rank not in it. A rank that leaves
+  // or aborts this world leaves or aborts its subgroups too, so their collectives fail as this world's do.
+  std::shared_ptr<ProcessGroup> subgroup(int rank, const std::vector<int>& ranks);
+
   // Internal: one rank's arrival at its next collective.
   struct Arrival;
   std::shared_ptr<Work> arrive(int rank, Arrival arrival);
@@ -130,6 +135,12 @@ class ThreadWorld : public std::enable_shared_from_this<ThreadWorld> {
   };
   std::vector<std::optional<Left>> left_;   // per rank: set once its program ended
   std::vector<std::deque<Message>> mailboxes_;   // per destination rank, oldest first; under mu_
+  struct Subworld {
+    std::vector<int> ranks;   // this world's rank of each of its ranks
+    std::shared_ptr<ThreadWorld> world;
+  };
+  std::map<uint64_t, Subworld> subworlds_;   // by creation number; under mu_
+  std::vector<uint64_t> next_subgroup_;      // per rank: the number of its next subgroup call
 };
 
 }  // namespace tinyddp::dist

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <cmath>
 
 #include "dist/collectives.h"
 #include "dist/thread_process_group.h"
@@ -207,6 +208,46 @@ TEST(PointToPoint, SizeMismatchIsReported) {
   });
   EXPECT_NE(error_text(errors[0]).find("the message is float32[3] but the receiving tensor is float32[2]"), std::string::npos)
       << error_text(errors[0]);
+}
+
+// Subgroups: ranks {0, 2} and {3, 1} (numbered in that order) reduce apart; a non-member gets no group.
+TEST(Subgroups, EachSubgroupReducesItsOwnRanksInItsOwnOrder) {
+  std::vector<std::vector<int>> seen(4);
+  expect_no_errors(ThreadWorld::run(4, [&](ProcessGroup& pg) {
+    auto even = pg.subgroup({0, 2});
+    auto odd = pg.subgroup({3, 1});
+    auto& mine = pg.rank() % 2 == 0 ? even : odd;
+    EXPECT_EQ(pg.rank() % 2 == 0 ? odd : even, nullptr);
+    Tensor t = full({1}, std::pow(10.0, pg.rank()));
+    mine->allreduce({t})->wait();
+    Tensor b = full({1}, static_cast<double>(pg.rank()));
+    mine->broadcast({b}, 0)->wait();   // the subgroup's rank 0: world rank 0 or 3
+    seen[pg.rank()] = {mine->rank(), mine->size(), static_cast<int>(t.item<float>()), static_cast<int>(b.item<float>())};
+    pg.barrier()->wait();
+  }));
+  EXPECT_EQ(seen[0], (std::vector<int>{0, 2, 101, 0}));
+  EXPECT_EQ(seen[2], (std::vector<int>{1, 2, 101, 0}));
+  EXPECT_EQ(seen[3], (std::vector<int>{0, 2, 1010, 3}));
+  EXPECT_EQ(seen[1], (std::vector<int>{1, 2, 1010, 3}));
+}
+
+TEST(Subgroups, DifferentRanksListsAreRefusedAndALeavingMemberReleasesTheOthers) {
+  const auto mismatch = ThreadWorld::run(2, [](ProcessGroup& pg) {
+    pg.subgroup(pg.rank() == 0 ? std::vector<int>{0, 1} : std::vector<int>{1, 0});
+  });
+  const std::string text = error_text(mismatch[0]) + error_text(mismatch[1]);
+  EXPECT_NE(text.find("Every rank must call new_group with the same ranks"), std::string::npos) << text;
+
+  const auto start = std::chrono::steady_clock::now();
+  const auto errors = ThreadWorld::run(
+      3,
+      [](ProcessGroup& pg) {
+        auto sub = pg.subgroup({1, 2});
+        if (pg.rank() == 2) sub->allreduce({zeros({2})})->wait();   // rank 1 returns without joining it
+      },
+      milliseconds(20'000));
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(2));
+  EXPECT_NE(error_text(errors[2]).find("which left the process group"), std::string::npos) << error_text(errors[2]);
 }
 
 }  // namespace
