@@ -96,6 +96,38 @@ def run_cases(torch, dist, rank, world):
                           dist.get_process_group_ranks(dist.group.WORLD)]
     dist.barrier()
 
+    # a subgroup of ranks 0 and W-1 (asked for in the other order: new_group sorts them); rank 1 of 3 is outside
+    sub = dist.new_group([W - 1, 0])
+    out["subgroup"] = [dist.get_rank(sub), dist.get_world_size(sub), sub is dist.GroupMember.NON_GROUP_MEMBER]
+    if rank in (0, W - 1):
+        t = torch.tensor([rank + 1.0])
+        dist.all_reduce(t, group=sub)
+        b = torch.tensor([rank * 1.0])
+        dist.broadcast(b, src=W - 1, group=sub)
+        r = ramp(5)
+        dist.reduce(r, dst=W - 1, group=sub)
+        g = [torch.zeros(1) for _ in range(2)] if rank == 0 else None
+        dist.gather(torch.tensor([rank * 1.0]), g, dst=0, group=sub)
+        objs = [None, None]
+        dist.all_gather_object(objs, rank * 10, group=sub)
+        out["subgroup_values"] = [t.tolist(), b.tolist(), r.tolist(), g and [x.tolist() for x in g], objs,
+                                  dist.get_global_rank(sub, 1), dist.get_group_rank(sub, W - 1),
+                                  dist.get_process_group_ranks(sub)]
+        x = torch.zeros(1)
+        if rank == 0:
+            dist.send(torch.tensor([5.0]), dst=W - 1, group=sub)
+            out["subgroup_p2p"] = dist.recv(x, group=sub)
+        else:
+            out["subgroup_p2p"] = [dist.recv(x, src=0, group=sub), x.tolist()]
+            dist.send(torch.tensor([6.0]), dst=0, group=sub)
+        if rank == 0:
+            out["subgroup_bad"] = _err(lambda: dist.gather(torch.zeros(1), [torch.zeros(1)] * 3, dst=0, group=sub))
+    else:
+        out["non_member"] = [dist.all_reduce(torch.ones(1), group=sub), dist.barrier(group=sub),
+                             dist.broadcast(torch.ones(1), src=0, group=sub)]
+    out["new_group_bad"] = [_err(lambda: dist.new_group([0, W])), _err(lambda: dist.new_group(list(range(W + 1))))]
+    dist.barrier()
+
     # objects and barriers
     objs = [None] * W if rank == 0 else None
     dist.gather_object({"rank": rank, "sq": rank * rank}, objs, dst=0)
