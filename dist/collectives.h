@@ -9,7 +9,8 @@
 //
 // Each starts one collective of the backend on a staging buffer and returns at once; wait() (or a poll that
 // finds it done) copies this rank's part out of the staging buffer. Every rank must call the same one with the
-// same sizes; a rank that does not is caught by the underlying collective (its mismatch error or timeout).
+// same sizes; a rank that does not is caught by the underlying collective (its mismatch error or timeout), except
+// that two of these built on the same collective with equal sizes (gather and reduce: an allgather) look alike.
 // Cost: gather, reduce and alltoall move every rank's input to every rank (an allgather), n times the bytes a
 // dedicated tree or pairwise algorithm moves; they serve correctness and the Python API, not the reducer.
 #pragma once

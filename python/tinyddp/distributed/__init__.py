@@ -1,4 +1,5 @@
-"""torch.distributed (its distributed_c10d subset) over dist/: the default process group, per thread.
+"""torch.distributed (its distributed_c10d subset) over dist/: the default process group, per thread, and the
+subgroups new_group makes of it; collectives and send/recv with gloo's texts (tests/golden/dist_collectives.json).
 
 Backends: "thread" (the ranks are threads of this process, started by tinyddp.multiprocessing.spawn; each rank
 thread has its own default group) and "mpi" (one rank per process, under mpirun). "gloo", so that a PyTorch script
@@ -510,6 +511,8 @@ def recv(tensor, src=None, group=None, tag=0):
         return -1
     work = irecv(tensor, src, group, tag)
     work.wait()
+    if src is not None:
+        return src
     sender = work._work.source_rank()
     return sender if g._ranks is None else g._ranks[sender]
 
