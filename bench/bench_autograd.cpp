@@ -9,6 +9,7 @@
 //   ./build-bench/bench/bench_autograd                                   # checks + all benchmarks
 //   ./build-bench/bench/bench_autograd --benchmark_filter=chain          # just the per-node overhead
 #include "bench/bench_autograd.h"
+#include "bench/fma_roofline.h"
 
 #include <algorithm>
 #include <cmath>
@@ -220,6 +221,18 @@ void BM_gemm_tinyddp(benchmark::State& state, const GemmOperands& ops, GemmCase 
   set_gemm_counters(state);
 }
 
+// ================================ (d) the compute roofline ================================
+// 2^20 steps per call: about 1 ms of FMAs, far below float's exact-integer limit of 2^24 (the check's
+// closed form), and long enough that the call's set-up is noise.
+constexpr int64_t kFmaSteps = int64_t{1} << 20;
+
+void BM_fma_roofline(benchmark::State& state) {
+  for (auto _ : state) benchmark::DoNotOptimize(fma_chains(kFmaSteps));
+  state.counters["GFLOPs"] = benchmark::Counter(
+      1e-9 * static_cast<double>(fma_flops_per_step() * kFmaSteps) * static_cast<double>(state.iterations()),
+      benchmark::Counter::kIsRate);
+}
+
 // ================================ checks ================================
 
 void check_chain() {
@@ -381,6 +394,10 @@ int main(int argc, char** argv) {
   check_mlp(data);
   const GemmOperands gemm_operands = make_gemm_operands(data);
   check_gemm(gemm_operands);
+  // Every lane of every chain counts 1, 2, ..., kFmaSteps exactly.
+  expect(fma_chains(kFmaSteps) == static_cast<double>(kFmaSteps) * static_cast<double>(fma_flops_per_step() / 2),
+         "FMA roofline loop: every lane must end at its step count");
+  benchmark::AddCustomContext("fma_roofline_vector", fma_vector_name());
   if (!g_all_ok) {
     std::fprintf(stderr, "Results do not match; not timing.\n");
     return 1;
@@ -406,6 +423,8 @@ int main(int argc, char** argv) {
         ->Unit(benchmark::kMicrosecond)->UseRealTime();
 #endif
   }
+  // The roofline last: the compute ceiling the GEMMs above are measured against (bench/run_autograd.sh).
+  benchmark::RegisterBenchmark("fma_roofline", BM_fma_roofline)->Unit(benchmark::kMicrosecond)->UseRealTime();
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();
   return 0;

@@ -73,4 +73,28 @@ for graph, rows in metrics.items():
         theirs_text = stat(theirs, SPEC[unit]) + " " + unit if theirs else "-"
         print(f"{graph + ' ' + label:<26}{stat(ours, SPEC[unit]) + ' ' + unit:>30}{theirs_text:>30}"
               f"{stat(ratios, '.3f'):>24}")
+
+# The compute roofline (bench/fma_roofline.h): one core's FMA rate, measured in the same rounds. Each side's
+# GEMM rate as a fraction of it, and the MLP step's floor: its GEMM flops at the roofline (two products of
+# B*D*H multiply-adds, three of B*H*C: bench_autograd.h), everything else free.
+peaks = [r["fma_roofline"]["GFLOPs"] for r in runs if "fma_roofline" in r]
+if peaks:
+    B, D, H, C = 64, 784, 256, 10
+    mlp_gemm_flops = 2 * (2 * B * D * H) + 3 * (2 * B * H * C)
+    print(f"\nFMA roofline, one core: {stat(peaks, '.1f')} GFLOP/s")
+    for graph in ("gemm_fwd", "gemm_wgrad"):
+        for side in ("tinyddp", "libtorch"):
+            fractions = [r[f"{graph}/{side}"]["GFLOPs"] / r["fma_roofline"]["GFLOPs"]
+                         for r in runs if f"{graph}/{side}" in r and "fma_roofline" in r]
+            if fractions:
+                print(f"  {graph} {side:<9} at {stat(fractions, '.3f')} of the roofline")
+    def floor_ms(r):   # GFLOPs is a rate in GFLOP/s
+        return mlp_gemm_flops / (r["fma_roofline"]["GFLOPs"] * 1e9) * 1e3
+    floors = [floor_ms(r) for r in runs if "fma_roofline" in r]
+    print(f"  mlp_step floor (its GEMMs at the roofline, nothing else): {stat(floors, '.3f')} ms")
+    for side in ("tinyddp", "libtorch"):
+        ratios = [ms(r[f"mlp_step/{side}"], "real_time") / floor_ms(r)
+                  for r in runs if f"mlp_step/{side}" in r and "fma_roofline" in r]
+        if ratios:
+            print(f"  mlp_step {side:<9} at {stat(ratios, '.3f')} x that floor")
 PY

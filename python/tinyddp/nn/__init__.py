@@ -8,6 +8,10 @@ from tinyddp.nn.modules import (AvgPool2d, BatchNorm1d, BatchNorm2d, BCELoss, BC
                                 LogSoftmax, MaxPool2d, Mish, Module, ModuleDict, ModuleList, MSELoss, NLLLoss,
                                 ParameterList, ReLU, ReLU6, SELU, Sequential, Sigmoid, SiLU, SmoothL1Loss, Softmax,
                                 Softmin, Softplus, Softsign, Tanh, Unflatten)
+from tinyddp.nn.modules.attention import MultiheadAttention, NonDynamicallyQuantizableLinear
+from tinyddp.nn.modules.transformer import (Transformer, TransformerDecoder, TransformerDecoderLayer, TransformerEncoder,
+                                            TransformerEncoderLayer)
+from tinyddp.nn.modules.rnn import GRU, GRUCell, LSTM, LSTMCell, RNN, RNNBase, RNNCell, RNNCellBase
 from tinyddp.nn import parallel
 from tinyddp.nn import utils
 
@@ -17,3 +21,6 @@ __all__ = ["AvgPool2d", "BatchNorm1d", "BatchNorm2d", "BCELoss", "BCEWithLogitsL
            "Module", "ModuleDict", "ModuleList", "MSELoss", "NLLLoss", "Parameter", "ParameterList", "ReLU", "ReLU6",
            "SELU", "Sequential", "Sigmoid", "SiLU", "SmoothL1Loss", "Softmax", "Softmin", "Softplus", "Softsign",
            "Tanh", "Unflatten", "functional", "init", "parallel", "utils"]
+__all__ += ["GRU", "GRUCell", "LSTM", "LSTMCell", "RNN", "RNNBase", "RNNCell", "RNNCellBase"]
+__all__ += ["MultiheadAttention", "NonDynamicallyQuantizableLinear"]
+__all__ += ["Transformer", "TransformerDecoder", "TransformerDecoderLayer", "TransformerEncoder", "TransformerEncoderLayer"]
