@@ -65,8 +65,8 @@ def test_what_gloo_lacks_on_the_thread_backend():
         w.wait()
         out["all_to_all"] = [t.tolist() for t in outs]
         o = torch.zeros(n, 2)
-        dist.all_gather_into_tensor(o, torch.tensor([rank, -rank], dtype=torch.float32))
-        out["all_gather_into_tensor"] = o.tolist()
+        fut = dist.all_gather_into_tensor(o, torch.tensor([rank, -rank], dtype=torch.float32), async_op=True).get_future()
+        out["all_gather_into_tensor"] = [t.tolist() for t in fut.wait()]   # the output, filled once the Future is
         o = torch.zeros(2)
         dist.reduce_scatter_tensor(o, torch.arange(2.0 * n) * (rank + 1), op=dist.ReduceOp.MAX)
         out["reduce_scatter_tensor"] = o.tolist()
@@ -77,7 +77,7 @@ def test_what_gloo_lacks_on_the_thread_backend():
     for r in range(n):
         assert got[r]["reduce_scatter"] == [30.0 * r + 3, 3.0]
         assert got[r]["all_to_all"] == [[10.0 * j + r] * (j + 1) for j in range(n)]
-        assert got[r]["all_gather_into_tensor"] == [[k, -k] for k in range(n)]
+        assert got[r]["all_gather_into_tensor"] == [[[k, -k] for k in range(n)]]
         assert got[r]["reduce_scatter_tensor"] == [(2.0 * r) * n, (2.0 * r + 1) * n]
 
 
@@ -104,7 +104,8 @@ def test_a_recv_nobody_answers_times_out():
         dist.init_process_group("gloo")
         if rank == 0:
             dist.recv(torch.zeros(1), src=1, tag=3)
-        dist.barrier()
+        else:
+            time.sleep(1.5)   # alive and silent well past rank 0's 300 ms (leaving would fail it at once)
 
     with pytest.raises(mp.ProcessRaisedException, match=r"timed out after 300 ms: no message arrived"):
         mp.spawn(run, nprocs=2, timeout=0.3)

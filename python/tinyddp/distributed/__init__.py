@@ -216,8 +216,9 @@ class Work:
             finish()
 
     def get_future(self):
-        """A Future completed with the list of tensors the collective wrote, once it completes."""
-        return Future._of_work(self._work, self._tensors)
+        """A Future completed with the list of tensors the collective wrote, once it completes (and its Python
+        part, if any, has run: the Future drives this Work)."""
+        return Future._of_work(self, self._tensors)
 
 
 def init_process_group(backend, init_method=None, timeout=datetime.timedelta(minutes=30), world_size=-1, rank=-1,
