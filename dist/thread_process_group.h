@@ -14,6 +14,8 @@
 // timeout. If a rank's program ends (it returned, or caught its error and stopped), run() or the program
 // itself calls leave(): the collectives that rank never reached fail at once on the others, naming it, as
 // a multi-process run fails with a transport error when a peer exits.
+// Point to point (send/recv) goes through per-rank mailboxes outside the collective numbering; a subgroup
+// (subgroup()) is a ThreadWorld of its own that follows its parent's leaves and aborts.
 #pragma once
 
 #include <atomic>
