@@ -294,6 +294,98 @@ class PackedWork : public Work {
   bool unpacked_ = false;
 };
 
+// A recv into its staging buffer, copied into the caller's tensor once complete.
+class RecvCopyWork : public Work {
+ public:
+  RecvCopyWork(std::shared_ptr<Work> inner, Tensor buffer, Tensor target)
+      : inner_(std::move(inner)), buffer_(std::move(buffer)), target_(std::move(target)) {}
+  void wait() override {
+    inner_->wait();
+    copy();
+  }
+  bool is_completed() override {
+    if (!inner_->is_completed()) return false;
+    copy();
+    return true;
+  }
+  int source_rank() override { return inner_->source_rank(); }
+
+ private:
+  void copy() {
+    if (copied_) return;
+    std::memcpy(target_.raw_data(), buffer_.raw_data(), target_.numel() * element_size(target_.dtype()));
+    copied_ = true;
+  }
+  std::shared_ptr<Work> inner_;
+  Tensor buffer_, target_;
+  bool copied_ = false;
+};
+
+// A send or recv: only two ranks take part, so it is outside the collective numbering and the signatures, and a
+// timeout fails this call only (a pending receive is cancelled; an unmatched send's copy is kept alive).
+class MpiPointToPointWork : public Work {
+ public:
+  MpiPointToPointWork(MPI_Request request, int rank, std::string what, std::chrono::milliseconds timeout,
+                      Tensor buffer, Tensor target, bool is_recv)
+      : request_(request), rank_(rank), what_(std::move(what)), timeout_(timeout), buffer_(std::move(buffer)),
+        target_(std::move(target)), is_recv_(is_recv) {}
+
+  ~MpiPointToPointWork() override {
+    if (done_) return;
+    if (is_recv_) {
+      MPI_Cancel(&request_);
+      MPI_Wait(&request_, MPI_STATUS_IGNORE);   // a cancelled receive completes at once
+    } else {
+      static std::vector<Tensor> orphaned;   // MPI may still read it
+      orphaned.push_back(buffer_);
+    }
+  }
+
+  void wait() override {
+    if (done_ || is_completed()) return;
+    const auto deadline = std::chrono::steady_clock::now() + timeout_;
+    PollBackoff backoff(deadline);   // Note [Polling MPI without a busy core]
+    while (!is_completed()) {
+      if (std::chrono::steady_clock::now() > deadline)
+        throw CollectiveFailedError("[Rank " + std::to_string(rank_) + "] MPI " + what_ + " timed out after " +
+                                    std::to_string(timeout_.count()) + " ms: the peer never " +
+                                    (is_recv_ ? "sent" : "received") + " it. It may have died, hung, or used another "
+                                    "tag.");
+      backoff.pause();
+    }
+  }
+
+  bool is_completed() override {
+    if (done_) return true;
+    int flag = 0;
+    MPI_Status status;
+    TINYDDP_MPI_CHECK(MPI_Test(&request_, &flag, &status), rank_);
+    if (!flag) return false;
+    done_ = true;
+    if (is_recv_) {
+      source_ = status.MPI_SOURCE;
+      int count = 0;
+      MPI_Get_count(&status, MPI_BYTE, &count);
+      const int64_t want = target_.numel() * static_cast<int64_t>(element_size(target_.dtype()));
+      TINYDDP_CHECK(count == want, "[Rank ", rank_, "] ", what_, ": the message from rank ", source_, " has ", count,
+                    " bytes but the receiving tensor has ", want, "; send and recv need the same numel and dtype.");
+    }
+    return true;
+  }
+
+  int source_rank() override { return source_; }
+
+ private:
+  MPI_Request request_;
+  int rank_;
+  std::string what_;
+  std::chrono::milliseconds timeout_;
+  Tensor buffer_, target_;
+  bool is_recv_;
+  bool done_ = false;
+  int source_ = -1;
+};
+
 // Note [Signatures before every collective]
 // Before it starts an MPI collective, each rank sends the collective's signature (kind, sizes, dtype, op or
 // root: collective_signature, the thread backend's text) to every other rank and waits for theirs. Ranks
@@ -375,6 +467,36 @@ class MpiProcessGroup : public ProcessGroup {
     MPI_Request req;
     TINYDDP_MPI_CHECK(MPI_Ibarrier(runtime().comm, &req), rank_);
     return std::make_shared<MpiWork>(req, rank_, seq, "barrier", timeout_, std::vector<Tensor>{});
+  }
+  std::shared_ptr<Work> send(Tensor tensor, int dst, int tag) override {
+    check_collective_tensors({tensor}, "send");
+    check_host_tensors({tensor}, "send", "mpi");
+    TINYDDP_CHECK(dst >= 0 && dst < size_ && dst != rank_, "send: dst ", dst, " must be another rank of a group of "
+                  "size ", size_, " (this is rank ", rank_, ").");
+    Tensor copy = tensor.clone();   // the caller may reuse its tensor at once, as with gloo's send
+    MPI_Request req;
+    TINYDDP_MPI_CHECK(MPI_Isend(copy.raw_data(), static_cast<int>(copy.numel() * element_size(copy.dtype())), MPI_BYTE,
+                                dst, tag, runtime().comm, &req),
+                      rank_);
+    return std::make_shared<MpiPointToPointWork>(req, rank_, "send to rank " + std::to_string(dst) + " (tag " +
+                                                 std::to_string(tag) + ")", timeout_, copy, Tensor(), false);
+  }
+  std::shared_ptr<Work> recv(Tensor tensor, int src, int tag) override {
+    check_collective_tensors({tensor}, "recv");
+    check_host_tensors({tensor}, "recv", "mpi");
+    TINYDDP_CHECK(src == -1 || (src >= 0 && src < size_ && src != rank_), "recv: src ", src, " must be another rank "
+                  "of a group of size ", size_, " (this is rank ", rank_, "), or -1 for any rank.");
+    // One byte more than expected: a longer message then shows as a wrong count instead of MPI_ERR_TRUNCATE.
+    const int64_t bytes = tensor.numel() * static_cast<int64_t>(element_size(tensor.dtype()));
+    Tensor buffer = empty({bytes + 1}, DType::b8);
+    MPI_Request req;
+    TINYDDP_MPI_CHECK(MPI_Irecv(buffer.raw_data(), static_cast<int>(bytes + 1), MPI_BYTE, src == -1 ? MPI_ANY_SOURCE : src,
+                                tag, runtime().comm, &req),
+                      rank_);
+    auto inner = std::make_shared<MpiPointToPointWork>(
+        req, rank_, "recv from " + (src == -1 ? std::string("any rank") : "rank " + std::to_string(src)) + " (tag " +
+                        std::to_string(tag) + ")", timeout_, buffer, tensor, true);
+    return std::make_shared<RecvCopyWork>(inner, buffer, tensor);
   }
 
  private:

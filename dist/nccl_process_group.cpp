@@ -387,7 +387,35 @@ class NcclProcessGroup : public ProcessGroup {
     });
   }
 
+  // NCCL has no tags and no receive from any rank: messages between two ranks match in the order they were
+  // issued, so a tag other than 0 or src -1 is refused rather than matched wrongly.
+  std::shared_ptr<Work> send(Tensor tensor, int dst, int tag) override {
+    check_point_to_point(tensor, "send", "dst", dst, tag);
+    return launch("send", {tensor}, total_bytes({tensor}), [&](Comm& c) {
+      TINYDDP_NCCL_CHECK(ncclSend(tensor.raw_data(), static_cast<size_t>(tensor.numel()), nccl_type(tensor.dtype()), dst,
+                                  c.comm, c.stream),
+                         c.rank, c.comm);
+    });
+  }
+
+  std::shared_ptr<Work> recv(Tensor tensor, int src, int tag) override {
+    check_point_to_point(tensor, "recv", "src", src, tag);
+    return launch("recv", {tensor}, total_bytes({tensor}), [&](Comm& c) {
+      TINYDDP_NCCL_CHECK(ncclRecv(tensor.raw_data(), static_cast<size_t>(tensor.numel()), nccl_type(tensor.dtype()), src,
+                                  c.comm, c.stream),
+                         c.rank, c.comm);
+    });
+  }
+
  private:
+  void check_point_to_point(const Tensor& tensor, const char* what, const char* name, int peer, int tag) const {
+    check_device_tensors({tensor}, what);
+    TINYDDP_CHECK(peer >= 0 && peer < size() && peer != rank(), rank_prefix(rank()), what, ": ", name, " ", peer,
+                  " must be another rank of this ", size(), "-rank group (NCCL has no receive from any rank).");
+    TINYDDP_CHECK(tag == 0, rank_prefix(rank()), what, ": tag ", tag, " is not supported by the nccl backend, which "
+                  "has no tags (messages between two ranks match in issue order); pass tag 0.");
+  }
+
   // What NCCL needs: defined, contiguous, one dtype (check_collective_tensors), and on this group's GPU.
   void check_device_tensors(const std::vector<Tensor>& tensors, const char* what) const {
     check_collective_tensors(tensors, what);

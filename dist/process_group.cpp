@@ -73,6 +73,21 @@ std::string collective_timeout_message(int rank, const std::string& kind, uint64
          "skipped this collective; check that every rank runs the same sequence of collectives.";
 }
 
+std::shared_ptr<Work> ProcessGroup::send(Tensor, int, int) {
+  TINYDDP_CHECK(false, "send: the ", backend(), " backend has no point-to-point messages; the thread backend has them.");
+  return nullptr;
+}
+
+std::shared_ptr<Work> ProcessGroup::recv(Tensor, int, int) {
+  TINYDDP_CHECK(false, "recv: the ", backend(), " backend has no point-to-point messages; the thread backend has them.");
+  return nullptr;
+}
+
+std::shared_ptr<ProcessGroup> ProcessGroup::subgroup(const std::vector<int>&) {
+  TINYDDP_CHECK(false, "new_group: the ", backend(), " backend has no subgroups; the thread backend has them.");
+  return nullptr;
+}
+
 std::vector<std::string> allgather_strings(ProcessGroup& pg, const std::string& mine) {
   std::vector<Tensor> lengths;
   for (int r = 0; r < pg.size(); ++r) lengths.push_back(zeros({1}, DType::i64));

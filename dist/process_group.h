@@ -51,6 +51,8 @@ class Work {
   // Blocks until the collective completed on this rank; throws on timeout or failure.
   virtual void wait() = 0;
   virtual bool is_completed() = 0;
+  // A completed recv: the rank its message came from (what recv from any source needs); -1 for the others.
+  virtual int source_rank() { return -1; }
 };
 
 class ProcessGroup {
@@ -70,6 +72,20 @@ class ProcessGroup {
   // outputs[r] gets rank r's input; outputs must have size() tensors shaped like input.
   virtual std::shared_ptr<Work> allgather(std::vector<Tensor> outputs, Tensor input) = 0;
   virtual std::shared_ptr<Work> barrier() = 0;
+
+  // Point to point: `tensor` goes to rank `dst`'s recv with the same tag. Messages between two ranks with one
+  // tag arrive in the order they were sent. A backend without them throws (they are not collectives: only the
+  // two ranks take part, so they are outside the collective sequence numbers).
+  virtual std::shared_ptr<Work> send(Tensor tensor, int dst, int tag = 0);
+  // Fills `tensor` (contiguous, the sent numel and dtype) from rank `src`'s send with `tag`; src = -1 takes the
+  // first message with that tag from any rank (Work::source_rank says whose).
+  virtual std::shared_ptr<Work> recv(Tensor tensor, int src, int tag = 0);
+
+  // A group of some of this group's ranks (`ranks`: this group's ranks, each once, in the order that numbers the
+  // new group's ranks). Every rank of this group calls it, members or not, in the same order (as
+  // torch.distributed.new_group requires); returns this rank's group, or null when this rank is not in `ranks`.
+  // A backend without subgroups throws.
+  virtual std::shared_ptr<ProcessGroup> subgroup(const std::vector<int>& ranks);
 
  protected:
   std::chrono::milliseconds timeout_ = kDefaultTimeout;

@@ -221,7 +221,102 @@ class ThreadWork : public Work {
   bool completed_ = false;
 };
 
+// A recv: done once it took its message (at wait or at a poll that finds one).
+class ThreadRecvWork : public Work {
+ public:
+  ThreadRecvWork(std::shared_ptr<ThreadWorld> world, int rank, int src, int tag, Tensor tensor)
+      : world_(std::move(world)), rank_(rank), src_(src), tag_(tag), tensor_(std::move(tensor)) {}
+
+  void wait() override {
+    if (source_ >= 0) return;
+    ThreadWorld& w = *world_;
+    std::unique_lock<std::mutex> lock = w.lock_world();
+    std::string left;
+    bool taken = false;
+    w.cv_.wait_for(lock, w.timeout_, [&] {
+      if ((taken = take(lock))) return true;
+      left = left_error();
+      return !left.empty() || !w.abort_reason_.empty();
+    });
+    if (taken) return;
+    const std::string what = "[Rank " + std::to_string(rank_) + "] recv from " + from() + " (tag " +
+                             std::to_string(tag_) + ")";
+    if (!left.empty()) throw PeerLeftError(what + " can never complete: " + left);
+    if (!w.abort_reason_.empty()) throw Error(what + " cannot complete: " + w.abort_reason_);
+    throw CollectiveFailedError(what + " timed out after " + std::to_string(w.timeout_.count()) +
+                                " ms: no message arrived. The sender may have died, hung, or sent with another tag.");
+  }
+
+  bool is_completed() override {
+    if (source_ >= 0) return true;
+    std::unique_lock<std::mutex> lock(world_->mu_, std::try_to_lock);
+    return lock.owns_lock() && take(lock);
+  }
+
+  int source_rank() override { return source_; }
+
+ private:
+  std::string from() const { return src_ < 0 ? std::string("any rank") : "rank " + std::to_string(src_); }
+
+  // With mu_ held: takes the first matching message into tensor_, if there is one.
+  bool take(std::unique_lock<std::mutex>&) {
+    std::deque<ThreadWorld::Message>& box = world_->mailboxes_[rank_];
+    for (auto it = box.begin(); it != box.end(); ++it) {
+      if (it->tag != tag_ || (src_ >= 0 && it->src != src_)) continue;
+      const Tensor& data = it->data;
+      // The message stays queued on a mismatch, as a receive of the wrong size cannot consume it.
+      TINYDDP_CHECK(data.numel() == tensor_.numel() && data.dtype() == tensor_.dtype(), "[Rank ", rank_,
+                    "] recv from rank ", it->src, " (tag ", tag_, "): the message is ", describe(data),
+                    " but the receiving tensor is ", describe(tensor_), "; send and recv need the same numel and dtype.");
+      std::memcpy(tensor_.raw_data(), data.raw_data(), data.numel() * element_size(data.dtype()));
+      source_ = it->src;
+      box.erase(it);
+      return true;
+    }
+    return false;
+  }
+
+  // With mu_ held: why no message can come any more, or "".
+  std::string left_error() const {
+    const ThreadWorld& w = *world_;
+    if (src_ >= 0)
+      return w.left_[src_] ? "rank " + std::to_string(src_) + " left the process group (" + w.left_[src_]->why + ")"
+                           : "";
+    for (int r = 0; r < w.size_; ++r)
+      if (r != rank_ && !w.left_[r]) return "";
+    return "every other rank left the process group";
+  }
+
+  std::shared_ptr<ThreadWorld> world_;
+  int rank_, src_, tag_;
+  Tensor tensor_;
+  int source_ = -1;   // set once the message was taken
+};
+
+std::shared_ptr<Work> ThreadWorld::send(int src, int dst, int tag, const Tensor& tensor) {
+  Tensor copy = tensor.clone();
+  {
+    const std::unique_lock<std::mutex> lock = lock_world();
+    TINYDDP_CHECK(!left_[src], "thread process group: rank ", src, " called send after it left the process group.");
+    mailboxes_[dst].push_back({src, tag, std::move(copy)});
+  }
+  cv_.notify_all();
+  return std::make_shared<CompletedWork>();
+}
+
+std::shared_ptr<Work> ThreadWorld::recv(int dst, int src, int tag, Tensor tensor) {
+  return std::make_shared<ThreadRecvWork>(shared_from_this(), dst, src, tag, std::move(tensor));
+}
+
 namespace {
+
+// "send: dst", "recv: src": a peer must be another rank of the group.
+void check_peer(const char* call, const char* name, int peer, int rank, int size, bool any_allowed) {
+  if (any_allowed && peer == -1) return;
+  TINYDDP_CHECK(peer >= 0 && peer < size, call, ": ", name, " ", peer, " is not a rank of a group of size ", size, ".");
+  TINYDDP_CHECK(peer != rank, call, ": ", name, " ", peer, " is this rank; a rank cannot ", call,
+                " to itself (copy the tensor instead).");
+}
 
 class ThreadProcessGroup : public ProcessGroup {
  public:
@@ -257,6 +352,21 @@ class ThreadProcessGroup : public ProcessGroup {
     return world_->arrive(rank_, {"allgather", std::move(outputs), std::move(input), ReduceOp::sum, 0});
   }
   std::shared_ptr<Work> barrier() override { return world_->arrive(rank_, {"barrier", {}, {}, ReduceOp::sum, 0}); }
+  std::shared_ptr<ProcessGroup> subgroup(const std::vector<int>& ranks) override {
+    return world_->subgroup(rank_, ranks);
+  }
+  std::shared_ptr<Work> send(Tensor tensor, int dst, int tag) override {
+    check_collective_tensors({tensor}, "send");
+    check_host_tensors({tensor}, "send", "thread");
+    check_peer("send", "dst", dst, rank_, size(), false);
+    return world_->send(rank_, dst, tag, tensor);
+  }
+  std::shared_ptr<Work> recv(Tensor tensor, int src, int tag) override {
+    check_collective_tensors({tensor}, "recv");
+    check_host_tensors({tensor}, "recv", "thread");
+    check_peer("recv", "src", src, rank_, size(), true);
+    return world_->recv(rank_, src, tag, std::move(tensor));
+  }
 
  private:
   std::shared_ptr<ThreadWorld> world_;
@@ -269,7 +379,9 @@ ThreadWorld::ThreadWorld(int size, std::chrono::milliseconds timeout)
     : size_(size), timeout_(timeout),
       spin_(static_cast<unsigned>(std::max(size, 0)) <= usable_cpus()),
       next_seq_(static_cast<size_t>(std::max(size, 0)), 0),
-      left_(static_cast<size_t>(std::max(size, 0))) {
+      left_(static_cast<size_t>(std::max(size, 0))),
+      mailboxes_(static_cast<size_t>(std::max(size, 0))),
+      next_subgroup_(static_cast<size_t>(std::max(size, 0)), 0) {
   TINYDDP_CHECK(size >= 1, "ThreadWorld: the number of ranks must be at least 1, got ", size, ".");
 }
 
@@ -286,11 +398,53 @@ std::unique_lock<std::mutex> ThreadWorld::lock_world() {
 
 void ThreadWorld::leave(int rank, const std::string& why) {
   TINYDDP_CHECK(rank >= 0 && rank < size_, "ThreadWorld::leave: rank ", rank, " is out of range for ", size_, " ranks.");
+  std::vector<std::pair<std::shared_ptr<ThreadWorld>, int>> subs;   // left outside mu_: each has its own
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (!left_[rank]) left_[rank] = Left{next_seq_[rank], why};
+    for (auto& [n, sub] : subworlds_)
+      for (size_t i = 0; i < sub.ranks.size(); ++i)
+        if (sub.ranks[i] == rank) subs.emplace_back(sub.world, static_cast<int>(i));
   }
   cv_.notify_all();
+  for (auto& [world, index] : subs) world->leave(index, why);
+}
+
+std::shared_ptr<ProcessGroup> ThreadWorld::subgroup(int rank, const std::vector<int>& ranks) {
+  std::vector<bool> seen(size_, false);
+  for (int r : ranks) {
+    TINYDDP_CHECK(r >= 0 && r < size_, "new_group: rank ", r, " is not a rank of a group of size ", size_, ".");
+    TINYDDP_CHECK(!seen[r], "new_group: rank ", r, " is listed twice; list each rank of the new group once.");
+    seen[r] = true;
+  }
+  TINYDDP_CHECK(!ranks.empty(), "new_group: the list of ranks is empty; a group needs at least one rank.");
+  std::shared_ptr<ThreadWorld> world;
+  std::vector<std::pair<int, std::string>> pending_leaves;
+  std::string abort_reason;
+  {
+    const std::unique_lock<std::mutex> lock = lock_world();
+    const uint64_t n = next_subgroup_[rank]++;
+    auto [it, created] = subworlds_.try_emplace(n);
+    if (created) it->second = Subworld{ranks, std::make_shared<ThreadWorld>(static_cast<int>(ranks.size()), timeout_)};
+    const auto show = [](const std::vector<int>& v) {
+      std::string out;
+      for (int r : v) out += (out.empty() ? "" : ", ") + std::to_string(r);
+      return "[" + out + "]";
+    };
+    TINYDDP_CHECK(it->second.ranks == ranks, "new_group: rank ", rank, " created subgroup #", n, " of ranks ",
+                  show(ranks), " but another rank created it of ranks ", show(it->second.ranks),
+                  ". Every rank must call new_group with the same ranks, in the same order.");
+    world = it->second.world;
+    // Members that already left or failed here never join the subgroup's collectives either.
+    for (size_t i = 0; i < ranks.size(); ++i)
+      if (left_[ranks[i]]) pending_leaves.emplace_back(static_cast<int>(i), left_[ranks[i]]->why);
+    abort_reason = abort_reason_;
+  }
+  for (auto& [index, why] : pending_leaves) world->leave(index, why);
+  if (!abort_reason.empty()) world->abort(rank, abort_reason);
+  const auto at = std::find(ranks.begin(), ranks.end(), rank);
+  if (at == ranks.end()) return nullptr;
+  return world->group(static_cast<int>(at - ranks.begin()));
 }
 
 std::string ThreadWorld::left_error(uint64_t seq, int rank, const std::string& kind) const {
@@ -313,11 +467,14 @@ std::string ThreadWorld::left_error(uint64_t seq, int rank, const std::string& k
 }
 
 void ThreadWorld::abort(int rank, const std::string& reason) {
+  std::vector<std::shared_ptr<ThreadWorld>> subs;
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (abort_reason_.empty()) abort_reason_ = "rank " + std::to_string(rank) + " failed: " + reason;
+    for (auto& [n, sub] : subworlds_) subs.push_back(sub.world);
   }
   cv_.notify_all();
+  for (auto& world : subs) world->abort(rank, reason);   // `rank` is this world's: the message names it so
 }
 
 std::shared_ptr<Work> ThreadWorld::arrive(int rank, Arrival arrival) {

@@ -14,10 +14,13 @@
 // timeout. If a rank's program ends (it returned, or caught its error and stopped), run() or the program
 // itself calls leave(): the collectives that rank never reached fail at once on the others, naming it, as
 // a multi-process run fails with a transport error when a peer exits.
+// Point to point (send/recv) goes through per-rank mailboxes outside the collective numbering; a subgroup
+// (subgroup()) is a ThreadWorld of its own that follows its parent's leaves and aborts.
 #pragma once
 
 #include <atomic>
 #include <condition_variable>
+#include <deque>
 #include <exception>
 #include <functional>
 #include <map>
@@ -49,6 +52,18 @@ class ThreadWorld : public std::enable_shared_from_this<ThreadWorld> {
   // returns leaves it, so that the others stop at the first collective it will never join.
   static std::vector<std::exception_ptr> run(int size, const std::function<void(ProcessGroup&)>& fn,
                                              std::chrono::milliseconds timeout = kDefaultTimeout);
+
+  // Point to point (ProcessGroup::send/recv). A send copies its tensor into dst's mailbox and is complete at
+  // once (a buffered send: nothing waits on the receiver); a recv takes the first message in that mailbox from
+  // `src` (-1: any rank) with `tag`, in the order they were sent, waiting up to the timeout. A recv whose sender
+  // left (or, from any rank, whose every peer left) with no message waiting fails at once, naming it.
+  std::shared_ptr<Work> send(int src, int dst, int tag, const Tensor& tensor);
+  std::shared_ptr<Work> recv(int dst, int src, int tag, Tensor tensor);
+
+  // `rank`'s group in a subgroup of `ranks` (ProcessGroup::subgroup): the k-th subgroup call of every rank makes
+  // the k-th subgroup, a world of its own whose rank i is ranks[i]; null for a rank not in it. A rank that leaves
+  // or aborts this world leaves or aborts its subgroups too, so their collectives fail as this world's do.
+  std::shared_ptr<ProcessGroup> subgroup(int rank, const std::vector<int>& ranks);
 
   // Internal: one rank's arrival at its next collective.
   struct Arrival;
@@ -88,6 +103,11 @@ class ThreadWorld : public std::enable_shared_from_this<ThreadWorld> {
     std::atomic<size_t> pieces_left{0};              // pieces not yet reduced; the one who reduces the last completes
   };
   friend class ThreadWork;
+  friend class ThreadRecvWork;
+  struct Message {
+    int src, tag;
+    Tensor data;   // a copy of the sent tensor
+  };
   void perform(Slot& slot);         // broadcast, allgather, barrier: called with mu_ held by the last arrival
   void prepare_allreduce(Slot& slot);   // with mu_ held, at the last arrival: the pieces, then ready
   // Reduces unclaimed pieces of `slot`, rank's own chunk first; only its own when `own_only`. Without mu_.
@@ -116,6 +136,13 @@ class ThreadWorld : public std::enable_shared_from_this<ThreadWorld> {
     std::string why;
   };
   std::vector<std::optional<Left>> left_;   // per rank: set once its program ended
+  std::vector<std::deque<Message>> mailboxes_;   // per destination rank, oldest first; under mu_
+  struct Subworld {
+    std::vector<int> ranks;   // this world's rank of each of its ranks
+    std::shared_ptr<ThreadWorld> world;
+  };
+  std::map<uint64_t, Subworld> subworlds_;   // by creation number; under mu_
+  std::vector<uint64_t> next_subgroup_;      // per rank: the number of its next subgroup call
 };
 
 }  // namespace tinyddp::dist

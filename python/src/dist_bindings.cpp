@@ -5,6 +5,7 @@
 #include <stdexcept>
 
 #include "bindings.h"
+#include "dist/collectives.h"
 #include "dist/comm_hooks.h"
 #include "dist/ddp.h"
 #include "dist/mpi_process_group.h"
@@ -26,6 +27,11 @@ dist::ProcessGroup& default_pg() {
                 "Default process group has not been initialized, please make sure to call init_process_group.");
   return *default_group;
 }
+
+using PG = std::shared_ptr<dist::ProcessGroup>;
+
+// The group a collective runs on: a subgroup from new_group, or the default group when none is given.
+dist::ProcessGroup& pg_of(const PG& pg) { return pg ? *pg : default_pg(); }
 
 void init_process_group(const std::string& backend, int rank, int world_size, double timeout_s) {
   TINYDDP_CHECK(default_group == nullptr, "trying to initialize the default process group twice!");
@@ -265,7 +271,8 @@ void bind_dist(py::module_& m) {
   py::module_ d = m.def_submodule("_dist", "dist/ for tinyddp.distributed");
   py::class_<dist::Work, std::shared_ptr<dist::Work>>(d, "Work")
       .def("wait", [](dist::Work& w) { w.wait(); return true; }, release())
-      .def("is_completed", &dist::Work::is_completed, release());
+      .def("is_completed", &dist::Work::is_completed, release())
+      .def("source_rank", &dist::Work::source_rank);
 
   d.def("init_process_group", &init_process_group, py::arg("backend"), py::arg("rank") = -1,
         py::arg("world_size") = -1, py::arg("timeout_s") = 0.0);
@@ -274,25 +281,53 @@ void bind_dist(py::module_& m) {
   d.def("get_rank", [] { return default_pg().rank(); });
   d.def("get_world_size", [] { return default_pg().size(); });
   d.def("get_backend", [] { return default_pg().backend(); });
-  d.def("barrier", [] { default_pg().barrier()->wait(); }, release());
-  d.def("all_reduce", [](const Tensor& t, const std::string& op) { return default_pg().allreduce({t}, reduce_op(op)); },
-        release());
-  d.def("broadcast", [](const Tensor& t, int src) { return default_pg().broadcast({t}, src); }, release());
-  d.def("all_gather", [](std::vector<Tensor> outputs, const Tensor& input) {
-          return default_pg().allgather(std::move(outputs), input);
-        }, release());
+  py::class_<dist::ProcessGroup, PG>(d, "ProcessGroup")
+      .def("rank", &dist::ProcessGroup::rank)
+      .def("size", &dist::ProcessGroup::size);
+  // A subgroup of the default group's `ranks`; None on a rank not in it (every rank calls it).
+  d.def("new_group", [](const std::vector<int>& ranks) { return default_pg().subgroup(ranks); }, release());
+  const auto group = py::arg("pg") = PG();
+  d.def("barrier", [](const PG& pg) { return pg_of(pg).barrier(); }, group, release());
+  d.def("barrier_wait", [](const PG& pg) { pg_of(pg).barrier()->wait(); }, group, release());
+  d.def("all_reduce", [](const Tensor& t, const std::string& op, const PG& pg) {
+          return pg_of(pg).allreduce({t}, reduce_op(op));
+        }, py::arg("tensor"), py::arg("op"), group, release());
+  d.def("broadcast", [](const Tensor& t, int src, const PG& pg) { return pg_of(pg).broadcast({t}, src); },
+        py::arg("tensor"), py::arg("src"), group, release());
+  d.def("all_gather", [](std::vector<Tensor> outputs, const Tensor& input, const PG& pg) {
+          return pg_of(pg).allgather(std::move(outputs), input);
+        }, py::arg("outputs"), py::arg("input"), group, release());
+  d.def("reduce", [](const Tensor& t, int dst, const std::string& op, const PG& pg) {
+          return dist::reduce(pg_of(pg), t, dst, reduce_op(op));
+        }, py::arg("tensor"), py::arg("dst"), py::arg("op"), group, release());
+  d.def("gather", [](const Tensor& input, std::vector<Tensor> outputs, int dst, const PG& pg) {
+          return dist::gather(pg_of(pg), input, std::move(outputs), dst);
+        }, py::arg("input"), py::arg("outputs"), py::arg("dst"), group, release());
+  d.def("scatter", [](const Tensor& output, std::vector<Tensor> inputs, int src, const PG& pg) {
+          return dist::scatter(pg_of(pg), output, std::move(inputs), src);
+        }, py::arg("output"), py::arg("inputs"), py::arg("src"), group, release());
+  d.def("reduce_scatter", [](const Tensor& output, std::vector<Tensor> inputs, const std::string& op, const PG& pg) {
+          return dist::reduce_scatter(pg_of(pg), output, std::move(inputs), reduce_op(op));
+        }, py::arg("output"), py::arg("inputs"), py::arg("op"), group, release());
+  d.def("all_to_all", [](std::vector<Tensor> outputs, std::vector<Tensor> inputs, const PG& pg) {
+          return dist::alltoall(pg_of(pg), std::move(outputs), std::move(inputs));
+        }, py::arg("outputs"), py::arg("inputs"), group, release());
+  d.def("send", [](const Tensor& t, int dst, int tag, const PG& pg) { return pg_of(pg).send(t, dst, tag); },
+        py::arg("tensor"), py::arg("dst"), py::arg("tag"), group, release());
+  d.def("recv", [](const Tensor& t, int src, int tag, const PG& pg) { return pg_of(pg).recv(t, src, tag); },
+        py::arg("tensor"), py::arg("src"), py::arg("tag"), group, release());
   // Every rank's bytes, in rank order (all_gather_object and broadcast_object_list send pickles through it).
-  d.def("all_gather_bytes", [](const py::bytes& mine) {
+  d.def("all_gather_bytes", [](const py::bytes& mine, const PG& pg) {
     std::string bytes = mine;
     std::vector<std::string> all;
     {
       py::gil_scoped_release gil;
-      all = dist::allgather_strings(default_pg(), bytes);
+      all = dist::allgather_strings(pg_of(pg), bytes);
     }
     py::list out;
     for (const std::string& b : all) out.append(py::bytes(b));
     return out;
-  });
+  }, py::arg("mine"), group);
   d.def("run_threads", &run_threads);
   // fp16_compress_hook's cast: rounds a float32 tensor's values to the nearest fp16 (dist/comm_hooks.h).
   d.def("round_to_fp16_", [](Tensor& t) {

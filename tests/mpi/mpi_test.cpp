@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "apps/tinyddp/repro/repro.h"
+#include "dist/collectives.h"
 #include "dist/ddp.h"
 #include "dist/mpi_process_group.h"
 #include "engine/tinyddp.h"
@@ -49,6 +50,39 @@ TEST(Mpi, AllreduceBroadcastAllgatherBarrier) {
 // MPI_Iallreduce is Rabenseifner's (3) unless the user chose one, read back from Open MPI itself through the
 // MPI tool interface. CTest runs this once as is (expects 3) and once with the user's choice set to 1
 // (mpi.user_iallreduce_algorithm, which sets TINYDDP_TEST_EXPECT_IALLREDUCE to 1).
+// dist/collectives.h over MPI's collectives, and send/recv: the thread backend's closed forms on 2 ranks.
+TEST(Mpi, ComposedCollectivesAndPointToPoint) {
+  auto pg = world();
+  const int r = pg->rank(), peer = 1 - r;
+  Tensor t = full({5}, r + 1.0);
+  reduce(*pg, t, 0)->wait();
+  // rank 1 keeps 1.13 gloo's partials: chunk 0 (4 elements) its own, chunk 1 the sum
+  EXPECT_EQ(t.to_vector<float>(), r == 0 ? std::vector<float>(5, 3.0f) : (std::vector<float>{2, 2, 2, 2, 3}));
+  Tensor s = zeros({2}, DType::i64);
+  std::vector<Tensor> ins;
+  if (r == 1) ins = {full({2}, 5.0, DType::i64), full({2}, 6.0, DType::i64)};
+  scatter(*pg, s, ins, 1)->wait();
+  EXPECT_EQ(s.to_vector<int64_t>(), std::vector<int64_t>(2, 5 + r));
+  std::vector<Tensor> outs = {zeros({r + 1}), zeros({r + 1})};
+  alltoall(*pg, outs, {full({1}, 10.0 * r), full({2}, 10.0 * r + 1)})->wait();
+  for (int j = 0; j < 2; ++j) EXPECT_EQ(outs[j].to_vector<float>(), std::vector<float>(r + 1, 10.0f * j + r));
+
+  Tensor got = zeros({3}, DType::f64);
+  if (r == 0) {
+    pg->send(full({3}, 4.5, DType::f64), peer, 2)->wait();
+    auto w = pg->recv(got, -1, 3);
+    w->wait();
+    EXPECT_EQ(w->source_rank(), 1);
+  } else {
+    auto w = pg->recv(got, 0, 2);
+    w->wait();
+    EXPECT_EQ(w->source_rank(), 0);
+    pg->send(got, 0, 3)->wait();
+  }
+  EXPECT_EQ(got.to_vector<double>(), std::vector<double>(3, 4.5));
+  pg->barrier()->wait();
+}
+
 TEST(Mpi, IallreduceUsesReduceScatterAllgatherUnlessTheUserChose) {
   world();   // MPI is initialized by the group
   const char* expected_text = std::getenv("TINYDDP_TEST_EXPECT_IALLREDUCE");

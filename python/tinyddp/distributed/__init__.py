@@ -1,4 +1,5 @@
-"""torch.distributed (its distributed_c10d subset) over dist/: the default process group, per thread.
+"""torch.distributed (its distributed_c10d subset) over dist/: the default process group, per thread, and the
+subgroups new_group makes of it; collectives and send/recv with gloo's texts (tests/golden/dist_collectives.json).
 
 Backends: "thread" (the ranks are threads of this process, started by tinyddp.multiprocessing.spawn; each rank
 thread has its own default group) and "mpi" (one rank per process, under mpirun). "gloo", so that a PyTorch script
@@ -10,6 +11,7 @@ import io
 import os
 import pickle
 import threading
+import warnings
 
 from tinyddp import _C
 from tinyddp.futures import Future
@@ -18,8 +20,6 @@ from tinyddp.multiprocessing.spawn import _rank_thread
 _d = _C._dist
 
 is_initialized = _d.is_initialized
-get_rank = _d.get_rank
-get_world_size = _d.get_world_size
 # The backend name init_process_group was given, per thread as the default group is.
 _backend_name = threading.local()
 
@@ -28,14 +28,47 @@ _backend_name = threading.local()
 _MPIRUN_SIZE_VARS = ("OMPI_COMM_WORLD_SIZE", "PMI_SIZE")
 
 
+class Backend:
+    """torch.distributed.Backend: its names are plain lower-case strings, and Backend(name) returns the one
+    `name` spells (any case), as 1.13's does."""
+    UNDEFINED = "undefined"
+    GLOO = "gloo"
+    NCCL = "nccl"
+    UCC = "ucc"
+    MPI = "mpi"
+    TCP = "tcp"
+
+    def __new__(cls, name):
+        if not isinstance(name, str):
+            raise ValueError(f"Backend name must be a string, but got: {name}")
+        value = getattr(Backend, name.upper(), Backend.UNDEFINED)
+        if value == Backend.TCP:
+            raise ValueError("TCP backend has been deprecated. Please use Gloo or MPI backend for collective "
+                             "operations on CPU tensors.")
+        if value == Backend.UNDEFINED:
+            raise ValueError(f"Invalid backend: '{name}'")
+        return value
+
+
+def is_gloo_available():
+    return True
+
+
+def is_nccl_available():
+    return False
+
+
 def get_backend(group=None):
-    _check_group(group, "get_backend")
+    _group(group, "get_backend")
     name = _d.get_backend()   # raises PyTorch's text when there is no default group
     return getattr(_backend_name, "name", None) or name
 
 
 def destroy_process_group(group=None):
-    _check_group(group, "destroy_process_group")
+    """Ends the default group (a subgroup's end is its last reference's)."""
+    if group is not None and group is not GroupMember.WORLD:
+        _group(group, "destroy_process_group")
+        return
     _d.destroy_process_group()
     _backend_name.name = None
 
@@ -53,52 +86,139 @@ class ReduceOp:
 
 
 class ProcessGroup:
-    """The default group of this thread, as dist.group.WORLD names it. tinyddp has no subgroups: every
-    collective, and DistributedDataParallel, runs on the default group."""
+    """A group of ranks: dist.group.WORLD (this thread's default group) or one that new_group made. rank() and
+    size() are this rank's place in it; collectives name their roots and peers by world rank, as 1.13's do."""
+
+    def __init__(self, pg=None, ranks=None):
+        self._pg = pg          # the C++ group; None: the default group
+        self._ranks = ranks    # the world rank of each of its ranks; None: the world
 
     def rank(self):
-        return get_rank()
+        return _d.get_rank() if self._pg is None else self._pg.rank()
 
     def size(self):
-        return get_world_size()
+        return _d.get_world_size() if self._pg is None else self._pg.size()
 
     def __repr__(self):
-        return f"<tinyddp.distributed.ProcessGroup {get_backend()} (the default group)>"
+        if self._ranks is None:
+            return f"<tinyddp.distributed.ProcessGroup {get_backend()} (the default group)>"
+        return f"<tinyddp.distributed.ProcessGroup {get_backend()} of ranks {self._ranks}>"
 
 
 class group:  # noqa: N801  (torch.distributed.group)
     WORLD = ProcessGroup()
 
 
+class GroupMember:  # noqa: N801  (torch.distributed.GroupMember)
+    WORLD = group.WORLD
+    NON_GROUP_MEMBER = object()
+
+
+default_pg_timeout = datetime.timedelta(minutes=30)
+
+
+def is_torchelastic_launched():
+    return os.getenv("TORCHELASTIC_RUN_ID") is not None
+
+
+def get_rank(group=None):
+    """This rank's place in `group` (the world by default); -1 in a group it is not part of."""
+    g = _group(group, "get_rank")
+    return -1 if g is None else g.rank()
+
+
+def get_world_size(group=None):
+    g = _group(group, "get_world_size")
+    return -1 if g is None else g.size()
+
+
+def get_global_rank(group, group_rank):
+    """The world's rank of `group`'s rank group_rank."""
+    g = _group(group, "get_global_rank")
+    if g is None or g._ranks is None:
+        return group_rank
+    if not 0 <= group_rank < len(g._ranks):
+        raise RuntimeError(f"Group rank {group_rank} is not part of group {g!r}")
+    return g._ranks[group_rank]
+
+
+def get_group_rank(group, global_rank):
+    g = _group(group, "get_group_rank")
+    if g is None or g._ranks is None:
+        return global_rank
+    if global_rank not in g._ranks:
+        raise RuntimeError(f"Global rank {global_rank} is not part of group {g!r}")
+    return g._ranks.index(global_rank)
+
+
+def get_process_group_ranks(group):
+    g = _group(group, "get_process_group_ranks")
+    return list(range(get_world_size())) if g._ranks is None else list(g._ranks)
+
+
 def new_group(ranks=None, timeout=None, backend=None, pg_options=None):
-    """Only the whole world (ranks=None, or every rank): tinyddp's collectives run on the default group."""
-    if ranks is not None and sorted(ranks) != list(range(get_world_size())):
-        raise NotImplementedError(f"new_group(ranks={list(ranks)}): tinyddp has no subgroups; every collective runs "
-                                  f"on the default group of all {get_world_size()} ranks (new_group() or ranks=None).")
-    return group.WORLD
+    """A group of the world's `ranks` (sorted, as 1.13 sorts them), numbered in that order. Every rank calls it,
+    members or not, in the same order; a rank not in `ranks` gets GroupMember.NON_GROUP_MEMBER, and collectives
+    on that group then do nothing there (1.13's warning). All ranks (ranks=None) is the default group."""
+    n = get_world_size()
+    if ranks is None:
+        return group.WORLD
+    ranks = sorted(ranks)
+    if len(ranks) > n:
+        raise RuntimeError("the new group's world size should be less or equal to the world size set by "
+                           "init_process_group")
+    for r in ranks:
+        if r < 0 or r >= n:
+            raise RuntimeError("The new group's rank should be within the the world_size set by init_process_group")
+    if ranks == list(range(n)):
+        return group.WORLD
+    pg = _d.new_group(ranks)
+    return GroupMember.NON_GROUP_MEMBER if pg is None else ProcessGroup(pg, ranks)
 
 
-def _check_group(group_, call):
-    if group_ is not None and group_ is not group.WORLD:
-        raise ValueError(f"{call}(group={group_!r}): tinyddp has only the default group; pass group=None or "
-                         "dist.group.WORLD.")
+def _group(group_, call):
+    """The ProcessGroup a call runs on (None: the world); None when this rank is not in it."""
+    if group_ is None:
+        return group.WORLD
+    if group_ is GroupMember.NON_GROUP_MEMBER:
+        return None
+    if not isinstance(group_, ProcessGroup):
+        raise ValueError(f"{call}(group={group_!r}): expected None, dist.group.WORLD or a group from "
+                         "dist.new_group.")
+    return group_
+
+
+def _not_in_group(call):
+    warnings.warn(f"Running {call} on global rank {get_rank()} which does not belong to the given group.")
 
 
 class Work:
     """What a collective with async_op=True returns (torch.distributed's Work)."""
 
-    def __init__(self, work, tensors):
-        self._work, self._tensors = work, tensors
+    def __init__(self, work, tensors, finish=None):
+        self._work, self._tensors, self._finish = work, tensors, finish
 
     def wait(self, timeout=None):
-        return self._work.wait()
+        done = self._work.wait()
+        self._run_finish()
+        return done
 
     def is_completed(self):
-        return self._work.is_completed()
+        if not self._work.is_completed():
+            return False
+        self._run_finish()
+        return True
+
+    def _run_finish(self):
+        # the Python part of a collective (copies out of staging tensors), once, after the C++ part completed
+        finish, self._finish = self._finish, None
+        if finish is not None:
+            finish()
 
     def get_future(self):
-        """A Future completed with the list of tensors the collective wrote, once it completes."""
-        return Future._of_work(self._work, self._tensors)
+        """A Future completed with the list of tensors the collective wrote, once it completes (and its Python
+        part, if any, has run: the Future drives this Work)."""
+        return Future._of_work(self, self._tensors)
 
 
 def init_process_group(backend, init_method=None, timeout=datetime.timedelta(minutes=30), world_size=-1, rank=-1,
@@ -124,31 +244,94 @@ def init_process_group(backend, init_method=None, timeout=datetime.timedelta(min
     _backend_name.name = name
 
 
+def _done(work, async_op):
+    """What a collective returns: its Work with async_op=True, else None once it completed (as 1.13)."""
+    if async_op:
+        return work
+    work.wait()
+
+
+def _gloo():
+    """Whether the default group stands in for gloo: then gloo's texts, and gloo's gaps (the collectives 1.13's
+    gloo does not have raise its errors; the "thread" and "mpi" backends have them)."""
+    return get_backend() == Backend.GLOO
+
+
+def _group_rank(g, call, root):
+    """`g`'s rank of the world's rank `root` (1.13's collectives name roots and peers by world rank), then gloo's
+    range check."""
+    if g._ranks is not None:
+        if root not in g._ranks:
+            raise RuntimeError(f"Global rank {root} is not part of group {g!r}")
+        root = g._ranks.index(root)
+    if not 0 <= root < g.size():
+        raise RuntimeError(f"ProcessGroupGloo::{call}: invalid root rank: {root}")
+    return root
+
+
+def _group_peer(g, peer):
+    # gloo indexes its pairs with the rank unchecked: std::vector::at's out_of_range, an IndexError in Python
+    if g._ranks is not None:
+        if peer not in g._ranks:
+            raise RuntimeError(f"Global rank {peer} is not part of group {g!r}")
+        return g._ranks.index(peer)
+    n = g.size()
+    if peer >= n:
+        raise IndexError(f"vector::_M_range_check: __n (which is {peer}) >= this->size() (which is {n})")
+    return peer
+
+
+def _check_list(g, call, what, tensors, like):
+    """gloo's checks of a gather/scatter list: its length, then each tensor's dtype and size like `like`."""
+    n = g.size()
+    if len(tensors) != n:
+        raise RuntimeError(f"ProcessGroupGloo::{call}: Incorrect {what} list size {len(tensors)}. {what.capitalize()} "
+                           f"list size should be {n}, same as size of the process group.")
+    for t in tensors:
+        if t.dtype != like.dtype:
+            raise RuntimeError(f"Invalid usage of tensors with different dtypesFound {like.dtype} and  {t.dtype}")
+        if t.shape != like.shape:
+            raise RuntimeError(f"ProcessGroupGloo::{call}: invalid tensor size at index 0 (expected "
+                               f"{_size_text(like.shape)}, got {_size_text(t.shape)})")
+
+
 def barrier(group=None, async_op=False, device_ids=None):
-    _check_group(group, "barrier")
-    _d.barrier()
+    g = _group(group, "barrier")
+    if g is None:
+        return _not_in_group("barrier")
+    return _done(Work(_d.barrier(pg=g._pg), []), async_op)
+
+
+def monitored_barrier(group=None, timeout=None, wait_all_ranks=False):
+    """A barrier: a rank that does not arrive fails the others at the group's timeout (or at once when its
+    program ended), naming it, which is what 1.13's monitored_barrier adds to gloo's barrier."""
+    g = _group(group, "monitored_barrier")
+    if g is None:
+        return _not_in_group("monitored_barrier")
+    _d.barrier_wait(pg=g._pg)
 
 
 def all_reduce(tensor, op=ReduceOp.SUM, group=None, async_op=False):
-    _check_group(group, "all_reduce")
-    work = Work(_d.all_reduce(tensor, op), [tensor])
-    if async_op:
-        return work
-    work.wait()
+    g = _group(group, "all_reduce")
+    if g is None:
+        return _not_in_group("all_reduce")
+    return _done(Work(_d.all_reduce(tensor, op, pg=g._pg), [tensor]), async_op)
 
 
 def broadcast(tensor, src, group=None, async_op=False):
-    _check_group(group, "broadcast")
-    work = Work(_d.broadcast(tensor, src), [tensor])
-    if async_op:
-        return work
-    work.wait()
+    g = _group(group, "broadcast")
+    if g is None:
+        return _not_in_group("broadcast")
+    root = _group_rank(g, "broadcast", src)
+    return _done(Work(_d.broadcast(tensor, root, pg=g._pg), [tensor]), async_op)
 
 
 def all_gather(tensor_list, tensor, group=None, async_op=False):
     """tensor_list[r] = rank r's `tensor`, on every rank (checked with gloo's texts)."""
-    _check_group(group, "all_gather")
-    n = get_world_size()
+    g = _group(group, "all_gather")
+    if g is None:
+        return _not_in_group("all_gather")
+    n = g.size()
     if len(tensor_list) != n:
         raise RuntimeError(f"ProcessGroupGloo::allgather: invalid output tensor list at index 0 (expected length {n}, "
                            f"got {len(tensor_list)})")
@@ -158,10 +341,7 @@ def all_gather(tensor_list, tensor, group=None, async_op=False):
         if t.shape != tensor.shape:
             raise RuntimeError("ProcessGroupGloo::allgather: invalid tensor size at index 0 (expected "
                                f"{_size_text(tensor.shape)}, got {_size_text(t.shape)})")
-    work = Work(_d.all_gather(list(tensor_list), tensor), list(tensor_list))
-    if async_op:
-        return work
-    work.wait()
+    return _done(Work(_d.all_gather(list(tensor_list), tensor, pg=g._pg), list(tensor_list)), async_op)
 
 
 def _size_text(shape):
@@ -169,43 +349,256 @@ def _size_text(shape):
 
 
 def gather(tensor, gather_list=None, dst=0, group=None, async_op=False):
-    """gather_list[r] = rank r's `tensor` on rank `dst` (an all_gather underneath; other ranks pass None)."""
-    _check_group(group, "gather")
-    rank = get_rank()
-    if rank == dst and (gather_list is None or len(gather_list) != get_world_size()):
+    """gather_list[r] = rank r's `tensor` on rank `dst` (the other ranks pass None or [])."""
+    g = _group(group, "gather")
+    if g is None:
+        return _not_in_group("gather")
+    me = get_rank()   # 1.13 compares the world's ranks
+    if me == dst and not gather_list:
         raise ValueError("Argument ``gather_list`` must be specified on destination rank.")
-    if rank != dst and gather_list:
+    if me != dst and gather_list:
         raise ValueError("Argument ``gather_list`` must NOT be specified on non-destination ranks.")
-    from tinyddp._tensor import empty
-    staging = [empty(tensor.shape, dtype=tensor.dtype) for _ in range(get_world_size())]
-    all_gather(staging, tensor)
-    if rank == dst:
-        with _no_grad():
-            for out, got in zip(gather_list, staging):
-                out.copy_(got)
-    if async_op:
-        return _completed_work(gather_list or [])
+    root = _group_rank(g, "gather", dst)
+    gather_list = list(gather_list or [])
+    if me == dst:
+        _check_list(g, "gather", "output", gather_list, tensor)
+    return _done(Work(_d.gather(tensor, gather_list, root, pg=g._pg), gather_list), async_op)
 
 
 def reduce(tensor, dst, op=ReduceOp.SUM, group=None, async_op=False):
-    """The reduction lands in rank `dst`'s tensor. tinyddp reduces on every rank (an all_reduce), so the other
-    ranks' tensors hold it too; PyTorch leaves theirs unspecified."""
-    _check_group(group, "reduce")
-    return all_reduce(tensor, op, async_op=async_op)
+    """op over every rank's tensor, into rank `dst`'s tensor. The other ranks' tensors end as 1.13's gloo leaves
+    them: partial reductions of a ring (dist/collectives.cpp, Note [What reduce leaves elsewhere])."""
+    g = _group(group, "reduce")
+    if g is None:
+        return _not_in_group("reduce")
+    root = _group_rank(g, "reduce", dst)
+    return _done(Work(_d.reduce(tensor, root, op, pg=g._pg), [tensor]), async_op)
+
+
+def scatter(tensor, scatter_list=None, src=0, group=None, async_op=False):
+    """tensor = rank `src`'s scatter_list[rank] (the other ranks pass None or [])."""
+    g = _group(group, "scatter")
+    if g is None:
+        return _not_in_group("scatter")
+    scatter_list = scatter_list or []
+    me = get_rank()
+    if me == src and not scatter_list:
+        raise ValueError("Argument ``scatter_list`` must be specified on source rank.")
+    if me != src and scatter_list:
+        raise ValueError("Argument ``scatter_list`` must NOT be specified on non-source ranks.")
+    root = _group_rank(g, "scatter", src)
+    if me == src:
+        _check_list(g, "scatter", "input", scatter_list, tensor)
+    return _done(Work(_d.scatter(tensor, list(scatter_list), root, pg=g._pg), [tensor]), async_op)
+
+
+def reduce_scatter(output, input_list, op=ReduceOp.SUM, group=None, async_op=False):
+    """output = op over ranks of their input_list[rank]. 1.13's gloo has none (its error under "gloo")."""
+    g = _group(group, "reduce_scatter")
+    if g is None:
+        return _not_in_group("reduce_scatter")
+    if _gloo():
+        raise RuntimeError("ProcessGroupGloo does not support reduce_scatter")
+    return _done(Work(_d.reduce_scatter(output, list(input_list), op, pg=g._pg), [output]), async_op)
+
+
+def reduce_scatter_tensor(output, input, op=ReduceOp.SUM, group=None, async_op=False):
+    """output = op over ranks of their input's chunk `rank` (input is world_size outputs end to end)."""
+    g = _group(group, "reduce_scatter_tensor")
+    if g is None:
+        return _not_in_group("reduce_scatter_tensor")
+    if _gloo():
+        raise RuntimeError("ProcessGroup gloo does not support _reduce_scatter_base")
+    chunks = [c.contiguous() for c in input.reshape(g.size(), -1).unbind(0)]
+    return _done(Work(_d.reduce_scatter(output, chunks, op, pg=g._pg), [output]), async_op)
+
+
+def _reduce_scatter_base(output, input, op=ReduceOp.SUM, group=None, async_op=False):
+    warnings.warn("torch.distributed._reduce_scatter_base is a private function and will be deprecated. Please use "
+                  "torch.distributed.reduce_scatter_tensor instead.")
+    return reduce_scatter_tensor(output, input, op, group, async_op)
+
+
+def all_gather_into_tensor(output_tensor, input_tensor, group=None, async_op=False):
+    """output_tensor = every rank's input_tensor end to end, in rank order."""
+    g = _group(group, "all_gather_into_tensor")
+    if g is None:
+        return _not_in_group("all_gather_into_tensor")
+    if _gloo():
+        raise RuntimeError("no support for _allgather_base in Gloo process group")
+    from tinyddp._tensor import empty
+    staging = [empty(input_tensor.shape, dtype=input_tensor.dtype) for _ in range(g.size())]
+
+    def finish():
+        with _no_grad():
+            output_tensor.copy_(_cat(staging).reshape(output_tensor.shape))
+    return _done(Work(_d.all_gather(staging, input_tensor, pg=g._pg), [output_tensor], finish), async_op)
+
+
+def _all_gather_base(output_tensor, input_tensor, group=None, async_op=False):
+    warnings.warn("torch.distributed._all_gather_base is a private function and will be deprecated. Please use "
+                  "torch.distributed.all_gather_into_tensor instead.")
+    return all_gather_into_tensor(output_tensor, input_tensor, group, async_op)
+
+
+def all_to_all(output_tensor_list, input_tensor_list, group=None, async_op=False):
+    """output_tensor_list[r] = rank r's input_tensor_list[rank]. 1.13's gloo has none (its error under "gloo")."""
+    g = _group(group, "all_to_all")
+    if g is None:
+        return _not_in_group("all_to_all")
+    if _gloo():
+        raise RuntimeError("ProcessGroup gloo does not support alltoall")
+    work = _d.all_to_all(list(output_tensor_list), [t.contiguous() for t in input_tensor_list], pg=g._pg)
+    return _done(Work(work, list(output_tensor_list)), async_op)
+
+
+def all_to_all_single(output, input, output_split_sizes=None, input_split_sizes=None, group=None, async_op=False):
+    """Rank r's rows (dim 0) of `input`, cut by input_split_sizes (equal parts when None), go part j to rank j;
+    `output` is the parts received, in rank order, cut by output_split_sizes."""
+    g = _group(group, "all_to_all_single")
+    if g is None:
+        return _not_in_group("all_to_all_single")
+    n = g.size()
+    ins = _split_rows(input, input_split_sizes, n)
+    outs = [t.clone() for t in _split_rows(output, output_split_sizes, n)]
+
+    def finish():
+        with _no_grad():
+            output.copy_(_cat(outs).reshape(output.shape))
+    return _done(Work(_d.all_to_all(outs, ins, pg=g._pg), [output], finish), async_op)
+
+
+def _split_rows(t, sizes, n):
+    if sizes is None or len(sizes) == 0:
+        if t.shape[0] % n != 0:
+            raise RuntimeError("Tensor's dim 0 does not divide equally across group size")
+        sizes = [t.shape[0] // n] * n
+    if len(sizes) != n:
+        raise RuntimeError("Number of tensor splits not equal to group size")
+    if sum(sizes) != t.shape[0]:
+        raise RuntimeError("Split sizes doesn't match total dim 0 size")
+    parts, start = [], 0
+    for k in sizes:
+        parts.append(t.narrow(0, start, k).contiguous())
+        start += k
+    return parts
+
+
+def _cat(tensors):
+    from tinyddp._tensor import cat
+    return cat([t.reshape(-1) for t in tensors])
+
+
+def send(tensor, dst, group=None, tag=0):
+    """Blocks until `tensor` is sent to rank `dst` (the thread backend buffers it: at once)."""
+    work = isend(tensor, dst, group, tag)
+    if work is not None:
+        work.wait()
+
+
+def isend(tensor, dst, group=None, tag=0):
+    g = _group(group, "isend")
+    if g is None:
+        return _not_in_group("isend")
+    return Work(_d.send(tensor, _group_peer(g, dst), tag, pg=g._pg), [tensor])
+
+
+def recv(tensor, src=None, group=None, tag=0):
+    """Fills `tensor` from rank `src`'s send with `tag` (from any rank when src is None); returns the sender's
+    world rank."""
+    g = _group(group, "recv")
+    if g is None:
+        _not_in_group("recv")
+        return -1
+    work = irecv(tensor, src, group, tag)
+    work.wait()
+    if src is not None:
+        return src
+    sender = work._work.source_rank()
+    return sender if g._ranks is None else g._ranks[sender]
+
+
+def irecv(tensor, src=None, group=None, tag=0):
+    g = _group(group, "irecv")
+    if g is None:
+        return _not_in_group("irecv")
+    peer = -1 if src is None else _group_peer(g, src)
+    return Work(_d.recv(tensor, peer, tag, pg=g._pg), [tensor])
+
+
+class P2POp:
+    """One isend or irecv for batch_isend_irecv, checked when built (1.13's texts)."""
+
+    def __new__(cls, op, tensor, peer, group=None, tag=0):
+        if op is not isend and op is not irecv:
+            raise RuntimeError("Invalid ``op``. Expected ``op`` to be of type ``torch.distributed.isend`` or "
+                               "``torch.distributed.irecv``.")
+        from tinyddp._tensor import Tensor
+        if not isinstance(tensor, Tensor):
+            raise RuntimeError("Invalid function argument. Expected parameter `tensor` to be of type torch.Tensor.")
+        return object.__new__(cls)
+
+    def __init__(self, op, tensor, peer, group=None, tag=0):
+        self.op, self.tensor, self.peer, self.group, self.tag = op, tensor, peer, group, tag
+
+
+def batch_isend_irecv(p2p_op_list):
+    """Starts every op of the list, in order, and returns their Works. The thread backend's sends never wait for
+    their receiver, so a ring of sends and receives in any order completes."""
+    if not isinstance(p2p_op_list, list) or not all(isinstance(op, P2POp) for op in p2p_op_list):
+        raise RuntimeError("Invalid ``p2p_op_list``. Each op is expected to to be of type ``torch.distributed.P2POp``.")
+    group_ = p2p_op_list[0].group
+    if not all(op.group == group_ for op in p2p_op_list):
+        raise RuntimeError("All ops need to use the same group.")
+    return [op.op(op.tensor, op.peer, op.group, op.tag) for op in p2p_op_list]
+
+
+def gather_object(obj, object_gather_list=None, dst=0, group=None):
+    """On rank `dst`, object_gather_list[r] = rank r's `obj` (pickled, as PyTorch's); the others pass None."""
+    g = _group(group, "gather_object")
+    if g is None:
+        return _not_in_group("gather_object")
+    me = get_rank()
+    if me == dst and not object_gather_list:
+        raise ValueError("Argument ``gather_list`` must be specified on destination rank.")
+    if me != dst and object_gather_list:
+        raise ValueError("Argument ``gather_list`` must NOT be specified on non-destination ranks.")
+    everyone = _d.all_gather_bytes(_pickle(obj), pg=g._pg)
+    if me == dst:
+        for r, data in enumerate(everyone):
+            object_gather_list[r] = pickle.loads(data)
+
+
+def scatter_object_list(scatter_object_output_list, scatter_object_input_list, src=0, group=None):
+    """scatter_object_output_list[0] = rank `src`'s scatter_object_input_list[rank] (pickled, as PyTorch's)."""
+    g = _group(group, "scatter_object_list")
+    if g is None:
+        return _not_in_group("scatter_object_list")
+    if not isinstance(scatter_object_output_list, list) or len(scatter_object_output_list) < 1:
+        raise RuntimeError("Expected argument scatter_object_output_list to be a list of size at least 1.")
+    root = _group_rank(g, "scatter", src)
+    mine = _pickle([_pickle(o) for o in scatter_object_input_list]) if get_rank() == src else b""
+    everyone = _d.all_gather_bytes(mine, pg=g._pg)
+    scatter_object_output_list[0] = pickle.loads(pickle.loads(everyone[root])[g.rank()])
 
 
 def all_gather_object(object_list, obj, group=None):
     """object_list[r] = rank r's `obj` (pickled, as PyTorch's)."""
-    _check_group(group, "all_gather_object")
-    for r, data in enumerate(_d.all_gather_bytes(_pickle(obj))):
+    g = _group(group, "all_gather_object")
+    if g is None:
+        return _not_in_group("all_gather_object")
+    for r, data in enumerate(_d.all_gather_bytes(_pickle(obj), pg=g._pg)):
         object_list[r] = pickle.loads(data)
 
 
 def broadcast_object_list(object_list, src=0, group=None, device=None):
     """Every rank's object_list takes rank `src`'s elements, in place (pickled, as PyTorch's)."""
-    _check_group(group, "broadcast_object_list")
+    g = _group(group, "broadcast_object_list")
+    if g is None:
+        return _not_in_group("broadcast_object_list")
+    root = _group_rank(g, "broadcast", src)
     mine = _pickle(list(object_list)) if get_rank() == src else b""
-    object_list[:] = pickle.loads(_d.all_gather_bytes(mine)[src])
+    object_list[:] = pickle.loads(_d.all_gather_bytes(mine, pg=g._pg)[root])
 
 
 def _pickle(obj):
@@ -219,20 +612,13 @@ def _no_grad():
     return no_grad()
 
 
-def _completed_work(tensors):
-    class _Done:
-        def wait(self):
-            return True
-
-        def is_completed(self):
-            return True
-    return Work(_Done(), tensors)
-
-
 from tinyddp.distributed import algorithms  # noqa: E402  (torch.distributed.algorithms; needs tinyddp.nn)
 from tinyddp.distributed.grad_bucket import GradBucket  # noqa: E402
 
-__all__ = ["GradBucket", "ProcessGroup", "ReduceOp", "Work", "algorithms", "all_gather", "all_gather_object",
-           "all_reduce", "barrier", "broadcast", "broadcast_object_list", "destroy_process_group", "gather",
-           "get_backend", "get_rank", "get_world_size", "group", "init_process_group", "is_available",
-           "is_initialized", "new_group", "reduce"]
+__all__ = ["Backend", "GradBucket", "GroupMember", "P2POp", "ProcessGroup", "ReduceOp", "Work", "algorithms",
+           "all_gather", "all_gather_into_tensor", "all_gather_object", "all_reduce", "all_to_all", "all_to_all_single",
+           "barrier", "batch_isend_irecv", "broadcast", "broadcast_object_list", "destroy_process_group", "gather",
+           "gather_object", "get_backend", "get_global_rank", "get_group_rank", "get_process_group_ranks", "get_rank",
+           "get_world_size", "group", "init_process_group", "irecv", "is_available", "is_gloo_available",
+           "is_initialized", "is_nccl_available", "is_torchelastic_launched", "isend", "monitored_barrier", "new_group",
+           "recv", "reduce", "reduce_scatter", "reduce_scatter_tensor", "scatter", "scatter_object_list", "send"]
