@@ -9,6 +9,7 @@
 // layer_norm), index.cpp (embedding).
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -116,6 +117,8 @@ Tensor t(const Tensor& x);                              // transpose of a 2-D te
 Tensor narrow(const Tensor& x, int64_t dim, int64_t start, int64_t length);
 Tensor expand(const Tensor& x, const Shape& shape);    // broadcast to shape without copying (stride 0)
 Tensor unsqueeze(const Tensor& x, int64_t dim);
+Tensor squeeze(const Tensor& x, std::optional<int64_t> dim = std::nullopt);   // every size-1 dim, or only dim
+Tensor stack(const std::vector<Tensor>& tensors, int64_t dim);   // along a new dim; every tensor of one shape
 Tensor cat(const std::vector<Tensor>& tensors, int64_t dim);
 Tensor clone(const Tensor& x);                          // a contiguous copy, differentiable
 Tensor to_dtype(const Tensor& x, DType dtype);

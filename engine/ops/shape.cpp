@@ -203,6 +203,57 @@ Tensor unsqueeze(const Tensor& x, int64_t dim) {
   return out;
 }
 
+// Removes size-1 dims (a view): every one (SqueezeBackward0), or `dim` if its size is 1 (SqueezeBackward1; a
+// view with the same shape otherwise, as PyTorch records one either way).  dx = g reshaped back.
+Tensor squeeze(const Tensor& x, std::optional<int64_t> dim) {
+  check_defined(x, "squeeze");
+  // A 0-dim tensor takes dim 0 or -1, as if it had one dim.
+  const std::optional<int64_t> only = dim ? std::optional<int64_t>(wrap_dim(*dim, std::max<int64_t>(x.dim(), 1)))
+                                          : std::nullopt;
+  Shape shape, strides;
+  for (int64_t d = 0; d < x.dim(); ++d) {
+    if (x.shape()[d] == 1 && (!only || *only == d)) continue;
+    shape.push_back(x.shape()[d]);
+    strides.push_back(x.strides()[d]);
+  }
+  Tensor out = view_op_result(x, shape, strides, x.offset());
+  autograd::set_history(out, autograd::make_node(dim ? "SqueezeBackward1" : "SqueezeBackward0", {x},
+                                                 [in = x.shape()](const TensorList& g, OpNode&) {
+    return TensorList{reshape(g[0], in)};
+  }));
+  return out;
+}
+
+// Joins tensors of one shape along a new dim (one StackBackward0 node).  dx_i = g's i-th slice along dim.
+Tensor stack(const std::vector<Tensor>& tensors, int64_t dim) {
+  TINYDDP_CHECK(!tensors.empty(), "stack expects a non-empty TensorList");
+  for (const Tensor& x : tensors) check_defined(x, "stack", "tensor");
+  const Shape in = tensors[0].shape();
+  for (size_t i = 0; i < tensors.size(); ++i)
+    TINYDDP_CHECK(tensors[i].shape() == in, "stack expects each tensor to be equal size, but got ",
+                  shape_str(in), " at entry 0 and ", shape_str(tensors[i].shape()), " at entry ", i);
+  dim = wrap_dim(dim, static_cast<int64_t>(in.size()) + 1);
+  Tensor out;
+  {
+    NoGradGuard no_grad;
+    std::vector<Tensor> slices;
+    for (const Tensor& x : tensors) slices.push_back(unsqueeze(x.detach(), dim));
+    out = cat(slices, dim);
+  }
+  std::vector<DType> dtypes;
+  for (const Tensor& x : tensors) dtypes.push_back(x.dtype());
+  autograd::set_history(out, autograd::make_node("StackBackward0", tensors,
+                                                 [dim, in, dtypes](const TensorList& g, OpNode& n) {
+    TensorList grads;
+    for (size_t i = 0; i < dtypes.size(); ++i)
+      grads.push_back(n.needs_input_grad(i)
+                          ? to_dtype(reshape(narrow(g[0], dim, static_cast<int64_t>(i), 1), in), dtypes[i])
+                          : Tensor());
+    return grads;
+  }));
+  return out;
+}
+
 // Concatenates along dim.  dx_i = the slice of g that x_i filled.
 Tensor cat(const std::vector<Tensor>& tensors, int64_t dim) {
   TINYDDP_CHECK(!tensors.empty(), "cat: expected a non-empty list of tensors.");

@@ -587,6 +587,9 @@ void bind_tensor(py::module_& m) {
   m.def("empty", [](const Shape& s, DType d) { return empty(s, d); }, release());
   m.def("arange", [](int64_t n, DType d) { return arange(n, d); }, release());
   m.def("cat", [](const std::vector<Tensor>& ts, int64_t dim) { return cat(ts, dim); }, release());
+  m.def("stack", [](const std::vector<Tensor>& ts, int64_t dim) { return stack(ts, dim); }, release());
+  m.def("unsqueeze", [](const Tensor& x, int64_t dim) { return unsqueeze(x, dim); }, release());
+  m.def("squeeze", [](const Tensor& x, std::optional<int64_t> dim) { return squeeze(x, dim); }, release());
   m.def("where", [](const Tensor& c, const Tensor& a, const Tensor& b) { return where(c, a, b); }, release());
   m.def("expand", [](const Tensor& x, const Shape& s) { return expand(x, s); }, release());
   m.def("_one_hot", [](const Tensor& i, int64_t n) { return one_hot(i, n, DType::f32); }, release());

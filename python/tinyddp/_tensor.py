@@ -139,24 +139,18 @@ def _flatten(self, start_dim=0, end_dim=-1):
     return self.reshape(shape[:start] + [numel] + shape[end + 1:])
 
 
-# unsqueeze, squeeze, stack and .T are views and concatenations over reshape, cat and transpose (the engine has
-# no unsqueeze, squeeze, stack or permute nodes), so grad_fn names differ from PyTorch's (ViewBackward0 for
-# UnsqueezeBackward0/SqueezeBackward*, CatBackward0 for StackBackward0) while values and gradients are its.
+# unsqueeze, squeeze and stack are the engine's view and stack ops, so grad_fn is 1.13's UnsqueezeBackward0,
+# SqueezeBackward0 (no dim) / SqueezeBackward1 (a dim) and StackBackward0; the dims are checked here first,
+# for 1.13's "Dimension out of range" text.
 
 def _unsqueeze(self, dim):
-    shape = list(self._shape())
-    shape.insert(_wrap_dim(dim, len(shape) + 1), 1)
-    return self.reshape(shape)
+    return _C.unsqueeze(self, _wrap_dim(dim, self.dim() + 1))
 
 
 def _squeeze(self, dim=None):
-    shape = list(self._shape())
     if dim is None:
-        return self.reshape([d for d in shape if d != 1])
-    dim = _wrap_dim(dim, len(shape))
-    if shape and shape[dim] == 1:
-        del shape[dim]
-    return self.reshape(shape)
+        return _C.squeeze(self, None)
+    return _C.squeeze(self, _wrap_dim(dim, builtins.max(self.dim(), 1)))
 
 
 def _numpy_T(self):
@@ -526,7 +520,7 @@ def cat(tensors, dim=0):
 
 
 def stack(tensors, dim=0):
-    """The tensors (all of one shape) joined along a new dim: cat of their unsqueezes (CatBackward0)."""
+    """The tensors (all of one shape) joined along a new dim (StackBackward0)."""
     tensors = list(tensors)
     if not tensors:
         raise RuntimeError("stack expects a non-empty TensorList")
@@ -535,8 +529,7 @@ def stack(tensors, dim=0):
         if t._shape() != shape:
             raise RuntimeError(f"stack expects each tensor to be equal size, but got {list(shape)} at entry 0 and "
                                f"{list(t._shape())} at entry {i}")
-    dim = _wrap_dim(dim, len(shape) + 1)
-    return _C.cat([_unsqueeze(t, dim) for t in tensors], dim)
+    return _C.stack(tensors, _wrap_dim(dim, len(shape) + 1))
 
 
 def unsqueeze(input, dim):

@@ -65,6 +65,8 @@ CASES = [
                "torch.vstack([a, b]), torch.dstack([a, b]), torch.column_stack([a, b]), torch.row_stack((a, b)))"),
     ("stacks_2d", X + "out = (torch.hstack([x, x]), torch.vstack((x, x)), torch.dstack([x, x]), "
                       "torch.column_stack([x, x]))"),
+    ("squeeze_stack", X + "y = x.unsqueeze(1)\nout = (y, y.squeeze(), y.squeeze(1), y.squeeze(0), torch.stack([x, x * 2], 1), "
+                          "torch.stack((x[0], x[1])), x.unsqueeze(-1).squeeze(-1))"),
     ("broadcast_tensors", X + "out = torch.broadcast_tensors(x, torch.tensor([1., 2., 3.]))"),
     ("diag", X + "out = (torch.diag(x), torch.diag(x, 1), torch.diag(x, -1), x.diag())"),
     ("diag_vector", "v = torch.tensor([1., 2., 3.], requires_grad=True)\nout = (torch.diag(v), torch.diag(v, 1), "
