@@ -119,6 +119,12 @@ std::vector<OpCase> build() {
   add_case("unsqueeze", "unsqueeze", {{2, 3}}, [](In x) { return unsqueeze(x[0], 0); });
   add_case("unsqueeze_middle", "unsqueeze", {{2, 3}}, [](In x) { return unsqueeze(x[0], 1); });
   add_case("unsqueeze_last", "unsqueeze", {{2, 3}}, [](In x) { return unsqueeze(x[0], -1); });
+  add_case("squeeze_all", "squeeze", {{2, 1, 3, 1}}, [](In x) { return squeeze(x[0]); });
+  add_case("squeeze_dim", "squeeze", {{2, 1, 3}}, [](In x) { return squeeze(x[0], 1); });
+  add_case("squeeze_dim_not_one", "squeeze", {{2, 3}}, [](In x) { return squeeze(x[0], 0); });
+  add_case("stack", "stack", {{2, 3}, {2, 3}}, [](In x) { return stack({x[0], x[1]}, 0); });
+  add_case("stack_last_dim_three", "stack", {{2}, {2}, {2}}, [](In x) { return stack({x[0], x[1], x[2]}, -1); });
+  add_case("stack_same_tensor", "stack", {{3}}, [](In x) { return stack({x[0], x[0] * 2.0}, 1) * 1.5; });
   add_case("cat", "cat", {{2, 3}, {1, 3}}, [](In x) { return cat({x[0], x[1]}, 0); });
   add_case("cat_dim1_three", "cat", {{2, 1}, {2, 2}, {2, 3}}, [](In x) { return cat({x[0], x[1], x[2]}, 1); });
   add_case("cat_negative_dim", "cat", {{2, 2}, {2, 1}}, [](In x) { return cat({x[0], x[1]}, -1); });
@@ -269,7 +275,7 @@ const std::vector<std::string>& covered_ops() {
   static const std::vector<std::string> ops = {
       "add", "sub", "mul", "div", "add_scalar", "mul_scalar", "div_scalar", "rsub", "rdiv", "neg", "pow", "exp",
       "log", "sqrt", "abs", "relu", "tanh", "sigmoid", "erf", "clamp", "matmul", "mm", "addmm", "transpose", "t",
-      "reshape", "view", "narrow", "expand", "unsqueeze", "cat", "sum", "mean", "max", "log_softmax", "softmax",
+      "reshape", "view", "narrow", "expand", "unsqueeze", "squeeze", "stack", "cat", "sum", "mean", "max", "log_softmax", "softmax",
       "mse_loss", "cross_entropy", "clone", "to_dtype", "batch_norm", "layer_norm", "embedding", "nll_loss", "where",
       "sin", "cos", "log1p", "expm1"};
   return ops;
