@@ -17,3 +17,6 @@ __all__ = ["AvgPool2d", "BatchNorm1d", "BatchNorm2d", "BCELoss", "BCEWithLogitsL
            "Module", "ModuleDict", "ModuleList", "MSELoss", "NLLLoss", "Parameter", "ParameterList", "ReLU", "ReLU6",
            "SELU", "Sequential", "Sigmoid", "SiLU", "SmoothL1Loss", "Softmax", "Softmin", "Softplus", "Softsign",
            "Tanh", "Unflatten", "functional", "init", "parallel", "utils"]
+from tinyddp.nn.modules import _MORE_LAYERS
+from tinyddp.nn.modules import *  # noqa: E402,F401,F403 -- the layers of _MORE_LAYERS
+__all__ += _MORE_LAYERS

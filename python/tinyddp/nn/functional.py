@@ -5,14 +5,6 @@ import warnings
 from tinyddp import _C, _tensor
 
 
-def _check_reduction(reduction):
-    if reduction != "mean":
-        if reduction in ("sum", "none"):
-            raise NotImplementedError(f"reduction='{reduction}': tinyddp's losses have the mean reduction only "
-                                      "(PyTorch's default).")
-        raise ValueError(f"{reduction} is not a valid value for reduction")
-
-
 def linear(input, weight, bias=None):
     return _C._nn.linear(input, weight, bias)
 
@@ -97,43 +89,120 @@ def dropout(input, p=0.5, training=True, inplace=False):
     return input.mul_(mask) if inplace else input * mask
 
 
-def mse_loss(input, target, size_average=None, reduce=None, reduction="mean"):
-    _check_reduction(reduction)
+def _legacy_reduction(size_average, reduce, reduction, stacklevel=3):
+    """1.13's reading of the deprecated size_average and reduce (either set overrides reduction), with its
+    warning."""
+    if size_average is None and reduce is None:
+        return reduction
+    size_average = True if size_average is None else size_average
+    reduce = True if reduce is None else reduce
+    out = ("mean" if size_average else "sum") if reduce else "none"
+    warnings.warn(f"size_average and reduce args will be deprecated, please use reduction='{out}' instead.",
+                  stacklevel=stacklevel)
+    return out
+
+
+def _warn_target_size(input, target):
     if target.shape != input.shape:
         warnings.warn(f"Using a target size ({target.shape}) that is different to the input size ({input.shape}). "
                       "This will likely lead to incorrect results due to broadcasting. Please ensure they have the "
-                      "same size.", stacklevel=2)
-    return _C._nn.mse_loss(input, target)
+                      "same size.", stacklevel=3)
+
+
+def mse_loss(input, target, size_average=None, reduce=None, reduction="mean"):
+    """mean((input - target)^2) by the engine's kernel; 'sum' and 'none' composed of engine ops."""
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    _warn_target_size(input, target)
+    if reduction == "mean":
+        return _C._nn.mse_loss(input, target)
+    d = input - target
+    return _reduce(d * d, reduction)
+
+
+def l1_loss(input, target, size_average=None, reduce=None, reduction="mean"):
+    """|input - target| reduced, PyTorch's composition (its grad_fn is MeanBackward0 there too)."""
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    _warn_target_size(input, target)
+    return _reduce((input - target).abs(), reduction)
+
+
+def _class_weights(weight, target, valid, dtype):
+    """Each target's class weight (1 without `weight`), 0 where the target is ignored."""
+    if weight is None:
+        return valid.to(dtype)
+    picked = weight.index_select(0, _pick(valid, target, target * 0).reshape([-1])).reshape(list(target.shape))
+    return _pick(valid, picked, picked * 0)
+
+
+def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None, reduction="mean"):
+    """-input[n, target[n]] weighted by the target's class weight; 'mean' divides by the sum of the weights of the
+    targets not ignored. The plain mean over (N, C) input is the engine's kernel; the rest composed of engine ops
+    (a gather over the class dim, 1 for (C,) input)."""
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    if reduction not in ("mean", "sum", "none"):
+        raise ValueError(f"{reduction} is not a valid value for reduction")
+    if weight is None and reduction == "mean" and input.dim() == 2 and not bool((target == ignore_index).any()):
+        return _C._nn.nll_loss(input, target)
+    unbatched = input.dim() == 1
+    if unbatched:
+        input, target = input.unsqueeze(0), target.unsqueeze(0)
+    valid = target != ignore_index
+    safe = _pick(valid, target, target * 0)
+    picked = -input.gather(1, safe.unsqueeze(1)).squeeze(1)
+    w = _class_weights(weight, target, valid, input.dtype)
+    loss = picked * w
+    if reduction == "none":
+        return loss.squeeze(0) if unbatched else loss
+    if reduction == "sum":
+        return loss.sum()
+    return loss.sum() / w.sum()
 
 
 def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None, reduction="mean",
                   label_smoothing=0.0):
-    _check_reduction(reduction)
-    if weight is not None or label_smoothing != 0.0:
-        raise NotImplementedError("cross_entropy: weight and label_smoothing are not supported by tinyddp.")
-    return _C._nn.cross_entropy(input, target)
-
-
-def l1_loss(input, target, size_average=None, reduce=None, reduction="mean"):
-    """mean(|input - target|), PyTorch's composition (its grad_fn is MeanBackward0 there too)."""
-    _check_reduction(reduction)
-    if target.shape != input.shape:
-        warnings.warn(f"Using a target size ({target.shape}) that is different to the input size ({input.shape}). "
-                      "This will likely lead to incorrect results due to broadcasting. Please ensure they have the "
-                      "same size.", stacklevel=2)
-    return (input - target).abs().mean()
-
-
-def _check_nll_options(weight, ignore_index):
-    if weight is not None or ignore_index != -100:
-        raise NotImplementedError("nll_loss: weight and ignore_index are not supported by tinyddp (a target of -100 "
-                                  "is out of bounds there, not ignored).")
-
-
-def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None, reduction="mean"):
-    _check_reduction(reduction)
-    _check_nll_options(weight, ignore_index)
-    return _C._nn.nll_loss(input, target)
+    """nll_loss(log_softmax(input, 1), target) for class indices; for class probabilities (a float target of
+    input's shape) -sum(target * weight * log_softmax(input)) over the classes. label_smoothing mixes in the
+    uniform distribution as 1.13 does. The plain mean over (N, C) is the engine's fused kernel."""
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    if reduction not in ("mean", "sum", "none"):
+        raise ValueError(f"{reduction} is not a valid value for reduction")
+    if not 0.0 <= label_smoothing <= 1.0:
+        raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
+    probabilities = target.is_floating_point() and target.shape == input.shape
+    if target.is_floating_point() and not probabilities:
+        return _C._nn.cross_entropy(input, target)   # 1.13 reads it as class indices, and refuses their dtype
+    if (not probabilities and weight is None and label_smoothing == 0.0 and reduction == "mean"
+            and input.dim() == 2 and not bool((target == ignore_index).any())):
+        return _C._nn.cross_entropy(input, target)
+    dim = 0 if input.dim() == 1 else 1
+    logp = log_softmax(input, dim)
+    classes = input.shape[dim]
+    w_shape = [classes] if dim == 0 else [1, classes] + [1] * (input.dim() - 2)
+    if probabilities:
+        if label_smoothing > 0:
+            target = target * (1 - label_smoothing) + label_smoothing / classes
+        terms = logp * target
+        if weight is not None:
+            terms = terms * weight.reshape(w_shape)
+        loss = -terms.sum(dim)
+        if reduction == "mean":
+            return loss.sum() / (input.numel() // classes) if input.dim() > 0 else loss
+        return _reduce(loss, reduction)
+    nll = nll_loss(logp, target, weight, ignore_index=ignore_index, reduction=reduction)
+    if label_smoothing == 0.0:
+        return nll
+    valid = target != ignore_index
+    terms = logp if weight is None else logp * weight.reshape(w_shape)
+    smooth = -terms.sum(dim)
+    smooth = _pick(valid, smooth, smooth * 0)
+    if reduction == "none":
+        smooth_reduced = smooth
+    elif reduction == "sum":
+        smooth_reduced = smooth.sum()
+    else:
+        denominator = _class_weights(weight, target, valid, input.dtype).sum()
+        smooth_reduced = smooth.sum() / denominator
+    return nll * (1 - label_smoothing) + smooth_reduced * (label_smoothing / classes)
 
 
 def batch_norm(input, running_mean, running_var, weight=None, bias=None, training=False, momentum=0.1, eps=1e-5):
@@ -345,14 +414,18 @@ def cosine_similarity(x1, x2, dim=1, eps=1e-8):
 
 
 def pad(input, pad, mode="constant", value=None):
-    """Constant padding: pad = (left, right) for the last dim, then (top, bottom) for the one before, ...;
-    negative amounts crop. Other modes are not in tinyddp's subset."""
-    if mode != "constant":
-        raise NotImplementedError(f"tinyddp: pad mode '{mode}'; only mode='constant' is supported")
+    """pad = (left, right) for the last dim, then (top, bottom) for the one before, ...; negative amounts crop.
+    mode 'constant' fills with value, 'reflect', 'replicate' and 'circular' take the input's own elements."""
     if len(pad) % 2 != 0:
-        raise ValueError("Padding length must be divisible by 2")
+        raise RuntimeError("Padding length must be divisible by 2")
     if len(pad) // 2 > input.dim():
-        raise ValueError("Padding length too large")
+        raise RuntimeError("Padding length too large")
+    if mode != "constant":
+        if mode not in ("reflect", "replicate", "circular"):
+            raise NotImplementedError(f"Unrecognised padding mode {mode}")
+        if value is not None and value != 0:
+            raise AssertionError('Padding mode "{}"" doesn\'t take in value argument'.format(mode))
+        return _pad_by_index(input, pad, mode)
     fill = 0 if value is None else value
     out = input
     for k in range(len(pad) // 2):
@@ -415,16 +488,15 @@ def _batched(input, name):
     return input, False
 
 
-def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
-    if groups != 1:
-        raise NotImplementedError("tinyddp: conv2d with groups != 1 is not supported")
+def _conv2d(input, weight, bias, stride, padding, dilation):
+    """One group's convolution (stride, padding and dilation pairs)."""
     input, unbatched = _batched(input, "conv2d")
     out_channels, in_channels, kh, kw = weight.shape
     if input.shape[1] != in_channels:
         raise RuntimeError(f"Given groups=1, weight of size {list(weight.shape)}, expected input"
                            f"{list(input.shape)} to have {in_channels} channels, but got {input.shape[1]} channels "
                            "instead")
-    cols, (out_h, out_w) = _unfold(input, (kh, kw), _pair(stride), _pair(padding), _pair(dilation))
+    cols, (out_h, out_w) = _unfold(input, (kh, kw), stride, padding, dilation)
     n = input.shape[0]
     cols = cols.reshape([n, in_channels * kh * kw, out_h * out_w])              # (N, C K, L)
     out = weight.reshape([out_channels, in_channels * kh * kw]).matmul(cols)   # (N, O, L)
@@ -457,4 +529,559 @@ def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False, coun
                                       _pair(padding), (1, 1))
     n, c = input.shape[:2]
     out = windows.mean(2).reshape([n, c, out_h, out_w])
+    return out.squeeze(0) if unbatched else out
+
+
+def _ntuple(v, n):
+    return tuple(v) if isinstance(v, (tuple, list)) else (v,) * n
+
+
+def _same_padding(kernel, dilation):
+    """padding='same' as 1.13 pads: d (k - 1) in all, the odd element on the right/bottom, as F.pad's list."""
+    out = []
+    for k, d in zip(reversed(kernel), reversed(dilation)):
+        total = d * (k - 1)
+        out += [total // 2, total - total // 2]
+    return out
+
+
+def _conv_padding(padding, kernel, stride, dilation, n):
+    """The symmetric padding of a convolution and an extra F.pad list (for 'same'), from an int, tuple or string."""
+    if isinstance(padding, str):
+        if padding == "valid":
+            return (0,) * n, None
+        if padding != "same":
+            raise ValueError(f"Invalid padding string '{padding}', should be one of ('valid', 'same')")
+        if any(s != 1 for s in stride):
+            raise RuntimeError("padding='same' is not supported for strided convolutions")
+        return (0,) * n, _same_padding(kernel, dilation)
+    return _ntuple(padding, n), None
+
+
+def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+    """Cross-correlation of a (N, C, H, W) or (C, H, W) input with a (O, C / groups, kh, kw) weight; groups run as
+    separate convolutions over their channel slices, concatenated."""
+    stride, dilation = _pair(stride), _pair(dilation)
+    padding, extra = _conv_padding(padding, tuple(weight.shape[2:]), stride, dilation, 2)
+    if extra is not None:
+        input = pad(input, extra)
+    if groups == 1:
+        return _conv2d(input, weight, bias, stride, padding, dilation)
+    batched, unbatched = _batched(input, "conv2d")
+    out_channels, in_per_group = weight.shape[:2]
+    if batched.shape[1] != in_per_group * groups:
+        raise RuntimeError(f"Given groups={groups}, weight of size {list(weight.shape)}, expected input"
+                           f"{list(batched.shape)} to have {in_per_group * groups} channels, but got "
+                           f"{batched.shape[1]} channels instead")
+    if out_channels % groups != 0:
+        raise RuntimeError(f"Given groups={groups}, expected weight to be divisible by {groups} at dimension 0, but "
+                           f"got weight of size {list(weight.shape)} instead")
+    per_out = out_channels // groups
+    outs = [_conv2d(batched.narrow(1, g * in_per_group, in_per_group), weight.narrow(0, g * per_out, per_out),
+                    None if bias is None else bias.narrow(0, g * per_out, per_out), stride, padding, dilation)
+            for g in range(groups)]
+    out = _C.cat(outs, 1)
+    return out.squeeze(0) if unbatched else out
+
+
+def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+    """conv2d over a height of 1: (N, C, L) or (C, L) input, (O, C / groups, k) weight."""
+    if input.dim() not in (2, 3):
+        raise RuntimeError(f"Expected 2D (unbatched) or 3D (batched) input to conv1d, but got input of size: "
+                           f"{list(input.shape)}")
+    if isinstance(padding, str):
+        padding_2d = padding
+    else:
+        padding_2d = (0, _ntuple(padding, 1)[0])
+    out = conv2d(input.unsqueeze(-2), weight.unsqueeze(2), bias, (1, _ntuple(stride, 1)[0]), padding_2d,
+                 (1, _ntuple(dilation, 1)[0]), groups)
+    return out.squeeze(-2)
+
+
+def _pool1d(pool2d, input, kernel_size, stride, padding, **kwargs):
+    if input.dim() not in (2, 3):
+        raise RuntimeError(f"Expected 2D (unbatched) or 3D (batched) input, but got input of size: "
+                           f"{list(input.shape)}")
+    k = _ntuple(kernel_size, 1)[0]
+    s = k if stride is None or (isinstance(stride, (list, tuple)) and len(stride) == 0) else _ntuple(stride, 1)[0]
+    return pool2d(input.unsqueeze(-2), (1, k), (1, s), (0, _ntuple(padding, 1)[0]), **kwargs).squeeze(-2)
+
+
+def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
+    return _pool1d(max_pool2d, input, kernel_size, stride, padding, dilation=(1, _ntuple(dilation, 1)[0]),
+                   ceil_mode=ceil_mode, return_indices=return_indices)
+
+
+def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True):
+    return _pool1d(avg_pool2d, input, kernel_size, stride, padding, ceil_mode=ceil_mode,
+                   count_include_pad=count_include_pad)
+
+
+# ---- adaptive pooling: output cell i of n over an input of size L covers [floor(i L / n), ceil((i + 1) L / n)) ----
+
+def _adaptive_bounds(in_size, out_size):
+    return [((i * in_size) // out_size, -((-(i + 1) * in_size) // out_size)) for i in range(out_size)]
+
+
+def _adaptive_pool(input, output_size, reduce, name, n_spatial):
+    if input.dim() not in (n_spatial + 1, n_spatial + 2):
+        raise RuntimeError(f"{name}(): Expected {n_spatial + 1}D or {n_spatial + 2}D tensor, but got "
+                           f"{list(input.shape)}")
+    sizes = _ntuple(output_size, n_spatial)
+    out = input
+    for k, size in enumerate(sizes):
+        dim = input.dim() - n_spatial + k
+        in_size = out.shape[dim]
+        size = in_size if size is None else size
+        if in_size % size == 0:   # equal windows: one reshape and one reduction
+            shape = list(out.shape)
+            shape[dim:dim + 1] = [size, in_size // size]
+            out = reduce(out.reshape(shape), dim + 1)
+        else:
+            out = _C.cat([reduce(out.narrow(dim, a, b - a), dim).unsqueeze(dim)
+                          for a, b in _adaptive_bounds(in_size, size)], dim)
+    return out
+
+
+def adaptive_avg_pool1d(input, output_size):
+    return _adaptive_pool(input, output_size, lambda t, d: t.mean(d), "adaptive_avg_pool1d", 1)
+
+
+def adaptive_avg_pool2d(input, output_size):
+    """Means over 1.13's adaptive windows, per spatial dim in turn (a mean of means of equal-sized rows is the
+    window's mean; the sums run in another order than 1.13's kernel)."""
+    return _adaptive_pool(input, output_size, lambda t, d: t.mean(d), "adaptive_avg_pool2d", 2)
+
+
+def _max_over(t, d):
+    return t.max(d)[0]
+
+
+def adaptive_max_pool1d(input, output_size, return_indices=False):
+    if return_indices:
+        raise NotImplementedError("tinyddp: adaptive_max_pool1d without return_indices only")
+    return _adaptive_pool(input, output_size, _max_over, "adaptive_max_pool1d", 1)
+
+
+def adaptive_max_pool2d(input, output_size, return_indices=False):
+    if return_indices:
+        raise NotImplementedError("tinyddp: adaptive_max_pool2d without return_indices only")
+    return _adaptive_pool(input, output_size, _max_over, "adaptive_max_pool2d", 2)
+
+
+# ---- normalizations composed of engine ops (values within float rounding of 1.13's kernels) ----
+
+def _normalize_groups(x, n_groups, eps):
+    """x (N, C, *) normalized over each of n_groups groups of channels (with their spatial elements), biased
+    variance."""
+    n = x.shape[0]
+    grouped = x.reshape([n, n_groups, -1])
+    mean = grouped.mean(2, keepdim=True)
+    centered = grouped - mean
+    var = (centered * centered).mean(2, keepdim=True)
+    return (centered / (var + eps).sqrt()).reshape(list(x.shape))
+
+
+def _per_channel(t, ndim):
+    return t.reshape([1, -1] + [1] * (ndim - 2))
+
+
+def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
+    if input.dim() < 2:
+        raise RuntimeError(f"Expected at least 2 dimensions for input tensor but received {input.dim()}")
+    channels = input.shape[1]
+    if channels % num_groups != 0:
+        raise RuntimeError(f"Expected number of channels in input to be divisible by num_groups, but got input of "
+                           f"shape {list(input.shape)} and num_groups={num_groups}")
+    out = _normalize_groups(input, num_groups, eps)
+    if weight is not None:
+        out = out * _per_channel(weight, input.dim())
+    if bias is not None:
+        out = out + _per_channel(bias, input.dim())
+    return out
+
+
+def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=None, use_input_stats=True,
+                  momentum=0.1, eps=1e-5):
+    """Each (sample, channel) plane normalized by its own mean and biased variance; with running stats, those
+    are updated as 1.13's (the mean over the batch of each plane's mean and unbiased variance)."""
+    channels = input.shape[1]
+    if use_input_stats:
+        out = _normalize_groups(input, channels, eps)
+        if running_mean is not None or running_var is not None:
+            from tinyddp.autograd.grad_mode import no_grad
+            with no_grad():
+                planes = input.detach().reshape([input.shape[0], channels, -1])
+                count = planes.shape[2]
+                mean = planes.mean(2)
+                var = ((planes - mean.unsqueeze(2)) ** 2).sum(2) / max(count - 1, 1)
+                if running_mean is not None:
+                    running_mean.mul_(1 - momentum).add_(mean.mean(0) * momentum)
+                if running_var is not None:
+                    running_var.mul_(1 - momentum).add_(var.mean(0) * momentum)
+    else:
+        shape = [1, -1] + [1] * (input.dim() - 2)
+        out = (input - running_mean.reshape(shape)) / (running_var.reshape(shape) + eps).sqrt()
+    if weight is not None:
+        out = out * _per_channel(weight, input.dim())
+    if bias is not None:
+        out = out + _per_channel(bias, input.dim())
+    return out
+
+
+# ---- padding modes: every mode is one index_select per padded dim (so the backward is its scatter-add) ----
+
+def _pad_index(size, before, after, mode, dim, shape):
+    if mode == "reflect":
+        if before >= size or after >= size:
+            raise RuntimeError(f"Argument #4: Padding size should be less than the corresponding input dimension, "
+                               f"but got: padding ({before}, {after}) at dimension {dim} of input {shape}")
+        return list(range(before, 0, -1)) + list(range(size)) + list(range(size - 2, size - 2 - after, -1))
+    if mode == "replicate":
+        return [0] * before + list(range(size)) + [size - 1] * after
+    # circular
+    if before > size or after > size:
+        raise RuntimeError("Padding value causes wrapping around more than once.")
+    return list(range(size - before, size)) + list(range(size)) + list(range(after))
+
+
+def _pad_by_index(input, pad, mode):
+    if len(pad) // 2 > input.dim() - 1 or (mode != "circular" and len(pad) // 2 > 3):
+        raise NotImplementedError(f"Only 2D, 3D, 4D, 5D padding with non-constant padding are supported for now")
+    out = input
+    for k in range(len(pad) // 2):
+        dim = input.dim() - 1 - k
+        before, after = pad[2 * k], pad[2 * k + 1]
+        if before < 0 or after < 0:   # a negative amount crops first
+            size = out.shape[dim]
+            start, stop = max(-before, 0), size - max(-after, 0)
+            out = out.narrow(dim, start, stop - start)
+            before, after = max(before, 0), max(after, 0)
+        if before or after:
+            index = _tensor.tensor(_pad_index(out.shape[dim], before, after, mode, dim, list(input.shape)),
+                                   dtype=_tensor.int64)
+            out = out.index_select(dim, index)
+    return out
+
+
+# ---- resampling ----
+
+def _f32(x):
+    import numpy
+    return float(numpy.float32(x))
+
+
+def _scale_value(in_size, out_size, scale):
+    """1.13's compute_scales_value, in float32 (its kernels' opmath for float): 1/scale if given, else in/out."""
+    return _f32(1.0 / scale) if scale is not None else _f32(_f32(in_size) / out_size)
+
+
+def _nearest_index(in_size, out_size, scale):
+    if out_size == in_size:
+        return list(range(out_size))
+    if out_size == 2 * in_size:
+        return [i >> 1 for i in range(out_size)]
+    s = _scale_value(in_size, out_size, scale)
+    return [min(int(math.floor(_f32(i * s))), in_size - 1) for i in range(out_size)]
+
+
+def _linear_weights(in_size, out_size, align_corners, scale):
+    """The two source indices and weights of each output position (1.13's area_pixel_compute_source_index)."""
+    if align_corners:
+        s = _f32(_f32(in_size - 1) / (out_size - 1)) if out_size > 1 else 0.0
+    else:
+        s = _scale_value(in_size, out_size, scale)
+    i0, i1, w0, w1 = [], [], [], []
+    for i in range(out_size):
+        src = _f32(s * i) if align_corners else max(_f32(_f32(s * _f32(i + 0.5)) - 0.5), 0.0)
+        low = int(src)
+        lam = _f32(src - low)
+        i0.append(low)
+        i1.append(low + (1 if low < in_size - 1 else 0))
+        w0.append(_f32(1.0 - lam))
+        w1.append(lam)
+    return i0, i1, w0, w1
+
+
+def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corners=None,
+                recompute_scale_factor=None, antialias=False):
+    """Resamples the last 1-3 dims: mode 'nearest' picks 1.13's source element, 'linear', 'bilinear' and
+    'trilinear' mix the two neighbours of each dim in turn (values within float rounding of 1.13's fused
+    kernel)."""
+    n_spatial = input.dim() - 2
+    if mode in ("nearest", "area", "nearest-exact"):
+        if align_corners is not None:
+            raise ValueError("align_corners option can only be set with the interpolating modes: "
+                             "linear | bilinear | bicubic | trilinear")
+    elif align_corners is None:
+        align_corners = False
+    if size is not None and scale_factor is not None:
+        raise ValueError("only one of size or scale_factor should be defined")
+    if size is None and scale_factor is None:
+        raise ValueError("either size or scale_factor should be defined")
+    if size is not None:
+        sizes = list(_ntuple(size, n_spatial))
+        if len(sizes) != n_spatial:
+            raise ValueError(f"Input and output must have the same number of spatial dimensions, but got input with "
+                             f"spatial dimensions of {list(input.shape[2:])} and output size of {size}. Please "
+                             f"provide input tensor in (N, C, d1, d2, ...,dK) format and output size in (o1, o2, "
+                             f"...,oK) format.")
+        scales = [None] * n_spatial
+    else:
+        factors = list(_ntuple(scale_factor, n_spatial))
+        if len(factors) != n_spatial:
+            raise ValueError(f"Input and scale_factor must have the same number of spatial dimensions, but got input "
+                             f"with spatial dimensions of {list(input.shape[2:])} and scale_factor of shape "
+                             f"{scale_factor}. Please provide input tensor in (N, C, d1, d2, ...,dK) format and "
+                             f"scale_factor in (s1, s2, ...,sK) format.")
+        sizes = [int(math.floor(float(input.shape[2 + i]) * factors[i])) for i in range(n_spatial)]
+        scales = [None] * n_spatial if recompute_scale_factor else factors
+    linear_modes = {"linear": 1, "bilinear": 2, "trilinear": 3}
+    if mode in linear_modes and linear_modes[mode] != n_spatial:
+        raise NotImplementedError(f"Got {input.dim()}D input, but {mode} mode needs {linear_modes[mode] + 2}D "
+                                  f"input")
+    if mode not in ("nearest",) + tuple(linear_modes):
+        raise NotImplementedError(f"tinyddp: interpolate mode '{mode}'; nearest, linear, bilinear and trilinear "
+                                  "are supported")
+    out = input
+    for k in range(n_spatial):
+        dim = 2 + k
+        in_size, out_size = input.shape[dim], sizes[k]
+        if mode == "nearest":
+            out = out.index_select(dim, _tensor.tensor(_nearest_index(in_size, out_size, scales[k]),
+                                                       dtype=_tensor.int64))
+            continue
+        i0, i1, w0, w1 = _linear_weights(in_size, out_size, align_corners, scales[k])
+        shape = [1] * input.dim()
+        shape[dim] = out_size
+        a = out.index_select(dim, _tensor.tensor(i0, dtype=_tensor.int64))
+        b = out.index_select(dim, _tensor.tensor(i1, dtype=_tensor.int64))
+        out = (a * _tensor.tensor(w0, dtype=input.dtype).reshape(shape)
+               + b * _tensor.tensor(w1, dtype=input.dtype).reshape(shape))
+    return out
+
+
+def upsample(input, size=None, scale_factor=None, mode="nearest", align_corners=None):
+    return interpolate(input, size, scale_factor, mode, align_corners)
+
+
+def pixel_shuffle(input, upscale_factor):
+    """(*, C r^2, H, W) -> (*, C, H r, W r)."""
+    r = upscale_factor
+    *lead, c, h, w = input.shape
+    if c % (r * r) != 0:
+        raise RuntimeError(f"pixel_shuffle expects its input's 'channel' dimension to be divisible by the square of "
+                           f"upscale_factor, but input.size(-3)={c} is not divisible by {r * r}")
+    n = len(lead)
+    x = input.reshape(lead + [c // (r * r), r, r, h, w])
+    x = x.permute(list(range(n)) + [n, n + 3, n + 1, n + 4, n + 2])
+    return x.reshape(lead + [c // (r * r), h * r, w * r])
+
+
+def pixel_unshuffle(input, downscale_factor):
+    """(*, C, H r, W r) -> (*, C r^2, H, W)."""
+    r = downscale_factor
+    *lead, c, h, w = input.shape
+    n = len(lead)
+    x = input.reshape(lead + [c, h // r, r, w // r, r])
+    x = x.permute(list(range(n)) + [n, n + 2, n + 4, n + 1, n + 3])
+    return x.reshape(lead + [c * r * r, h // r, w // r])
+
+
+# ---- more activations ----
+
+def hardsigmoid(input, inplace=False):
+    """relu6(x + 3) / 6."""
+    return (input + 3).clamp(0, 6) / 6
+
+
+def hardswish(input, inplace=False):
+    """x relu6(x + 3) / 6."""
+    return input * (input + 3).clamp(0, 6) / 6
+
+
+def prelu(input, weight):
+    """x for x > 0, else weight x, the weight per channel (dim 1) or one for all."""
+    w = weight
+    if weight.numel() != 1:
+        if input.dim() < 2 or input.shape[1] != weight.numel():
+            raise RuntimeError(f"Mismatch of parameter numbers and input channel size. Found parameter numbers = "
+                               f"{weight.numel()} and channel size = {input.shape[1] if input.dim() >= 2 else 1}.")
+        w = weight.reshape([1, -1] + [1] * (input.dim() - 2))
+    return _pick(input > 0, input, input * w)
+
+
+def glu(input, dim=-1):
+    """a sigmoid(b) with a, b the halves of input along dim."""
+    if input.dim() == 0:
+        raise RuntimeError("glu does not support scalars because halving size must be even")
+    size = input.shape[dim]
+    if size % 2 != 0:
+        raise RuntimeError(f"Halving dimension must be even, but dimension {dim % input.dim()} is size {size}")
+    a, b = input.narrow(dim, 0, size // 2), input.narrow(dim, size // 2, size // 2)
+    return a * b.sigmoid()
+
+
+def tanhshrink(input):
+    return input - input.tanh()
+
+
+def softshrink(input, lambd=0.5):
+    return _pick(input > lambd, input - lambd, _pick(input < -lambd, input + lambd, input * 0))
+
+
+def hardshrink(input, lambd=0.5):
+    return _pick((input > lambd).logical_or(input < -lambd), input, input * 0)
+
+
+def celu(input, alpha=1.0, inplace=False):
+    return _pick(input > 0, input, ((input / alpha).exp() - 1) * alpha)
+
+
+def threshold(input, threshold, value, inplace=False):
+    return _pick(input > threshold, input, input * 0 + value)
+
+
+def gumbel_softmax(logits, tau=1, hard=False, eps=1e-10, dim=-1):
+    """softmax((logits + g) / tau) with g = -log(E), E ~ Exp(1) drawn as 1.13 draws it (exponential_ over
+    logits' shape); hard=True gives the one-hot of the argmax with the soft sample's gradient."""
+    from tinyddp import _tensor_forms
+    u = _tensor_forms.empty_like(logits).uniform_()
+    gumbels = -(-(1 - u).log()).log()   # -log(Exp(1)) with Exp(1) = -log(1 - U)
+    y = softmax((logits + gumbels) / tau, dim)
+    if not hard:
+        return y
+    index = y.argmax(dim, keepdim=True)
+    one_hot = (_tensor.arange(y.shape[dim]).reshape([-1] + [1] * (y.dim() - 1 - dim % y.dim())) == index)
+    y_hard = one_hot.to(y.dtype)
+    return y_hard - y.detach() + y
+
+
+# ---- distances and the losses over them ----
+
+def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
+    """||x1 - x2 + eps||_p over the last dim."""
+    d = x1 - x2 + eps
+    return d.norm(p, -1, keepdim) if x1.dim() > 0 else d.abs()
+
+
+def margin_ranking_loss(input1, input2, target, margin=0, size_average=None, reduce=None, reduction="mean"):
+    """max(0, -target (input1 - input2) + margin)."""
+    if input1.dim() != input2.dim() or input1.dim() != target.dim():
+        raise RuntimeError(f"margin_ranking_loss : All input tensors should have same dimension but got sizes: "
+                           f"input1: {input1.shape}, input2: {input2.shape}, target: {target.shape} ")
+    return _reduce((-target * (input1 - input2) + margin).clamp_min(0), reduction)
+
+
+def cosine_embedding_loss(input1, input2, target, margin=0, size_average=None, reduce=None, reduction="mean"):
+    """1 - cos(x1, x2) where target = 1, max(0, cos(x1, x2) - margin) where target = -1 (cos with 1.13's
+    EPSILON = 1e-12 added to each squared norm)."""
+    dot = (input1 * input2).sum(-1)
+    mag1 = (input1 * input1).sum(-1) + 1e-12
+    mag2 = (input2 * input2).sum(-1) + 1e-12
+    cos = dot / (mag1 * mag2).sqrt()
+    zeros = cos * 0
+    pos = 1 - cos
+    neg = (cos - margin).clamp_min(0)
+    loss = _pick(target == 1, pos, zeros) + _pick(target == -1, neg, zeros)
+    return _reduce(loss, reduction)
+
+
+def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2, eps=1e-6, swap=False, size_average=None,
+                        reduce=None, reduction="mean"):
+    d_pos = pairwise_distance(anchor, positive, p, eps)
+    d_neg = pairwise_distance(anchor, negative, p, eps)
+    if swap:
+        d_swap = pairwise_distance(positive, negative, p, eps)
+        d_neg = _pick(d_swap < d_neg, d_swap, d_neg)
+    return _reduce((d_pos - d_neg + margin).clamp_min(0), reduction)
+
+
+def hinge_embedding_loss(input, target, margin=1.0, size_average=None, reduce=None, reduction="mean"):
+    zeros = input * 0
+    loss = _pick(target == 1, input, zeros) + _pick(target == -1, (margin - input).clamp_min(0), zeros)
+    return _reduce(loss, reduction)
+
+
+def soft_margin_loss(input, target, size_average=None, reduce=None, reduction="mean"):
+    return _reduce((-target * input).exp().log1p(), reduction)
+
+
+def bilinear(input1, input2, weight, bias=None):
+    """y_k = x1^T W_k x2 + b_k; weight (O, I1, I2)."""
+    out = (input1.unsqueeze(-2).unsqueeze(-2).matmul(weight.unsqueeze(0) if input1.dim() > 1 else weight)
+           .squeeze(-2) * input2.unsqueeze(-2)).sum(-1)
+    return out + bias if bias is not None else out
+
+
+# ---- channel dropout ----
+
+def _feature_dropout(input, p, training, inplace, batched_dims):
+    if p < 0.0 or p > 1.0:
+        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+    if not training or p == 0 or input.numel() == 0:
+        return input
+    shape = list(input.shape[:batched_dims]) + [1] * (input.dim() - batched_dims)
+    if p == 1:
+        mask = _tensor.zeros(shape, dtype=input.dtype)
+    else:
+        mask = _tensor.empty(shape, dtype=input.dtype).bernoulli_(1 - p) / (1 - p)
+    return input.mul_(mask) if inplace else input * mask
+
+
+def dropout1d(input, p=0.5, training=True, inplace=False):
+    if input.dim() not in (2, 3):
+        raise RuntimeError(f"dropout1d: Expected 2D or 3D input, but received a {input.dim()}D input. Note that "
+                           "dropout1d exists to provide channel-wise dropout on inputs with 1 spatial dimension, a "
+                           "channel dimension, and an optional batch dimension (i.e. 2D or 3D inputs).")
+    if input.dim() == 2:
+        return _feature_dropout(input.unsqueeze(0), p, training, False, 2).squeeze(0)
+    return _feature_dropout(input, p, training, inplace, 2)
+
+
+def dropout2d(input, p=0.5, training=True, inplace=False):
+    if input.dim() not in (3, 4):
+        warnings.warn(f"dropout2d: Received a {input.dim()}-D input to dropout2d, which is deprecated and will "
+                      "result in an error in a future release. To retain the behavior and silence this warning, "
+                      "please use dropout instead. Note that dropout2d exists to provide channel-wise dropout on "
+                      "inputs with 2 spatial dimensions, a channel dimension, and an optional batch dimension "
+                      "(i.e. 3D or 4D inputs).", stacklevel=2)
+    if input.dim() == 3:
+        warnings.warn("dropout2d: Received a 3D input to dropout2d and assuming that channel-wise 1D dropout "
+                      "behavior is desired - input is interpreted as shape (N, C, L), where C is the channel dim. "
+                      "This behavior will change in a future release to interpret the input as one without a batch "
+                      "dimension, i.e. shape (C, H, W). To maintain the 1D channel-wise dropout behavior, please "
+                      "switch to using dropout1d instead.", stacklevel=2)
+    return _feature_dropout(input, p, training, inplace, 2)
+
+
+# ---- sliding blocks ----
+
+def unfold(input, kernel_size, dilation=1, padding=0, stride=1):
+    """(N, C, H, W) -> (N, C kh kw, L): each column one block, in conv2d's (c, i, j) order."""
+    if input.dim() not in (3, 4):
+        raise RuntimeError(f"Input Error: Only 3D or 4D input Tensors are supported (got {input.dim()}D)")
+    batched, unbatched = _batched(input, "unfold")
+    kernel = _pair(kernel_size)
+    cols, (out_h, out_w) = _unfold(batched, kernel, _pair(stride), _pair(padding), _pair(dilation))
+    n, c = batched.shape[:2]
+    out = cols.reshape([n, c * kernel[0] * kernel[1], out_h * out_w])
+    return out.squeeze(0) if unbatched else out
+
+
+def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1):
+    """The adjoint of unfold: (N, C kh kw, L) columns summed back into (N, C, H, W) (overlaps add), as the
+    gradient of unfold, which it is here."""
+    from tinyddp.autograd import grad as _grad
+    unbatched = input.dim() == 2
+    cols = input.unsqueeze(0) if unbatched else input
+    kh, kw = _pair(kernel_size)
+    n, ckk, _ = cols.shape
+    c = ckk // (kh * kw)
+    h, w = _pair(output_size)
+    from tinyddp.autograd.grad_mode import enable_grad
+    with enable_grad():
+        probe = _tensor.zeros(n, c, h, w, dtype=input.dtype, requires_grad=True)
+        unfolded = unfold(probe, (kh, kw), dilation, padding, stride)
+    out = _grad(unfolded, probe, cols, create_graph=True)[0]
     return out.squeeze(0) if unbatched else out

@@ -19,3 +19,31 @@ __all__ = ["AvgPool2d", "BatchNorm1d", "BatchNorm2d", "BCELoss", "BCEWithLogitsL
            "Module", "ModuleDict", "ModuleList", "MSELoss", "NLLLoss", "ParameterList", "ReLU", "ReLU6", "SELU",
            "Sequential", "Sigmoid", "SiLU", "SmoothL1Loss", "Softmax", "Softmin", "Softplus", "Softsign", "Tanh",
            "Unflatten"]
+from tinyddp.nn.modules.activation import (CELU, GLU, Hardshrink, Hardsigmoid, Hardswish, PReLU, Softshrink,
+                                           Tanhshrink, Threshold)
+from tinyddp.nn.modules.container import ParameterDict
+from tinyddp.nn.modules.conv import Conv1d
+from tinyddp.nn.modules.distance import PairwiseDistance
+from tinyddp.nn.modules.dropout import Dropout1d, Dropout2d
+from tinyddp.nn.modules.fold import Fold, Unfold
+from tinyddp.nn.modules.instancenorm import InstanceNorm1d, InstanceNorm2d
+from tinyddp.nn.modules.linear import Bilinear
+from tinyddp.nn.modules.loss import (CosineEmbeddingLoss, HingeEmbeddingLoss, MarginRankingLoss, SoftMarginLoss,
+                                     TripletMarginLoss)
+from tinyddp.nn.modules.normalization import GroupNorm
+from tinyddp.nn.modules.padding import (ConstantPad1d, ConstantPad2d, ConstantPad3d, ReflectionPad1d, ReflectionPad2d,
+                                        ReplicationPad1d, ReplicationPad2d, ZeroPad2d)
+from tinyddp.nn.modules.pooling import (AdaptiveAvgPool1d, AdaptiveAvgPool2d, AdaptiveMaxPool1d, AdaptiveMaxPool2d,
+                                        AvgPool1d, MaxPool1d)
+from tinyddp.nn.modules.upsampling import (PixelShuffle, PixelUnshuffle, Upsample, UpsamplingBilinear2d,
+                                           UpsamplingNearest2d)
+
+_MORE_LAYERS = ["AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AdaptiveMaxPool1d", "AdaptiveMaxPool2d", "AvgPool1d",
+                "Bilinear", "CELU", "ConstantPad1d", "ConstantPad2d", "ConstantPad3d", "Conv1d", "CosineEmbeddingLoss",
+                "Dropout1d", "Dropout2d", "Fold", "GLU", "GroupNorm", "Hardshrink", "Hardsigmoid", "Hardswish",
+                "HingeEmbeddingLoss", "InstanceNorm1d", "InstanceNorm2d", "MarginRankingLoss", "MaxPool1d",
+                "PReLU", "PairwiseDistance", "ParameterDict", "PixelShuffle", "PixelUnshuffle", "ReflectionPad1d",
+                "ReflectionPad2d", "ReplicationPad1d", "ReplicationPad2d", "SoftMarginLoss", "Softshrink",
+                "Tanhshrink", "Threshold", "TripletMarginLoss", "Unfold", "Upsample", "UpsamplingBilinear2d",
+                "UpsamplingNearest2d", "ZeroPad2d"]
+__all__ += _MORE_LAYERS

@@ -1,8 +1,10 @@
 """torch.nn.ReLU, Tanh, Sigmoid, LeakyReLU, GELU, Softmax, LogSoftmax, SiLU, ELU, SELU, Softplus, Hardtanh,
-ReLU6, Mish, LogSigmoid, Softsign, Softmin: nn.functional's activations as modules; torch.nn.Identity,
-CosineSimilarity."""
+ReLU6, Mish, LogSigmoid, Softsign, Softmin, PReLU, Hardswish, Hardsigmoid, GLU, CELU, Softshrink, Hardshrink,
+Tanhshrink, Threshold: nn.functional's activations as modules; torch.nn.Identity, CosineSimilarity."""
+from tinyddp import _tensor
 from tinyddp.nn import functional as F
 from tinyddp.nn.modules.module import Module
+from tinyddp.nn.parameter import Parameter
 
 
 class ReLU(Module):
@@ -192,3 +194,88 @@ class CosineSimilarity(Module):
 
     def forward(self, x1, x2):
         return F.cosine_similarity(x1, x2, self.dim, self.eps)
+
+
+class PReLU(Module):
+    """x for x > 0, else a x, with a learnt slope per channel (num_parameters of them) or one for all, each
+    starting at `init` (no random draws, as 1.13's)."""
+
+    def __init__(self, num_parameters=1, init=0.25, device=None, dtype=None):
+        super().__init__()
+        self.num_parameters = num_parameters
+        self.init = init
+        self.weight = Parameter(_tensor.full((num_parameters,), init, dtype=dtype))
+
+    def forward(self, input):
+        return F.prelu(input, self.weight)
+
+    def extra_repr(self):
+        return f"num_parameters={self.num_parameters}"
+
+
+class Hardswish(_NoInplace):
+    def forward(self, input):
+        return F.hardswish(input)
+
+
+class Hardsigmoid(_NoInplace):
+    def forward(self, input):
+        return F.hardsigmoid(input)
+
+
+class GLU(Module):
+    def __init__(self, dim=-1):
+        super().__init__()
+        self.dim = dim
+
+    def forward(self, input):
+        return F.glu(input, self.dim)
+
+    def extra_repr(self):
+        return f"dim={self.dim}"
+
+
+class CELU(_NoInplace):
+    def __init__(self, alpha=1.0, inplace=False):
+        super().__init__(inplace)
+        self.alpha = alpha
+
+    def forward(self, input):
+        return F.celu(input, self.alpha)
+
+    def extra_repr(self):
+        return f"alpha={self.alpha}" + (", inplace=True" if self.inplace else "")
+
+
+class Softshrink(Module):
+    def __init__(self, lambd=0.5):
+        super().__init__()
+        self.lambd = lambd
+
+    def forward(self, input):
+        return F.softshrink(input, self.lambd)
+
+    def extra_repr(self):
+        return str(self.lambd)
+
+
+class Hardshrink(Softshrink):
+    def forward(self, input):
+        return F.hardshrink(input, self.lambd)
+
+
+class Tanhshrink(Module):
+    def forward(self, input):
+        return F.tanhshrink(input)
+
+
+class Threshold(_NoInplace):
+    def __init__(self, threshold, value, inplace=False):
+        super().__init__(inplace)
+        self.threshold, self.value = threshold, value
+
+    def forward(self, input):
+        return F.threshold(input, self.threshold, self.value)
+
+    def extra_repr(self):
+        return f"threshold={self.threshold}, value={self.value}" + (", inplace=True" if self.inplace else "")

@@ -1,0 +1,214 @@
+"""The cases of nn_more.json, written once for both sides: gen_nn_more.py runs them on PyTorch 1.13 and records
+what they give, tests/python/test_nn_more.py runs them on tinyddp and compares.
+
+cases(torch) maps a name to a function of nothing that builds a layer under torch.manual_seed(0) (so its
+parameters come from the seeded stream), runs it on inputs made here from a fixed LCG (no random stream), and
+returns {"repr", "keys" (state_dict's), "params" (values at init), "out", "grads" (of sum(out * coeff) wrt each
+input and parameter)}; a function-only case has repr and keys None. errors(torch) maps a name to a call that
+must raise.
+"""
+
+
+def lcg(seed, n):
+    out, x = [], seed
+    for _ in range(n):
+        x = (1103515245 * x + 12345) % 2 ** 31
+        out.append(round(x / 2 ** 30 - 1.0, 6))
+    return out
+
+
+def cases(torch):
+    nn, F = torch.nn, torch.nn.functional
+
+    def data(seed, *shape, requires_grad=True, dtype=None):
+        n = 1
+        for s in shape:
+            n *= s
+        t = torch.tensor(lcg(seed, n), dtype=dtype or torch.float32).reshape(shape)
+        return t.requires_grad_(requires_grad)
+
+    def flat(t):
+        return t.detach().reshape(-1).tolist()
+
+    def run(make, *inputs, fn=None, train=True, seed=0):
+        torch.manual_seed(seed)
+        m = make() if make is not None else None
+        if m is not None and not train:
+            m.eval()
+        torch.manual_seed(1)   # the stream a training-mode forward draws from (dropout)
+        out = m(*inputs) if m is not None else fn(*inputs)
+        coeff = torch.tensor(lcg(99, out.numel())).reshape(out.shape)
+        params = list(m.named_parameters()) if m is not None else []
+        differentiable = [t for t in inputs if torch.is_tensor(t) and t.requires_grad] + [p for _, p in params]
+        grads = []
+        if out.requires_grad and differentiable:
+            gs = torch.autograd.grad((out * coeff).sum(), differentiable, allow_unused=True)
+            grads = [None if g is None else flat(g) for g in gs]
+        return {"repr": repr(m) if m is not None else None,
+                "keys": list(m.state_dict().keys()) if m is not None else None,
+                "buffers": {k: flat(v) for k, v in m.state_dict().items() if k not in dict(params)}
+                if m is not None else None,
+                "params": {k: flat(p) for k, p in params},
+                "shape": list(out.shape), "out": flat(out), "grads": grads}
+
+    x1d = lambda: data(1, 2, 3, 10)      # (N, C, L)
+    x2d = lambda: data(2, 2, 4, 6, 7)    # (N, C, H, W)
+    C = {
+        # convolutions: init from the seeded stream, groups, padding modes and strings
+        "conv1d": lambda: run(lambda: nn.Conv1d(3, 5, 3), x1d()),
+        "conv1d-stride-pad-dilation": lambda: run(lambda: nn.Conv1d(3, 4, 3, stride=2, padding=2, dilation=2), x1d()),
+        "conv1d-groups-nobias": lambda: run(lambda: nn.Conv1d(3, 6, 2, groups=3, bias=False), x1d()),
+        "conv1d-same-reflect": lambda: run(lambda: nn.Conv1d(3, 2, 4, padding="same", padding_mode="reflect"), x1d()),
+        "conv1d-unbatched": lambda: run(lambda: nn.Conv1d(3, 2, 3, padding=1), data(3, 3, 8)),
+        "conv2d-groups": lambda: run(lambda: nn.Conv2d(4, 6, 3, groups=2, padding=1), x2d()),
+        "conv2d-depthwise-circular": lambda: run(lambda: nn.Conv2d(4, 4, 3, groups=4, padding=1,
+                                                                   padding_mode="circular"), x2d()),
+        "conv2d-replicate-same": lambda: run(lambda: nn.Conv2d(4, 3, (2, 3), padding="same",
+                                                               padding_mode="replicate"), x2d()),
+        "conv2d-valid": lambda: run(lambda: nn.Conv2d(4, 3, 3, padding="valid", dilation=(1, 2)), x2d()),
+        "f-conv1d": lambda: run(None, x1d(), data(4, 2, 3, 3), data(5, 2), fn=lambda x, w, b: F.conv1d(x, w, b, padding=1)),
+        # pooling
+        "maxpool1d": lambda: run(lambda: nn.MaxPool1d(3, stride=2, padding=1), x1d()),
+        "avgpool1d": lambda: run(lambda: nn.AvgPool1d(2), x1d()),
+        "adaptive-avg-2d": lambda: run(lambda: nn.AdaptiveAvgPool2d((4, 3)), x2d()),
+        "adaptive-avg-2d-1": lambda: run(lambda: nn.AdaptiveAvgPool2d(1), x2d()),
+        "adaptive-avg-2d-none": lambda: run(lambda: nn.AdaptiveAvgPool2d((None, 2)), x2d()),
+        "adaptive-avg-1d": lambda: run(lambda: nn.AdaptiveAvgPool1d(4), x1d()),
+        "adaptive-max-2d": lambda: run(lambda: nn.AdaptiveMaxPool2d((3, 5)), x2d()),
+        "adaptive-max-1d": lambda: run(lambda: nn.AdaptiveMaxPool1d(3), x1d()),
+        # normalization
+        "groupnorm": lambda: run(lambda: nn.GroupNorm(2, 4), x2d()),
+        "groupnorm-noaffine-1d": lambda: run(lambda: nn.GroupNorm(3, 3, eps=1e-3, affine=False), x1d()),
+        "instancenorm1d": lambda: run(lambda: nn.InstanceNorm1d(3), x1d()),
+        "instancenorm2d-affine-stats": lambda: run(lambda: nn.InstanceNorm2d(4, affine=True, track_running_stats=True),
+                                                   x2d()),
+        "instancenorm2d-eval-stats": lambda: run(lambda: nn.InstanceNorm2d(4, track_running_stats=True), x2d(),
+                                                 train=False),
+        # dropout: the mask from the seeded stream
+        "dropout2d": lambda: run(lambda: nn.Dropout2d(0.5), x2d()),
+        "dropout1d": lambda: run(lambda: nn.Dropout1d(0.3), x1d()),
+        "dropout2d-eval": lambda: run(lambda: nn.Dropout2d(0.5), x2d(), train=False),
+        # activations
+        "prelu": lambda: run(lambda: nn.PReLU(), x2d()),
+        "prelu-channels": lambda: run(lambda: nn.PReLU(4, init=0.1), x2d()),
+        "hardswish": lambda: run(lambda: nn.Hardswish(), data(6, 40) * 4),
+        "hardsigmoid": lambda: run(lambda: nn.Hardsigmoid(), data(6, 40) * 4),
+        "glu": lambda: run(lambda: nn.GLU(), data(7, 3, 8)),
+        "glu-dim1": lambda: run(lambda: nn.GLU(1), data(7, 3, 4)),
+        "celu": lambda: run(lambda: nn.CELU(0.5), data(8, 20) * 3),
+        "softshrink": lambda: run(lambda: nn.Softshrink(0.3), data(8, 20)),
+        "hardshrink": lambda: run(lambda: nn.Hardshrink(), data(8, 20)),
+        "tanhshrink": lambda: run(lambda: nn.Tanhshrink(), data(8, 20)),
+        "threshold": lambda: run(lambda: nn.Threshold(0.1, 20.0), data(8, 20)),
+        "silu": lambda: run(lambda: nn.SiLU(), data(8, 20)),
+        "mish": lambda: run(lambda: nn.Mish(), data(8, 20)),
+        # padding
+        "zeropad2d": lambda: run(lambda: nn.ZeroPad2d((1, 2, 0, 1)), x2d()),
+        "constantpad1d": lambda: run(lambda: nn.ConstantPad1d(2, 3.5), x1d()),
+        "constantpad2d": lambda: run(lambda: nn.ConstantPad2d((1, 0, 2, 0), 1), x2d()),
+        "reflectionpad1d": lambda: run(lambda: nn.ReflectionPad1d((3, 1)), x1d()),
+        "reflectionpad2d": lambda: run(lambda: nn.ReflectionPad2d(2), x2d()),
+        "replicationpad2d": lambda: run(lambda: nn.ReplicationPad2d((1, 3, 2, 0)), x2d()),
+        "f-pad-circular": lambda: run(None, x2d(), fn=lambda x: F.pad(x, (2, 1, 1, 3), mode="circular")),
+        "f-pad-reflect-crop": lambda: run(None, x2d(), fn=lambda x: F.pad(x, (-1, 2, 1, -2), mode="reflect")),
+        # resampling
+        "upsample-nearest-2x": lambda: run(lambda: nn.Upsample(scale_factor=2), x2d()),
+        "upsample-nearest-size": lambda: run(lambda: nn.Upsample(size=(9, 5)), x2d()),
+        "upsample-nearest-1.7": lambda: run(lambda: nn.Upsample(scale_factor=1.7), x2d()),
+        "upsample-bilinear": lambda: run(lambda: nn.Upsample(scale_factor=2, mode="bilinear"), x2d()),
+        "upsample-bilinear-align": lambda: run(lambda: nn.Upsample(size=(5, 11), mode="bilinear", align_corners=True),
+                                               x2d()),
+        "upsample-bilinear-down": lambda: run(lambda: nn.Upsample(size=(4, 3), mode="bilinear"), x2d()),
+        "interpolate-linear": lambda: run(None, x1d(), fn=lambda x: F.interpolate(x, scale_factor=1.5, mode="linear")),
+        "interpolate-nearest-1d": lambda: run(None, x1d(), fn=lambda x: F.interpolate(x, size=7)),
+        "upsampling-bilinear2d": lambda: run(lambda: nn.UpsamplingBilinear2d(scale_factor=2), x2d()),
+        "pixelshuffle": lambda: run(lambda: nn.PixelShuffle(2), data(9, 2, 8, 3, 2)),
+        "pixelunshuffle": lambda: run(lambda: nn.PixelUnshuffle(2), data(9, 2, 2, 4, 6)),
+        # distances, losses, bilinear
+        "pairwise-distance": lambda: run(lambda: nn.PairwiseDistance(), data(10, 4, 5), data(11, 4, 5)),
+        "pairwise-distance-p1-keepdim": lambda: run(lambda: nn.PairwiseDistance(p=1.0, keepdim=True),
+                                                    data(10, 4, 5), data(11, 4, 5)),
+        "cosine-embedding": lambda: run(lambda: nn.CosineEmbeddingLoss(margin=0.2), data(12, 6, 5), data(13, 6, 5),
+                                        torch.tensor([1, -1, 1, -1, -1, 1])),
+        "cosine-embedding-none": lambda: run(lambda: nn.CosineEmbeddingLoss(reduction="none"), data(12, 6, 5),
+                                             data(13, 6, 5), torch.tensor([1, -1, 1, -1, -1, 1])),
+        "margin-ranking": lambda: run(lambda: nn.MarginRankingLoss(margin=0.1), data(14, 8), data(15, 8),
+                                      torch.tensor([1., -1., 1., 1., -1., -1., 1., -1.])),
+        "triplet-margin": lambda: run(lambda: nn.TripletMarginLoss(margin=0.5), data(16, 5, 4), data(17, 5, 4),
+                                      data(18, 5, 4)),
+        "triplet-margin-swap-sum": lambda: run(lambda: nn.TripletMarginLoss(swap=True, p=1, reduction="sum"),
+                                               data(16, 5, 4), data(17, 5, 4), data(18, 5, 4)),
+        "hinge-embedding": lambda: run(lambda: nn.HingeEmbeddingLoss(), data(19, 6),
+                                       torch.tensor([1., -1., -1., 1., -1., 1.])),
+        "soft-margin": lambda: run(lambda: nn.SoftMarginLoss(), data(19, 6), torch.tensor([1., -1., -1., 1., -1., 1.])),
+        "bilinear": lambda: run(lambda: nn.Bilinear(3, 4, 5), data(20, 6, 3), data(21, 6, 4)),
+        "bilinear-nobias": lambda: run(lambda: nn.Bilinear(2, 3, 2, bias=False), data(20, 4, 2), data(21, 4, 3)),
+        # the reductions and options of the common losses
+        "mse-sum": lambda: run(lambda: nn.MSELoss(reduction="sum"), data(22, 4, 3), data(23, 4, 3, requires_grad=False)),
+        "mse-none": lambda: run(lambda: nn.MSELoss(reduction="none"), data(22, 4, 3), data(23, 4, 3, requires_grad=False)),
+        "l1-sum": lambda: run(lambda: nn.L1Loss(reduction="sum"), data(22, 4, 3), data(23, 4, 3, requires_grad=False)),
+        "ce-none": lambda: run(lambda: nn.CrossEntropyLoss(reduction="none"), data(24, 5, 4), torch.tensor([0, 3, 1, 2, 3])),
+        "ce-sum": lambda: run(lambda: nn.CrossEntropyLoss(reduction="sum"), data(24, 5, 4), torch.tensor([0, 3, 1, 2, 3])),
+        "ce-weight": lambda: run(lambda: nn.CrossEntropyLoss(weight=torch.tensor([1., 2., 0.5, 3.])), data(24, 5, 4),
+                                 torch.tensor([0, 3, 1, 2, 3])),
+        "ce-ignore-index": lambda: run(lambda: nn.CrossEntropyLoss(ignore_index=1), data(24, 5, 4),
+                                       torch.tensor([0, 1, 1, 2, 3])),
+        "ce-label-smoothing": lambda: run(lambda: nn.CrossEntropyLoss(label_smoothing=0.1), data(24, 5, 4),
+                                          torch.tensor([0, 3, 1, 2, 3])),
+        "ce-weight-smoothing-ignore": lambda: run(lambda: nn.CrossEntropyLoss(weight=torch.tensor([1., 2., 0.5, 3.]),
+                                                                              label_smoothing=0.2, ignore_index=2),
+                                                  data(24, 5, 4), torch.tensor([0, 2, 1, 2, 3])),
+        "ce-probabilities": lambda: run(lambda: nn.CrossEntropyLoss(), data(24, 5, 4),
+                                        torch.softmax(data(25, 5, 4, requires_grad=False), 1)),
+        "ce-4d": lambda: run(lambda: nn.CrossEntropyLoss(), data(26, 2, 3, 2, 2),
+                             torch.tensor([[[0, 2], [1, 1]], [[2, 0], [0, 1]]])),
+        "nll-weight-none": lambda: run(lambda: nn.NLLLoss(weight=torch.tensor([0.2, 1., 2.]), reduction="none"),
+                                       data(27, 4, 3), torch.tensor([2, 0, 1, 2])),
+        "unfold": lambda: run(lambda: nn.Unfold(2, padding=1, stride=2), x2d()),
+        "fold": lambda: run(lambda: nn.Fold((4, 5), 2), data(28, 2, 8, 12)),
+        "pixel-unshuffle-f": lambda: run(None, data(9, 1, 2, 4, 4), fn=lambda x: F.pixel_unshuffle(x, 2)),
+        "group-norm-f": lambda: run(None, x2d(), data(29, 4), data(30, 4), fn=lambda x, w, b: F.group_norm(x, 4, w, b)),
+        "glu-f": lambda: run(None, data(7, 4, 3), fn=lambda x: F.glu(x, 0)),
+    }
+    return C
+
+
+def parameter_dict(torch):
+    """ParameterDict's registration, order, repr and state_dict."""
+    nn = torch.nn
+    d = nn.ParameterDict({"b": nn.Parameter(torch.ones(2)), "a": nn.Parameter(torch.zeros(2, 3))})
+    d["c"] = torch.ones(1)
+    d.update([("e", nn.Parameter(torch.ones(4)))])
+    popped = d.pop("b")
+    m = nn.Module()
+    m.pd = d
+    return {"keys": list(d.keys()), "repr": repr(d), "module_repr": repr(m), "len": len(d),
+            "state_dict": list(m.state_dict().keys()), "params": [n for n, _ in m.named_parameters()],
+            "popped": list(popped.shape), "contains": ["a" in d, "b" in d], "is_param": type(d["c"]).__name__}
+
+
+def errors(torch):
+    nn, F = torch.nn, torch.nn.functional
+    z = torch.zeros
+    return {
+        "conv-groups-in": lambda: nn.Conv2d(3, 4, 3, groups=2),
+        "conv-groups-out": lambda: nn.Conv2d(4, 3, 3, groups=2),
+        "conv-padding-string": lambda: nn.Conv1d(2, 2, 3, padding="full"),
+        "conv-same-strided": lambda: nn.Conv1d(2, 2, 3, padding="same", stride=2),
+        "conv-padding-mode": lambda: nn.Conv2d(2, 2, 3, padding_mode="mirror"),
+        "conv1d-4d-input": lambda: nn.Conv1d(2, 2, 3)(z(1, 2, 3, 4)),
+        "groupnorm-divisible": lambda: nn.GroupNorm(3, 4),
+        "groupnorm-input": lambda: F.group_norm(z(2, 4, 3), 3),
+        "pad-odd": lambda: F.pad(z(2, 3), (1,)),
+        "pad-reflect-too-big": lambda: F.pad(z(1, 2, 3), (3, 0), mode="reflect"),
+        "glu-odd": lambda: F.glu(z(2, 3)),
+        "pixel-shuffle-channels": lambda: F.pixel_shuffle(z(1, 3, 2, 2), 2),
+        "interpolate-both": lambda: F.interpolate(z(1, 1, 4), size=2, scale_factor=2.0),
+        "interpolate-neither": lambda: F.interpolate(z(1, 1, 4)),
+        "interpolate-align-nearest": lambda: F.interpolate(z(1, 1, 4), size=2, align_corners=True),
+        "dropout2d-p": lambda: nn.Dropout2d(1.5),
+        "instancenorm-dim": lambda: nn.InstanceNorm1d(3)(z(2, 3, 4, 5)),
+        "ce-bad-reduction": lambda: F.cross_entropy(z(2, 3), torch.tensor([0, 1]), reduction="avg"),
+        "mse-bad-reduction": lambda: nn.MSELoss(reduction="total")(z(2), z(2)),
+        "label-smoothing-range": lambda: F.cross_entropy(z(2, 3), torch.tensor([0, 1]), label_smoothing=1.5),
+    }
