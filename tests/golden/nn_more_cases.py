@@ -169,7 +169,30 @@ def cases(torch):
         "pixel-unshuffle-f": lambda: run(None, data(9, 1, 2, 4, 4), fn=lambda x: F.pixel_unshuffle(x, 2)),
         "group-norm-f": lambda: run(None, x2d(), data(29, 4), data(30, 4), fn=lambda x, w, b: F.group_norm(x, 4, w, b)),
         "glu-f": lambda: run(None, data(7, 4, 3), fn=lambda x: F.glu(x, 0)),
+        # transposed convolutions
+        "convtranspose2d": lambda: run(lambda: nn.ConvTranspose2d(4, 3, 4, stride=2, padding=1), x2d()),
+        "convtranspose2d-groups-outpad": lambda: run(lambda: nn.ConvTranspose2d(4, 6, 3, stride=2, padding=1,
+                                                                                output_padding=1, groups=2,
+                                                                                bias=False), x2d()),
+        "convtranspose2d-dilation": lambda: run(lambda: nn.ConvTranspose2d(4, 2, (2, 3), dilation=2), x2d()),
+        "convtranspose2d-output-size": lambda: run(lambda: _OutputSize(nn.ConvTranspose2d(4, 2, 3, stride=2)), x2d()),
+        "convtranspose1d": lambda: run(lambda: nn.ConvTranspose1d(3, 2, 3, stride=3, padding=1), x1d()),
+        "f-conv-transpose2d-unbatched": lambda: run(None, data(31, 2, 3, 3), data(32, 2, 2, 2, 2),
+                                                    fn=lambda x, w: F.conv_transpose2d(x, w, stride=2)),
+        # inplace=True inside a graph: the same values and gradients
+        "relu-inplace-sequential": lambda: run(lambda: nn.Sequential(nn.Linear(4, 5), nn.ReLU(inplace=True),
+                                                                     nn.Linear(5, 3), nn.LeakyReLU(0.2, True),
+                                                                     nn.Linear(3, 2), nn.Hardtanh(inplace=True)),
+                                                       data(33, 6, 4)),
     }
+
+    class _OutputSize(nn.Module):
+        def __init__(self, conv):
+            super().__init__()
+            self.conv = conv
+
+        def forward(self, x):
+            return self.conv(x, output_size=[2, 2, 14, 16])
     return C
 
 
@@ -187,15 +210,23 @@ def parameter_dict(torch):
             "popped": list(popped.shape), "contains": ["a" in d, "b" in d], "is_param": type(d["c"]).__name__}
 
 
+def in_place(torch):
+    """inplace=True outside a graph: the input itself is written and returned."""
+    F = torch.nn.functional
+    x = torch.tensor([-1.0, 0.5, 2.0, -3.0])
+    y = F.relu(x, inplace=True)
+    z = torch.tensor([-1.0, 0.5, 8.0])
+    w = torch.nn.ReLU6(inplace=True)(z)
+    return {"same": [y is x, w is z], "x": x.tolist(), "z": z.tolist()}
+
+
 def errors(torch):
     nn, F = torch.nn, torch.nn.functional
     z = torch.zeros
     return {
         "conv-groups-in": lambda: nn.Conv2d(3, 4, 3, groups=2),
         "conv-groups-out": lambda: nn.Conv2d(4, 3, 3, groups=2),
-        "conv-padding-string": lambda: nn.Conv1d(2, 2, 3, padding="full"),
         "conv-same-strided": lambda: nn.Conv1d(2, 2, 3, padding="same", stride=2),
-        "conv-padding-mode": lambda: nn.Conv2d(2, 2, 3, padding_mode="mirror"),
         "conv1d-4d-input": lambda: nn.Conv1d(2, 2, 3)(z(1, 2, 3, 4)),
         "groupnorm-divisible": lambda: nn.GroupNorm(3, 4),
         "groupnorm-input": lambda: F.group_norm(z(2, 4, 3), 3),
@@ -211,4 +242,6 @@ def errors(torch):
         "ce-bad-reduction": lambda: F.cross_entropy(z(2, 3), torch.tensor([0, 1]), reduction="avg"),
         "mse-bad-reduction": lambda: nn.MSELoss(reduction="total")(z(2), z(2)),
         "label-smoothing-range": lambda: F.cross_entropy(z(2, 3), torch.tensor([0, 1]), label_smoothing=1.5),
+        "convtranspose-padding-mode": lambda: nn.ConvTranspose2d(2, 2, 3, padding_mode="reflect"),
+        "convtranspose-output-size": lambda: nn.ConvTranspose2d(2, 2, 3, stride=2)(z(1, 2, 4, 4), output_size=(12, 9)),
     }

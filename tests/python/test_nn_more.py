@@ -73,3 +73,7 @@ def test_errors_match_pytorch(name):
         ERRORS[name]()
     assert type(e.value).__name__ == GOLDEN["errors"][name]["type"]
     assert str(e.value) == GOLDEN["errors"][name]["message"]
+
+
+def test_inplace_outside_a_graph_writes_the_input():
+    assert _cases.in_place(torch) == GOLDEN["in_place"]

@@ -1,4 +1,5 @@
 """torch.nn.functional: the engine's activations and losses (engine/ops/ops.h), PyTorch's names and defaults."""
+import functools
 import math
 import warnings
 
@@ -10,8 +11,6 @@ def linear(input, weight, bias=None):
 
 
 def relu(input, inplace=False):
-    if inplace:
-        raise NotImplementedError("relu(inplace=True): tinyddp has no in-place relu.")
     return _C._nn.relu(input)
 
 
@@ -19,8 +18,6 @@ def leaky_relu(input, negative_slope=0.01, inplace=False):
     """x for x > 0, else negative_slope * x (the gradient there negative_slope, at 0 too, as PyTorch's): x times
     a 0/1 mask blended with the slope, so the values are PyTorch's bits; the graph is MulBackward0, not
     LeakyReluBackward0."""
-    if inplace:
-        raise NotImplementedError("leaky_relu(inplace=True): tinyddp has no in-place leaky_relu.")
     positive = (input > 0).to(input.dtype)
     return input * (positive + (1 - positive) * negative_slope)
 
@@ -1026,7 +1023,7 @@ def _feature_dropout(input, p, training, inplace, batched_dims):
         mask = _tensor.zeros(shape, dtype=input.dtype)
     else:
         mask = _tensor.empty(shape, dtype=input.dtype).bernoulli_(1 - p) / (1 - p)
-    return input.mul_(mask) if inplace else input * mask
+    return _in_place(input, input * mask, inplace)
 
 
 def dropout1d(input, p=0.5, training=True, inplace=False):
@@ -1085,3 +1082,77 @@ def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1):
         unfolded = unfold(probe, (kh, kw), dilation, padding, stride)
     out = _grad(unfolded, probe, cols, create_graph=True)[0]
     return out.squeeze(0) if unbatched else out
+
+
+# ---- inplace=True ----
+
+def _in_place(input, out, inplace):
+    """The result of an inplace=True call: written into input where the engine allows it (input outside any
+    autograd graph). The engine records no in-place ops on graph tensors, so there the result is a new tensor and
+    input keeps its values: the same values and gradients as 1.13's, for code that uses the returned tensor (as
+    nn.Sequential and `x = F.relu(x, inplace=True)` do)."""
+    if not inplace or input.requires_grad:
+        return out
+    from tinyddp.autograd.grad_mode import no_grad
+    with no_grad():
+        input.copy_(out)
+    return input
+
+
+def _with_inplace(fn):
+    @functools.wraps(fn)
+    def wrapper(input, *args, inplace=False, **kwargs):
+        return _in_place(input, fn(input, *args, **kwargs), inplace)
+    return wrapper
+
+
+for _name in ("relu", "leaky_relu", "silu", "elu", "selu", "hardtanh", "relu6", "mish", "hardsigmoid", "hardswish",
+              "celu", "threshold"):
+    globals()[_name] = _with_inplace(globals()[_name])
+del _name
+
+
+# ---- transposed convolutions: each input pixel's weighted kernel, summed into the output (fold) ----
+
+def _conv_transpose2d(input, weight, stride, padding, output_padding, dilation):
+    """One group: (N, C, H, W) input, (C, O, kh, kw) weight -> (N, O, Ho, Wo)."""
+    n, c, h, w = input.shape
+    in_channels, out_channels, kh, kw = weight.shape
+    if c != in_channels:
+        raise RuntimeError(f"Given transposed=1, weight of size {list(weight.shape)}, expected input"
+                           f"{list(input.shape)} to have {in_channels} channels, but got {c} channels instead")
+    (sh, sw), (ph, pw), (oh, ow), (dh, dw) = stride, padding, output_padding, dilation
+    out_h = (h - 1) * sh - 2 * ph + dh * (kh - 1) + oh + 1
+    out_w = (w - 1) * sw - 2 * pw + dw * (kw - 1) + ow + 1
+    cols = weight.reshape([in_channels, out_channels * kh * kw]).t().matmul(input.reshape([n, c, h * w]))
+    return fold(cols, (out_h, out_w), (kh, kw), dilation, padding, stride)
+
+
+def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
+    """The adjoint of conv2d (its gradient wrt the input): weight (C, O / groups, kh, kw)."""
+    if input.dim() not in (3, 4):
+        raise RuntimeError(f"Expected 3D (unbatched) or 4D (batched) input to conv_transpose2d, but got input of "
+                           f"size: {list(input.shape)}")
+    unbatched = input.dim() == 3
+    x = input.unsqueeze(0) if unbatched else input
+    stride, padding, output_padding, dilation = _pair(stride), _pair(padding), _pair(output_padding), _pair(dilation)
+    if any(o >= s and o >= d for o, s, d in zip(output_padding, stride, dilation)):
+        raise RuntimeError("output padding must be smaller than either stride or dilation")
+    in_per_group = weight.shape[0] // groups
+    outs = [_conv_transpose2d(x.narrow(1, g * in_per_group, in_per_group),
+                              weight.narrow(0, g * in_per_group, in_per_group), stride, padding, output_padding,
+                              dilation) for g in range(groups)]
+    out = outs[0] if groups == 1 else _C.cat(outs, 1)
+    if bias is not None:
+        out = out + bias.reshape([1, -1, 1, 1])
+    return out.squeeze(0) if unbatched else out
+
+
+def conv_transpose1d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
+    if input.dim() not in (2, 3):
+        raise RuntimeError(f"Expected 2D (unbatched) or 3D (batched) input to conv_transpose1d, but got input of "
+                           f"size: {list(input.shape)}")
+    one = lambda v: _ntuple(v, 1)[0]   # noqa: E731
+    out = conv_transpose2d(input.unsqueeze(-2), weight.unsqueeze(2), bias, (1, one(stride)), (0, one(padding)),
+                           (0, one(output_padding)), groups, (1, one(dilation)))
+    return out.squeeze(-2)

@@ -22,7 +22,7 @@ __all__ = ["AvgPool2d", "BatchNorm1d", "BatchNorm2d", "BCELoss", "BCEWithLogitsL
 from tinyddp.nn.modules.activation import (CELU, GLU, Hardshrink, Hardsigmoid, Hardswish, PReLU, Softshrink,
                                            Tanhshrink, Threshold)
 from tinyddp.nn.modules.container import ParameterDict
-from tinyddp.nn.modules.conv import Conv1d
+from tinyddp.nn.modules.conv import Conv1d, ConvTranspose1d, ConvTranspose2d
 from tinyddp.nn.modules.distance import PairwiseDistance
 from tinyddp.nn.modules.dropout import Dropout1d, Dropout2d
 from tinyddp.nn.modules.fold import Fold, Unfold
@@ -39,7 +39,8 @@ from tinyddp.nn.modules.upsampling import (PixelShuffle, PixelUnshuffle, Upsampl
                                            UpsamplingNearest2d)
 
 _MORE_LAYERS = ["AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AdaptiveMaxPool1d", "AdaptiveMaxPool2d", "AvgPool1d",
-                "Bilinear", "CELU", "ConstantPad1d", "ConstantPad2d", "ConstantPad3d", "Conv1d", "CosineEmbeddingLoss",
+                "Bilinear", "CELU", "ConstantPad1d", "ConstantPad2d", "ConstantPad3d", "Conv1d", "ConvTranspose1d",
+                "ConvTranspose2d", "CosineEmbeddingLoss",
                 "Dropout1d", "Dropout2d", "Fold", "GLU", "GroupNorm", "Hardshrink", "Hardsigmoid", "Hardswish",
                 "HingeEmbeddingLoss", "InstanceNorm1d", "InstanceNorm2d", "MarginRankingLoss", "MaxPool1d",
                 "PReLU", "PairwiseDistance", "ParameterDict", "PixelShuffle", "PixelUnshuffle", "ReflectionPad1d",

@@ -10,12 +10,13 @@ from tinyddp.nn.parameter import Parameter
 class ReLU(Module):
     def __init__(self, inplace=False):
         super().__init__()
-        if inplace:
-            raise NotImplementedError("ReLU(inplace=True): tinyddp has no in-place relu; use ReLU().")
         self.inplace = inplace
 
     def forward(self, input):
-        return F.relu(input)
+        return F.relu(input, inplace=self.inplace)
+
+    def extra_repr(self):
+        return "inplace=True" if self.inplace else ""
 
 
 class Tanh(Module):
@@ -41,13 +42,10 @@ class Identity(Module):
 class LeakyReLU(Module):
     def __init__(self, negative_slope=1e-2, inplace=False):
         super().__init__()
-        if inplace:
-            raise NotImplementedError("LeakyReLU(inplace=True): tinyddp has no in-place leaky_relu; use "
-                                      "LeakyReLU(negative_slope).")
         self.negative_slope, self.inplace = negative_slope, inplace
 
     def forward(self, input):
-        return F.leaky_relu(input, self.negative_slope)
+        return F.leaky_relu(input, self.negative_slope, inplace=self.inplace)
 
     def extra_repr(self):
         return f"negative_slope={self.negative_slope}" + (", inplace=True" if self.inplace else "")
@@ -91,13 +89,11 @@ class LogSoftmax(Module):
 
 
 class _NoInplace(Module):
-    """An activation whose inplace=True tinyddp refuses (the engine has no in-place activations)."""
+    """An activation with an inplace flag (F's inplace=True: in place outside autograd graphs, a new tensor of
+    the same values inside them)."""
 
     def __init__(self, inplace=False):
         super().__init__()
-        if inplace:
-            raise NotImplementedError(f"{type(self).__name__}(inplace=True): tinyddp has no in-place activations; "
-                                      f"use {type(self).__name__}().")
         self.inplace = inplace
 
     def extra_repr(self):
@@ -106,17 +102,17 @@ class _NoInplace(Module):
 
 class SiLU(_NoInplace):
     def forward(self, input):
-        return F.silu(input)
+        return F.silu(input, inplace=self.inplace)
 
 
 class SELU(_NoInplace):
     def forward(self, input):
-        return F.selu(input)
+        return F.selu(input, inplace=self.inplace)
 
 
 class Mish(_NoInplace):
     def forward(self, input):
-        return F.mish(input)
+        return F.mish(input, inplace=self.inplace)
 
 
 class ELU(_NoInplace):
@@ -125,7 +121,7 @@ class ELU(_NoInplace):
         self.alpha = alpha
 
     def forward(self, input):
-        return F.elu(input, self.alpha)
+        return F.elu(input, self.alpha, inplace=self.inplace)
 
     def extra_repr(self):
         return f"alpha={self.alpha}" + (", inplace=True" if self.inplace else "")
@@ -139,7 +135,7 @@ class Hardtanh(_NoInplace):
         self.min_val, self.max_val = min_val, max_val
 
     def forward(self, input):
-        return F.hardtanh(input, self.min_val, self.max_val)
+        return F.hardtanh(input, self.min_val, self.max_val, inplace=self.inplace)
 
     def extra_repr(self):
         return f"min_val={self.min_val}, max_val={self.max_val}" + (", inplace=True" if self.inplace else "")
@@ -215,12 +211,12 @@ class PReLU(Module):
 
 class Hardswish(_NoInplace):
     def forward(self, input):
-        return F.hardswish(input)
+        return F.hardswish(input, inplace=self.inplace)
 
 
 class Hardsigmoid(_NoInplace):
     def forward(self, input):
-        return F.hardsigmoid(input)
+        return F.hardsigmoid(input, inplace=self.inplace)
 
 
 class GLU(Module):
@@ -241,7 +237,7 @@ class CELU(_NoInplace):
         self.alpha = alpha
 
     def forward(self, input):
-        return F.celu(input, self.alpha)
+        return F.celu(input, self.alpha, inplace=self.inplace)
 
     def extra_repr(self):
         return f"alpha={self.alpha}" + (", inplace=True" if self.inplace else "")
@@ -275,7 +271,7 @@ class Threshold(_NoInplace):
         self.threshold, self.value = threshold, value
 
     def forward(self, input):
-        return F.threshold(input, self.threshold, self.value)
+        return F.threshold(input, self.threshold, self.value, inplace=self.inplace)
 
     def extra_repr(self):
         return f"threshold={self.threshold}, value={self.value}" + (", inplace=True" if self.inplace else "")

@@ -87,6 +87,8 @@ class _ConvNd(Module):
             s += f", padding={self.padding}"
         if self.dilation != (1,) * n:
             s += f", dilation={self.dilation}"
+        if self.output_padding != (0,) * n:
+            s += f", output_padding={self.output_padding}"
         if self.groups != 1:
             s += f", groups={self.groups}"
         if self.bias is None:
@@ -101,6 +103,64 @@ class Conv1d(_ConvNd):
 
 
 class Conv2d(_ConvNd):
+    _n = 2
+
+
+class _ConvTransposeNd(Module):
+    """1.13's ConvTranspose1d/2d: weight (in_channels, out_channels / groups, *kernel_size), bias (out_channels,),
+    initialized as the convolutions are (kaiming_uniform_ over the weight's fan_in, weight.size(1) * kernel)."""
+    _n = 2
+
+    def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, output_padding=0, groups=1,
+                 bias=True, dilation=1, padding_mode="zeros", device=None, dtype=None):
+        super().__init__()
+        n = self._n
+        if padding_mode != "zeros":
+            raise ValueError(f'Only "zeros" padding mode is supported for {type(self).__name__}')
+        if in_channels % groups != 0:
+            raise ValueError("in_channels must be divisible by groups")
+        if out_channels % groups != 0:
+            raise ValueError("out_channels must be divisible by groups")
+        self.in_channels, self.out_channels = in_channels, out_channels
+        self.kernel_size, self.stride = _ntuple(kernel_size, n), _ntuple(stride, n)
+        self.padding, self.dilation = _ntuple(padding, n), _ntuple(dilation, n)
+        self.transposed, self.output_padding = True, _ntuple(output_padding, n)
+        self.groups, self.padding_mode = groups, padding_mode
+        self.weight = Parameter(_tensor.empty(in_channels, out_channels // groups, *self.kernel_size, dtype=dtype))
+        if bias:
+            self.bias = Parameter(_tensor.empty(out_channels, dtype=dtype))
+        else:
+            self.register_parameter("bias", None)
+        self.reset_parameters()
+
+    reset_parameters = _ConvNd.reset_parameters
+    extra_repr = _ConvNd.extra_repr
+
+    def _output_padding(self, input, output_size):
+        if output_size is None:
+            return self.output_padding
+        wanted = list(output_size)[-self._n:]
+        spatial = input.shape[-self._n:]
+        smallest = [(spatial[d] - 1) * self.stride[d] - 2 * self.padding[d]
+                    + self.dilation[d] * (self.kernel_size[d] - 1) + 1 for d in range(self._n)]
+        largest = [smallest[d] + self.stride[d] - 1 for d in range(self._n)]
+        for d in range(self._n):
+            if not smallest[d] <= wanted[d] <= largest[d]:
+                raise ValueError(f"requested an output size of {output_size}, but valid sizes range from {smallest} "
+                                 f"to {largest} (for an input of {spatial})")
+        return tuple(wanted[d] - smallest[d] for d in range(self._n))
+
+    def forward(self, input, output_size=None):
+        conv = F.conv_transpose1d if self._n == 1 else F.conv_transpose2d
+        return conv(input, self.weight, self.bias, self.stride, self.padding,
+                    self._output_padding(input, output_size), self.groups, self.dilation)
+
+
+class ConvTranspose1d(_ConvTransposeNd):
+    _n = 1
+
+
+class ConvTranspose2d(_ConvTransposeNd):
     _n = 2
 
 
