@@ -503,29 +503,75 @@ def _conv2d(input, weight, bias, stride, padding, dilation):
     return out.squeeze(0) if unbatched else out
 
 
-def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
-    if ceil_mode or return_indices:
-        raise NotImplementedError("tinyddp: max_pool2d without ceil_mode and return_indices only")
-    input, unbatched = _batched(input, "max_pool2d")
+def _pool_geometry(input, kernel_size, stride, padding, dilation, ceil_mode, name):
+    """Kernel, stride, padding, dilation pairs, the output size and the extra bottom/right padding ceil_mode's
+    last window needs (1.13's pooling_output_shape: a last window must start inside the input or its left
+    padding)."""
     kernel = _pair(kernel_size)
-    windows, (out_h, out_w) = _unfold(input, kernel, _pair(stride if stride is not None else kernel_size),
-                                      _pair(padding), _pair(dilation), fill=-math.inf)
-    n, c = input.shape[:2]
-    out = windows.max(2)[0].reshape([n, c, out_h, out_w])
-    return out.squeeze(0) if unbatched else out
+    stride = _pair(stride if stride is not None and stride != [] else kernel_size)
+    padding, dilation = _pair(padding), _pair(dilation)
+    for p, k in zip(padding, kernel):
+        if p > k // 2:
+            raise RuntimeError(f"pad should be at most half of kernel size, but got pad={p} and kernel_size={k}")
+    sizes, extra = [], []
+    for size, k, s_, p, d in zip(input.shape[-2:], kernel, stride, padding, dilation):
+        out = (size + 2 * p - d * (k - 1) - 1 + (s_ - 1 if ceil_mode else 0)) // s_ + 1
+        if ceil_mode and (out - 1) * s_ >= size + p:
+            out -= 1
+        if out <= 0:
+            raise RuntimeError(f"Given input size: ({'x'.join(str(v) for v in input.shape[-3:])}). Calculated output "
+                               f"size: ({input.shape[-3]}x{'x'.join(str(v) for v in sizes + [out])}). Output size is "
+                               "too small")
+        sizes.append(out)
+        extra.append(max((out - 1) * s_ + d * (k - 1) + 1 - (size + 2 * p), 0))
+    return kernel, stride, padding, dilation, sizes, extra
+
+
+def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
+    """The max of each window (padding never wins: it is -inf); with return_indices, also each max's position in
+    its (H * W) input plane (the first of equal maxima in the window's row-major order)."""
+    input, unbatched = _batched(input, "max_pool2d")
+    kernel, stride, (ph, pw), dilation, (out_h, out_w), (eh, ew) = _pool_geometry(
+        input, kernel_size, stride, padding, dilation, ceil_mode, "max_pool2d")
+    n, c, height, width = input.shape
+    padded = pad(input, (pw, pw + ew, ph, ph + eh), value=-math.inf) if (ph or pw or eh or ew) else input
+    windows, _ = _unfold(padded, kernel, stride, (0, 0), dilation)
+    values, which = windows.max(2)
+    out = values.reshape([n, c, out_h, out_w])
+    if not return_indices:
+        return out.squeeze(0) if unbatched else out
+    positions, _ = _windows(height + 2 * ph + eh, width + 2 * pw + ew, kernel, stride, dilation)   # (K, L)
+    k, positions_l = positions.shape
+    picked = positions.reshape([1, 1, k, positions_l]).expand([n, c, k, positions_l]).gather(2, which.unsqueeze(2))
+    picked = picked.squeeze(2)
+    padded_width = width + 2 * pw + ew
+    rows, cols = picked.div(padded_width, rounding_mode="floor") - ph, picked.remainder(padded_width) - pw
+    indices = (rows * width + cols).reshape([n, c, out_h, out_w])
+    return (out.squeeze(0), indices.squeeze(0)) if unbatched else (out, indices)
 
 
 def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True,
                divisor_override=None):
-    if ceil_mode or divisor_override is not None or not count_include_pad:
-        raise NotImplementedError("tinyddp: avg_pool2d without ceil_mode, divisor_override and "
-                                  "count_include_pad=False only")
+    """Each window's sum over its divisor: divisor_override, else the window's elements inside the padded input
+    (count_include_pad) or inside the input itself; ceil_mode's overhang never counts."""
     input, unbatched = _batched(input, "avg_pool2d")
-    kernel = _pair(kernel_size)
-    windows, (out_h, out_w) = _unfold(input, kernel, _pair(stride if stride is not None else kernel_size),
-                                      _pair(padding), (1, 1))
-    n, c = input.shape[:2]
-    out = windows.mean(2).reshape([n, c, out_h, out_w])
+    kernel, stride, (ph, pw), _, (out_h, out_w), (eh, ew) = _pool_geometry(
+        input, kernel_size, stride, padding, 1, ceil_mode, "avg_pool2d")
+    n, c, height, width = input.shape
+    padded = pad(input, (pw, pw + ew, ph, ph + eh)) if (ph or pw or eh or ew) else input
+    windows, _ = _unfold(padded, kernel, stride, (0, 0), (1, 1))
+    if divisor_override is None and (count_include_pad or not (ph or pw)) and not (eh or ew):
+        out = windows.mean(2)
+    else:
+        if divisor_override is not None:
+            divisor = float(divisor_override)
+        else:
+            inside = _tensor.ones(1, 1, height + 2 * ph, width + 2 * pw, dtype=input.dtype) if count_include_pad \
+                else pad(_tensor.ones(1, 1, height, width, dtype=input.dtype), (pw, pw, ph, ph))
+            inside = pad(inside, (0, ew, 0, eh))
+            divisor = _unfold(inside, kernel, stride, (0, 0), (1, 1))[0].sum(2)
+        out = windows.sum(2) / divisor
+    out = out.reshape([n, c, out_h, out_w])
     return out.squeeze(0) if unbatched else out
 
 
@@ -601,7 +647,8 @@ def _pool1d(pool2d, input, kernel_size, stride, padding, **kwargs):
                            f"{list(input.shape)}")
     k = _ntuple(kernel_size, 1)[0]
     s = k if stride is None or (isinstance(stride, (list, tuple)) and len(stride) == 0) else _ntuple(stride, 1)[0]
-    return pool2d(input.unsqueeze(-2), (1, k), (1, s), (0, _ntuple(padding, 1)[0]), **kwargs).squeeze(-2)
+    out = pool2d(input.unsqueeze(-2), (1, k), (1, s), (0, _ntuple(padding, 1)[0]), **kwargs)
+    return tuple(t.squeeze(-2) for t in out) if isinstance(out, tuple) else out.squeeze(-2)
 
 
 def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
