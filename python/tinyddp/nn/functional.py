@@ -1203,3 +1203,182 @@ def conv_transpose1d(input, weight, bias=None, stride=1, padding=0, output_paddi
     out = conv_transpose2d(input.unsqueeze(-2), weight.unsqueeze(2), bias, (1, one(stride)), (0, one(padding)),
                            (0, one(output_padding)), groups, (1, one(dilation)))
     return out.squeeze(-2)
+
+
+# ---- the in-place forms ----
+
+def relu_(input):
+    return relu(input, inplace=True)
+
+
+def elu_(input, alpha=1.0):
+    return elu(input, alpha, inplace=True)
+
+
+def leaky_relu_(input, negative_slope=0.01):
+    return leaky_relu(input, negative_slope, inplace=True)
+
+
+def hardtanh_(input, min_val=-1.0, max_val=1.0):
+    return hardtanh(input, min_val, max_val, inplace=True)
+
+
+def selu_(input):
+    return selu(input, inplace=True)
+
+
+def celu_(input, alpha=1.0):
+    return celu(input, alpha, inplace=True)
+
+
+def threshold_(input, threshold_value, value):
+    return threshold(input, threshold_value, value, inplace=True)
+
+
+def max_pool1d_with_indices(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
+                            return_indices=True):
+    return max_pool1d(input, kernel_size, stride, padding, dilation, ceil_mode, True)
+
+
+def max_pool2d_with_indices(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
+                            return_indices=True):
+    return max_pool2d(input, kernel_size, stride, padding, dilation, ceil_mode, True)
+
+
+def upsample_nearest(input, size=None, scale_factor=None):
+    warnings.warn("nn.functional.upsample_nearest is deprecated. Use nn.functional.interpolate instead.",
+                  stacklevel=2)
+    return interpolate(input, size, scale_factor, mode="nearest")
+
+
+def upsample_bilinear(input, size=None, scale_factor=None):
+    warnings.warn("nn.functional.upsample_bilinear is deprecated. Use nn.functional.interpolate instead.",
+                  stacklevel=2)
+    return interpolate(input, size, scale_factor, mode="bilinear", align_corners=True)
+
+
+def adaptive_avg_pool3d(input, output_size):
+    return _adaptive_pool(input, output_size, lambda t, d: t.mean(d), "adaptive_avg_pool3d", 3)
+
+
+def channel_shuffle(input, groups):
+    """(N, g * c, *) -> channels regrouped: the c channels of each group interleaved."""
+    n, channels = input.shape[:2]
+    rest = list(input.shape[2:])
+    return input.reshape([n, groups, channels // groups] + rest).transpose(1, 2).reshape([n, channels] + rest)
+
+
+def local_response_norm(input, size, alpha=1e-4, beta=0.75, k=1.0):
+    """x / (k + alpha * mean of x^2 over `size` neighbouring channels)^beta (the window zero-padded: size // 2
+    channels before, (size - 1) // 2 after)."""
+    if input.dim() < 3:
+        raise ValueError(f"Expected 3D or higher dimensionality input (got {input.dim()} dimensions)")
+    if input.numel() == 0:
+        return input
+    n, c = input.shape[:2]
+    square = (input * input).reshape([n, 1, c, -1])
+    square = pad(square, (0, 0, size // 2, (size - 1) // 2))
+    windows = _C.cat([square.narrow(2, i, c) for i in range(size)], 1)   # (N, size, C, rest)
+    div = windows.sum(1).reshape(list(input.shape)) / size
+    return input / (div * alpha + k).pow(beta)
+
+
+def pdist(input, p=2):
+    """||x_i - x_j||_p of each pair of rows i < j, in row-major order of the pairs."""
+    rows = input.shape[0]
+    first = [i for i in range(rows) for j in range(i + 1, rows)]
+    second = [j for i in range(rows) for j in range(i + 1, rows)]
+    if not first:
+        return input.new_zeros(0)
+    a = input.index_select(0, _tensor.tensor(first, dtype=_tensor.int64))
+    b = input.index_select(0, _tensor.tensor(second, dtype=_tensor.int64))
+    return (a - b).norm(p, -1)
+
+
+def lp_pool2d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
+    """(sum of x^p over each window)^(1/p), 1.13's form: the window's mean times its size."""
+    kw, kh = _pair(kernel_size)
+    out = avg_pool2d(input.pow(norm_type), kernel_size, stride, 0, ceil_mode)
+    return (out.sign() * out.abs().clamp_min(0)).mul(kw * kh).pow(1.0 / norm_type)
+
+
+def lp_pool1d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
+    out = avg_pool1d(input.pow(norm_type), kernel_size, stride, 0, ceil_mode)
+    return (out.sign() * out.abs().clamp_min(0)).mul(kernel_size).pow(1.0 / norm_type)
+
+
+def poisson_nll_loss(input, target, log_input=True, full=False, size_average=None, eps=1e-8, reduce=None,
+                     reduction="mean"):
+    """exp(input) - target input (log_input), else input - target log(input + eps); full adds Stirling's term
+    target log target - target + log(2 pi target) / 2 where target > 1."""
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    if reduction not in ("mean", "sum", "none"):
+        raise ValueError(reduction + " is not a valid value for reduction")
+    loss = input.exp() - target * input if log_input else input - target * (input + eps).log()
+    if full:
+        stirling = target * target.log() - target + (target * (2 * math.pi)).log() * 0.5
+        loss = loss + _pick(target > 1, stirling, stirling * 0)
+    return _reduce(loss, reduction)
+
+
+def gaussian_nll_loss(input, target, var, full=False, eps=1e-6, reduction="mean"):
+    """(log max(var, eps) + (input - target)^2 / max(var, eps)) / 2 (+ log(2 pi) / 2 with full); the clamp is
+    outside the graph, as 1.13's."""
+    if var.shape != input.shape:
+        if tuple(input.shape[:-1]) == tuple(var.shape):
+            var = var.unsqueeze(-1)
+        elif not (tuple(input.shape[:-1]) == tuple(var.shape[:-1]) and var.shape[-1] == 1):
+            raise ValueError("var is of incorrect size")
+    if reduction not in ("mean", "sum", "none"):
+        raise ValueError(reduction + " is not valid")
+    if bool((var < 0).any()):
+        raise ValueError("var has negative entry/entries")
+    var = var.clone()
+    from tinyddp.autograd.grad_mode import no_grad
+    with no_grad():
+        var.copy_(var.clamp_min(eps))
+    loss = ((var.log() + (input - target) ** 2 / var)) * 0.5
+    if full:
+        loss = loss + 0.5 * math.log(2 * math.pi)
+    return _reduce(loss, reduction)
+
+
+def multilabel_soft_margin_loss(input, target, weight=None, size_average=None, reduce=None, reduction="mean"):
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    loss = -(target * logsigmoid(input) + (1 - target) * logsigmoid(-input))
+    if weight is not None:
+        loss = loss * weight
+    loss = loss.sum(input.dim() - 1) / input.shape[-1]
+    return _reduce(loss, reduction)
+
+
+def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=None, reduce=None,
+                      reduction="mean"):
+    """sum over j != y of max(0, margin - x[y] + x[j])^p, over the C classes (times weight[y])."""
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    if p not in (1, 2):
+        raise ValueError("only p == 1 and p == 2 supported")
+    x = input if input.dim() == 2 else input.unsqueeze(0)
+    y = target.reshape([-1])
+    picked = x.gather(1, y.unsqueeze(1))
+    margins = (x - picked + margin).clamp_min(0)
+    if p == 2:
+        margins = margins * margins
+    if weight is not None:
+        margins = margins * weight.index_select(0, y).unsqueeze(1)
+    classes = _tensor.arange(x.shape[1]).reshape([1, -1])
+    margins = _pick(classes == y.unsqueeze(1), margins * 0, margins)
+    loss = margins.sum(1) / x.shape[1]
+    if input.dim() != 2:
+        loss = loss.squeeze(0)
+    return _reduce(loss, reduction)
+
+
+def triplet_margin_with_distance_loss(anchor, positive, negative, *, distance_function=None, margin=1.0, swap=False,
+                                      reduction="mean"):
+    distance = distance_function if distance_function is not None else pairwise_distance
+    d_pos, d_neg = distance(anchor, positive), distance(anchor, negative)
+    if swap:
+        d_swap = distance(positive, negative)
+        d_neg = _pick(d_swap < d_neg, d_swap, d_neg)
+    return _reduce((d_pos - d_neg + margin).clamp_min(0), reduction)

@@ -47,4 +47,13 @@ _MORE_LAYERS = ["AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AdaptiveMaxPool1d", "
                 "ReflectionPad2d", "ReplicationPad1d", "ReplicationPad2d", "SoftMarginLoss", "Softshrink",
                 "Tanhshrink", "Threshold", "TripletMarginLoss", "Unfold", "Upsample", "UpsamplingBilinear2d",
                 "UpsamplingNearest2d", "ZeroPad2d"]
+from tinyddp.nn.modules.activation import ChannelShuffle, Softmax2d
+from tinyddp.nn.modules.loss import (GaussianNLLLoss, MultiLabelSoftMarginLoss, MultiMarginLoss, PoissonNLLLoss,
+                                     TripletMarginWithDistanceLoss)
+from tinyddp.nn.modules.normalization import LocalResponseNorm
+from tinyddp.nn.modules.pooling import AdaptiveAvgPool3d, LPPool1d, LPPool2d
+
+_MORE_LAYERS += ["AdaptiveAvgPool3d", "ChannelShuffle", "GaussianNLLLoss", "LPPool1d", "LPPool2d", "LocalResponseNorm",
+                 "MultiLabelSoftMarginLoss", "MultiMarginLoss", "PoissonNLLLoss", "Softmax2d",
+                 "TripletMarginWithDistanceLoss"]
 __all__ += _MORE_LAYERS
