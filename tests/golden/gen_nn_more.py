@@ -17,7 +17,7 @@ import torch
 
 sys.dont_write_bytecode = True  # keep __pycache__ out of tests/golden
 from gen_tdp_params import here
-from nn_more_cases import cases, errors, in_place, parameter_dict
+from nn_more_cases import cases, errors, in_place, inits, parameter_dict
 
 
 def main():
@@ -31,7 +31,7 @@ def main():
         else:
             raise AssertionError(f"{name}: PyTorch raised nothing")
     golden = {"torch_version": torch.__version__, "cases": out, "parameter_dict": parameter_dict(torch),
-              "in_place": in_place(torch),
+              "in_place": in_place(torch), "inits": inits(torch),
               "errors": errs}
     with open(here("nn_more.json"), "w") as f:
         f.write("{\n" + ",\n".join(

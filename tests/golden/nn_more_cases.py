@@ -291,3 +291,29 @@ def errors(torch):
         "convtranspose-padding-mode": lambda: nn.ConvTranspose2d(2, 2, 3, padding_mode="reflect"),
         "convtranspose-output-size": lambda: nn.ConvTranspose2d(2, 2, 3, stride=2)(z(1, 2, 4, 4), output_size=(12, 9)),
     }
+
+
+def inits(torch):
+    """nn.init's trunc_normal_, orthogonal_, dirac_, sparse_ and a deprecated alias, from the seeded stream:
+    {name: [warnings..., values...]}."""
+    import warnings
+    init = torch.nn.init
+    out = {}
+
+    def record(name, shape, fn):
+        w = torch.empty(*shape)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            fn(w)
+        out[name] = {"warnings": [str(c.message) for c in caught], "values": w.reshape(-1).tolist()}
+
+    torch.manual_seed(0)
+    record("trunc_normal", (30, 40), lambda w: init.trunc_normal_(w, std=0.02))
+    record("trunc_normal_shifted", (50,), lambda w: init.trunc_normal_(w, mean=1.0, std=2.0, a=-1.0, b=3.0))
+    record("orthogonal", (6, 4), lambda w: init.orthogonal_(w, gain=2.0))
+    record("orthogonal_wide_conv", (3, 2, 2, 2), lambda w: init.orthogonal_(w))
+    record("dirac", (4, 2, 3, 3), lambda w: init.dirac_(w, 2))
+    record("sparse", (5, 4), lambda w: init.sparse_(w, 0.4, 0.5))
+    record("xavier_uniform_deprecated", (3, 2), lambda w: init.xavier_uniform(w))
+    record("trunc_normal_far_mean", (4,), lambda w: init.trunc_normal_(w, mean=10.0))
+    return out
