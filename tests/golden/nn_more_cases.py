@@ -224,6 +224,9 @@ def cases(torch):
         "triplet-with-distance": lambda: run(lambda: nn.TripletMarginWithDistanceLoss(
             distance_function=lambda a, b: 1.0 - F.cosine_similarity(a, b), margin=0.3, swap=True),
             data(16, 5, 4), data(17, 5, 4), data(18, 5, 4)),
+        # gumbel_softmax: the noise from the seeded stream (1.13's exponential_)
+        "gumbel-softmax": lambda: run(None, data(43, 4, 5), fn=lambda x: F.gumbel_softmax(x, tau=0.5)),
+        "gumbel-softmax-hard-dim0": lambda: run(None, data(43, 4, 5), fn=lambda x: F.gumbel_softmax(x, hard=True, dim=0)),
         # inplace=True inside a graph: the same values and gradients
         "relu-inplace-sequential": lambda: run(lambda: nn.Sequential(nn.Linear(4, 5), nn.ReLU(inplace=True),
                                                                      nn.Linear(5, 3), nn.LeakyReLU(0.2, True),

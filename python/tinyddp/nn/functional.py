@@ -986,19 +986,28 @@ def threshold(input, threshold, value, inplace=False):
     return _pick(input > threshold, input, input * 0 + value)
 
 
+def _exponential_like(t):
+    """Exp(1) draws of t's shape as 1.13's CPU exponential_ makes them: -log1p(-u) of a float64 uniform draw per
+    element, rounded to t's dtype (so a seed gives 1.13's values, to rounding of log1p)."""
+    u = _tensor.empty(tuple(t.shape), dtype=_tensor.float64).uniform_()
+    return (-(-u).log1p()).to(t.dtype)
+
+
 def gumbel_softmax(logits, tau=1, hard=False, eps=1e-10, dim=-1):
-    """softmax((logits + g) / tau) with g = -log(E), E ~ Exp(1) drawn as 1.13 draws it (exponential_ over
-    logits' shape); hard=True gives the one-hot of the argmax with the soft sample's gradient."""
-    from tinyddp import _tensor_forms
-    u = _tensor_forms.empty_like(logits).uniform_()
-    gumbels = -(-(1 - u).log()).log()   # -log(Exp(1)) with Exp(1) = -log(1 - U)
-    y = softmax((logits + gumbels) / tau, dim)
+    """softmax((logits + g) / tau) with g = -log(E), E ~ Exp(1) drawn as 1.13's exponential_ (the same stream);
+    hard=True gives the one-hot of the argmax with the soft sample's gradient."""
+    if eps != 1e-10:
+        warnings.warn("`eps` parameter is deprecated and has no effect.", stacklevel=2)
+    gumbels = -_exponential_like(logits).log()
+    y_soft = softmax((logits + gumbels) / tau, dim)
     if not hard:
-        return y
-    index = y.argmax(dim, keepdim=True)
-    one_hot = (_tensor.arange(y.shape[dim]).reshape([-1] + [1] * (y.dim() - 1 - dim % y.dim())) == index)
-    y_hard = one_hot.to(y.dtype)
-    return y_hard - y.detach() + y
+        return y_soft
+    dim = dim % y_soft.dim()
+    index = y_soft.argmax(dim, keepdim=True)
+    shape = [1] * y_soft.dim()
+    shape[dim] = y_soft.shape[dim]
+    y_hard = (_tensor.arange(y_soft.shape[dim]).reshape(shape) == index).to(y_soft.dtype)
+    return y_hard - y_soft.detach() + y_soft
 
 
 # ---- distances and the losses over them ----
