@@ -227,6 +227,12 @@ def cases(torch):
         # gumbel_softmax: the noise from the seeded stream (1.13's exponential_)
         "gumbel-softmax": lambda: run(None, data(43, 4, 5), fn=lambda x: F.gumbel_softmax(x, tau=0.5)),
         "gumbel-softmax-hard-dim0": lambda: run(None, data(43, 4, 5), fn=lambda x: F.gumbel_softmax(x, hard=True, dim=0)),
+        "interpolate-area": lambda: run(None, x2d(), fn=lambda x: F.interpolate(x, size=(4, 3), mode="area")),
+        "interpolate-nearest-exact": lambda: run(None, x2d(), fn=lambda x: F.interpolate(x, scale_factor=1.6,
+                                                                                       mode="nearest-exact")),
+        "interpolate-nearest-exact-down": lambda: run(None, x2d(), fn=lambda x: F.interpolate(x, size=(4, 5),
+                                                                                            mode="nearest-exact")),
+        "batchnorm3d": lambda: run(lambda: nn.BatchNorm3d(2), data(44, 3, 2, 3, 2, 4)),
         # inplace=True inside a graph: the same values and gradients
         "relu-inplace-sequential": lambda: run(lambda: nn.Sequential(nn.Linear(4, 5), nn.ReLU(inplace=True),
                                                                      nn.Linear(5, 3), nn.LeakyReLU(0.2, True),
@@ -266,6 +272,26 @@ def in_place(torch):
     z = torch.tensor([-1.0, 0.5, 8.0])
     w = torch.nn.ReLU6(inplace=True)(z)
     return {"same": [y is x, w is z], "x": x.tolist(), "z": z.tolist()}
+
+
+def sync_batchnorm(torch):
+    """convert_sync_batchnorm over a model, and SyncBatchNorm's refusal of CPU inputs."""
+    nn = torch.nn
+    torch.manual_seed(0)
+    m = nn.Sequential(nn.Conv2d(3, 4, 3), nn.BatchNorm2d(4), nn.Sequential(nn.BatchNorm1d(2, affine=False)))
+    with torch.no_grad():
+        m[1].running_mean.fill_(0.5)
+    weight = m[1].weight
+    s = nn.SyncBatchNorm.convert_sync_batchnorm(m)
+    out = {"repr": repr(s), "keys": list(s.state_dict().keys()), "same": [s is m, s[1].weight is weight],
+           "running_mean": s[1].running_mean.tolist()}
+    for mode in ("train", "eval"):
+        getattr(s, mode)()
+        try:
+            s(torch.zeros(2, 3, 5, 5))
+        except ValueError as e:
+            out[mode] = str(e)
+    return out
 
 
 def errors(torch):

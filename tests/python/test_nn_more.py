@@ -89,3 +89,7 @@ def test_init_matches_pytorch(name):
         assert ours["values"] == want["values"]
     else:
         assert_close(ours["values"], want["values"], name, rtol=1e-6, atol=1e-7)
+
+
+def test_sync_batchnorm_conversion_matches_pytorch():
+    assert _cases.sync_batchnorm(torch) == GOLDEN["sync_batchnorm"]

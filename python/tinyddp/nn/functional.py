@@ -820,6 +820,11 @@ def _scale_value(in_size, out_size, scale):
     return _f32(1.0 / scale) if scale is not None else _f32(_f32(in_size) / out_size)
 
 
+def _nearest_exact_index(in_size, out_size, scale):
+    s = _scale_value(in_size, out_size, scale)
+    return [min(int(math.floor(_f32(_f32(i + 0.5) * s))), in_size - 1) for i in range(out_size)]
+
+
 def _nearest_index(in_size, out_size, scale):
     if out_size == in_size:
         return list(range(out_size))
@@ -884,16 +889,19 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
     if mode in linear_modes and linear_modes[mode] != n_spatial:
         raise NotImplementedError(f"Got {input.dim()}D input, but {mode} mode needs {linear_modes[mode] + 2}D "
                                   f"input")
-    if mode not in ("nearest",) + tuple(linear_modes):
-        raise NotImplementedError(f"tinyddp: interpolate mode '{mode}'; nearest, linear, bilinear and trilinear "
-                                  "are supported")
+    if mode == "area":
+        pool = {1: adaptive_avg_pool1d, 2: adaptive_avg_pool2d, 3: adaptive_avg_pool3d}[n_spatial]
+        return pool(input, sizes)
+    if mode not in ("nearest", "nearest-exact") + tuple(linear_modes):
+        raise NotImplementedError(f"tinyddp: interpolate mode '{mode}'; nearest, nearest-exact, area, linear, "
+                                  "bilinear and trilinear are supported")
     out = input
     for k in range(n_spatial):
         dim = 2 + k
         in_size, out_size = input.shape[dim], sizes[k]
-        if mode == "nearest":
-            out = out.index_select(dim, _tensor.tensor(_nearest_index(in_size, out_size, scales[k]),
-                                                       dtype=_tensor.int64))
+        if mode in ("nearest", "nearest-exact"):
+            index = (_nearest_index if mode == "nearest" else _nearest_exact_index)(in_size, out_size, scales[k])
+            out = out.index_select(dim, _tensor.tensor(index, dtype=_tensor.int64))
             continue
         i0, i1, w0, w1 = _linear_weights(in_size, out_size, align_corners, scales[k])
         shape = [1] * input.dim()

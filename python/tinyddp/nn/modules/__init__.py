@@ -48,12 +48,13 @@ _MORE_LAYERS = ["AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AdaptiveMaxPool1d", "
                 "Tanhshrink", "Threshold", "TripletMarginLoss", "Unfold", "Upsample", "UpsamplingBilinear2d",
                 "UpsamplingNearest2d", "ZeroPad2d"]
 from tinyddp.nn.modules.activation import ChannelShuffle, Softmax2d
+from tinyddp.nn.modules.batchnorm import BatchNorm3d, SyncBatchNorm
 from tinyddp.nn.modules.loss import (GaussianNLLLoss, MultiLabelSoftMarginLoss, MultiMarginLoss, PoissonNLLLoss,
                                      TripletMarginWithDistanceLoss)
 from tinyddp.nn.modules.normalization import LocalResponseNorm
 from tinyddp.nn.modules.pooling import AdaptiveAvgPool3d, LPPool1d, LPPool2d
 
-_MORE_LAYERS += ["AdaptiveAvgPool3d", "ChannelShuffle", "GaussianNLLLoss", "LPPool1d", "LPPool2d", "LocalResponseNorm",
+_MORE_LAYERS += ["AdaptiveAvgPool3d", "BatchNorm3d", "SyncBatchNorm", "ChannelShuffle", "GaussianNLLLoss", "LPPool1d", "LPPool2d", "LocalResponseNorm",
                  "MultiLabelSoftMarginLoss", "MultiMarginLoss", "PoissonNLLLoss", "Softmax2d",
                  "TripletMarginWithDistanceLoss"]
 __all__ += _MORE_LAYERS
