@@ -233,6 +233,16 @@ def cases(torch):
         "interpolate-nearest-exact-down": lambda: run(None, x2d(), fn=lambda x: F.interpolate(x, size=(4, 5),
                                                                                             mode="nearest-exact")),
         "batchnorm3d": lambda: run(lambda: nn.BatchNorm3d(2), data(44, 3, 2, 3, 2, 4)),
+        # Embedding's options
+        "embedding-padding-idx": lambda: run(lambda: nn.Embedding(6, 3, padding_idx=2),
+                                             torch.tensor([[2, 0, 1], [5, 2, 2]])),
+        "embedding-negative-padding-idx": lambda: run(lambda: nn.Embedding(6, 3, padding_idx=-1),
+                                                      torch.tensor([[5, 0], [1, 5]])),
+        "embedding-max-norm": lambda: run(lambda: nn.Embedding(6, 4, max_norm=1.5), torch.tensor([[1, 3, 1], [4, 0, 3]])),
+        "embedding-scale-grad-by-freq": lambda: run(lambda: nn.Embedding(5, 2, scale_grad_by_freq=True),
+                                                    torch.tensor([0, 3, 3, 1, 3, 0])),
+        "embedding-from-pretrained": lambda: run(lambda: nn.Embedding.from_pretrained(
+            torch.tensor([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]]), freeze=False, padding_idx=0), torch.tensor([0, 2, 1])),
         # inplace=True inside a graph: the same values and gradients
         "relu-inplace-sequential": lambda: run(lambda: nn.Sequential(nn.Linear(4, 5), nn.ReLU(inplace=True),
                                                                      nn.Linear(5, 3), nn.LeakyReLU(0.2, True),

@@ -221,10 +221,34 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
 
 def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, scale_grad_by_freq=False,
               sparse=False):
-    if padding_idx is not None or max_norm is not None or scale_grad_by_freq or sparse:
-        raise NotImplementedError("embedding: padding_idx, max_norm, scale_grad_by_freq and sparse are not "
-                                  "supported by tinyddp; use the defaults.")
-    return _C._nn.embedding(weight, input)
+    """weight's rows picked by input. padding_idx's row gets no gradient; max_norm first rescales (in place, as
+    1.13's embedding_renorm_) each referenced row whose norm exceeds it to max_norm / (norm + 1e-7) times itself;
+    scale_grad_by_freq divides each row's gradient by its count in input."""
+    if sparse:
+        raise NotImplementedError("embedding(sparse=True): tinyddp has no sparse gradients; use sparse=False.")
+    if padding_idx is not None:
+        if padding_idx > 0:
+            assert padding_idx < weight.size(0), "Padding_idx must be within num_embeddings"
+        elif padding_idx < 0:
+            assert padding_idx >= -weight.size(0), "Padding_idx must be within num_embeddings"
+            padding_idx = weight.size(0) + padding_idx
+    if max_norm is not None:
+        from tinyddp.autograd.grad_mode import no_grad
+        with no_grad():
+            rows = weight.shape[0]
+            referenced = one_hot(input.reshape([-1]), rows).sum(0) > 0
+            norms = weight.detach().norm(norm_type, 1)
+            scale = _pick(referenced.logical_and(norms > max_norm), max_norm / (norms + 1e-7), norms * 0 + 1)
+            weight.mul_(scale.unsqueeze(1))
+    out = _C._nn.embedding(weight, input)
+    if padding_idx is not None:
+        out = _pick((input == padding_idx).unsqueeze(-1), out.detach(), out)
+    if scale_grad_by_freq:
+        flat = input.reshape([-1])
+        counts = one_hot(flat, weight.shape[0]).sum(0).index_select(0, flat).reshape(list(input.shape) + [1])
+        frozen = out.detach()
+        out = frozen + (out - frozen) / counts.to(out.dtype)   # the values exactly out's, the gradient / count
+    return out
 
 
 def one_hot(tensor, num_classes=-1):
