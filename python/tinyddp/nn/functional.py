@@ -1423,3 +1423,62 @@ def triplet_margin_with_distance_loss(anchor, positive, negative, *, distance_fu
         d_swap = distance(positive, negative)
         d_neg = _pick(d_swap < d_neg, d_swap, d_neg)
     return _reduce((d_pos - d_neg + margin).clamp_min(0), reduction)
+
+
+def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale_grad_by_freq=False, mode="mean",
+                  sparse=False, per_sample_weights=None, include_last_offset=False, padding_idx=None):
+    """Each bag's rows of weight reduced by mode ('sum', 'mean' or 'max'): the bags are input's rows (2-D input)
+    or the slices of 1-D input that offsets start; padding_idx's entries are left out (and out of the mean's
+    count); an empty bag gives zeros. The sums are a 0/1 matrix product, so their order is not 1.13's."""
+    if input.dim() == 2:
+        if offsets is not None:
+            raise ValueError("if input is 2D, then offsets has to be None, as input is treated is a mini-batch of "
+                             "fixed length sequences. However, found offsets of type " + _type_text(offsets))
+        bags, length = input.shape
+        offsets_list = list(range(0, bags * length, length))
+        input = input.reshape([-1])
+        if per_sample_weights is not None:
+            per_sample_weights = per_sample_weights.reshape([-1])
+    elif input.dim() == 1:
+        if offsets is None:
+            raise ValueError("offsets has to be a 1D Tensor but got None")
+        if offsets.dim() != 1:
+            raise ValueError("offsets has to be a 1D Tensor")
+        offsets_list = offsets.tolist()
+        if include_last_offset:
+            offsets_list = offsets_list[:-1]
+    else:
+        raise ValueError(f"input has to be 1D or 2D Tensor, but got Tensor of dimension {input.dim()}")
+    if per_sample_weights is not None and mode != "sum":
+        raise NotImplementedError(f"embedding_bag: per_sample_weights was not None. per_sample_weights is only "
+                                  f"supported for mode='sum' (got mode='{mode}'). Please open a feature request on "
+                                  "GitHub.")
+    if mode not in ("sum", "mean", "max"):
+        raise ValueError("mode has to be one of sum, mean or max")
+    rows = embedding(input, weight, None, max_norm, norm_type, scale_grad_by_freq)   # (n, D)
+    n = input.shape[0]
+    ends = offsets_list[1:] + [n] if not include_last_offset or offsets is None else offsets.tolist()[1:]
+    keep = [True] * n if padding_idx is None else [v != padding_idx % weight.shape[0] for v in input.tolist()]
+    if per_sample_weights is not None:
+        rows = rows * per_sample_weights.unsqueeze(1)
+    if mode == "max":
+        outs = []
+        for start, end in zip(offsets_list, ends):
+            members = [i for i in range(start, end) if keep[i]]
+            if members:
+                outs.append(rows.index_select(0, _tensor.tensor(members, dtype=_tensor.int64)).max(0)[0])
+            else:
+                outs.append(rows.new_zeros(rows.shape[1]))
+        return _tensor.stack(outs, 0)
+    membership = [[1.0 if start <= i < end and keep[i] else 0.0 for i in range(n)]
+                  for start, end in zip(offsets_list, ends)]
+    m = _tensor.tensor(membership, dtype=rows.dtype)   # (B, n)
+    out = m.matmul(rows)
+    if mode == "mean":
+        counts = [max(sum(r), 1.0) for r in membership]
+        out = out / _tensor.tensor(counts, dtype=rows.dtype).unsqueeze(1)
+    return out
+
+
+def _type_text(obj):
+    return f"<class '{type(obj).__module__.replace('tinyddp._tensor', 'torch')}.{type(obj).__name__}'>"

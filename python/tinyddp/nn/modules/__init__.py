@@ -53,8 +53,10 @@ from tinyddp.nn.modules.loss import (GaussianNLLLoss, MultiLabelSoftMarginLoss, 
                                      TripletMarginWithDistanceLoss)
 from tinyddp.nn.modules.normalization import LocalResponseNorm
 from tinyddp.nn.modules.pooling import AdaptiveAvgPool3d, LPPool1d, LPPool2d
+from tinyddp.nn.modules.sparse import EmbeddingBag
 
-_MORE_LAYERS += ["AdaptiveAvgPool3d", "BatchNorm3d", "SyncBatchNorm", "ChannelShuffle", "GaussianNLLLoss", "LPPool1d", "LPPool2d", "LocalResponseNorm",
+_MORE_LAYERS += ["AdaptiveAvgPool3d", "BatchNorm3d", "SyncBatchNorm", "ChannelShuffle", "EmbeddingBag",
+                 "GaussianNLLLoss", "LPPool1d", "LPPool2d", "LocalResponseNorm",
                  "MultiLabelSoftMarginLoss", "MultiMarginLoss", "PoissonNLLLoss", "Softmax2d",
                  "TripletMarginWithDistanceLoss"]
 __all__ += _MORE_LAYERS
