@@ -601,3 +601,105 @@ def lp_pool2d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
 def lp_pool1d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
     out = avg_pool1d(input.pow(norm_type), kernel_size, stride, 0, ceil_mode)
     return (out.sign() * out.abs().clamp_min(0)).mul(kernel_size).pow(1.0 / norm_type)
+
+
+# ---- sampling grids (spatial transformers) ----
+
+_ALIGN_CORNERS_WARNING = ("Default grid_sample and affine_grid behavior has changed to align_corners=False since "
+                          "1.3.0. Please specify align_corners=True if the old behavior is desired. See the "
+                          "documentation of grid_sample for details.")
+
+
+def _base_coordinates(size, align_corners):
+    """The normalized [-1, 1] coordinates of `size` pixel centres (or of the corner pixels, align_corners)."""
+    if size == 1:
+        return [0.0]
+    if align_corners:
+        return [-1.0 + 2.0 * i / (size - 1) for i in range(size)]
+    return [(2.0 * i + 1.0) / size - 1.0 for i in range(size)]
+
+
+def affine_grid(theta, size, align_corners=None):
+    """The (N, H, W, 2) grid of theta (N, 2, 3) applied to the output pixels' normalized (x, y, 1)."""
+    if align_corners is None:
+        warnings.warn(_ALIGN_CORNERS_WARNING, stacklevel=2)
+        align_corners = False
+    if not theta.is_floating_point():
+        raise ValueError(f"Expected theta to have floating point type, but got {theta.dtype}")
+    if len(size) != 4:
+        raise NotImplementedError(f"affine_grid only supports 4D sizes, for 2D affine transforms. Got size {size}.")
+    if theta.dim() != 3 or list(theta.shape[-2:]) != [2, 3]:
+        raise ValueError(f"Expected a batch of 2D affine matrices of shape Nx2x3 for size {size}. Got "
+                         f"{theta.shape}.")
+    n, _, h, w = size
+    if align_corners and min(h, w) == 1:
+        warnings.warn("Since version 1.3.0, affine_grid behavior has changed for unit-size grids when align_corners="
+                      "True. This is not an intended use case of affine_grid. See the documentation of affine_grid "
+                      "for details.", stacklevel=2)
+    xs, ys = _base_coordinates(w, align_corners), _base_coordinates(h, align_corners)
+    base = _tensor.tensor([[x, y, 1.0] for y in ys for x in xs], dtype=theta.dtype)   # (H W, 3)
+    grid = base.unsqueeze(0).matmul(theta.transpose(1, 2))                             # (N, H W, 2)
+    return grid.reshape([n, h, w, 2])
+
+
+def _unnormalize(coord, size, align_corners):
+    return (coord + 1) / 2 * (size - 1) if align_corners else ((coord + 1) * size - 1) / 2
+
+
+def _reflect(coord, low, high):
+    """coord folded into [low, high] by reflections at both ends (1.13's reflect_coordinates)."""
+    if low == high:
+        return coord * 0
+    span = high - low
+    x = (coord - low).abs()
+    flips = (x / span).floor()
+    extra = x - flips * span
+    even = flips.remainder(2) == 0
+    return _C.where(even, extra + low, span - extra + low)
+
+
+def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corners=None):
+    """input (N, C, H, W) sampled at grid (N, Ho, Wo, 2) normalized (x, y): bilinear mixes the four neighbours,
+    nearest picks the closest (ties to even); padding_mode 'zeros' reads 0 outside, 'border' clamps and
+    'reflection' reflects the coordinates. Differentiable in input and grid."""
+    if mode not in ("bilinear", "nearest"):
+        if mode == "bicubic":
+            raise NotImplementedError("tinyddp: grid_sample mode 'bicubic'; bilinear and nearest are supported")
+        raise ValueError(f"nn.functional.grid_sample(): expected mode to be 'bilinear', 'nearest' or 'bicubic', but "
+                         f"got: '{mode}'")
+    if padding_mode not in ("zeros", "border", "reflection"):
+        raise ValueError(f"nn.functional.grid_sample(): expected padding_mode to be 'zeros', 'border', or "
+                         f"'reflection', but got: '{padding_mode}'")
+    if align_corners is None:
+        warnings.warn(_ALIGN_CORNERS_WARNING, stacklevel=2)
+        align_corners = False
+    if input.dim() != 4:
+        raise NotImplementedError("tinyddp: grid_sample on 4-D inputs only")
+    n, c, h, w = input.shape
+    _, out_h, out_w, _ = grid.shape
+    ix = _unnormalize(grid.narrow(3, 0, 1).squeeze(3), w, align_corners)   # (N, Ho, Wo)
+    iy = _unnormalize(grid.narrow(3, 1, 1).squeeze(3), h, align_corners)
+    if padding_mode == "border":
+        ix, iy = ix.clamp(0, w - 1), iy.clamp(0, h - 1)
+    elif padding_mode == "reflection":
+        if align_corners:
+            ix, iy = _reflect(ix, 0, w - 1), _reflect(iy, 0, h - 1)
+        else:
+            ix, iy = _reflect(ix, -0.5, w - 0.5).clamp(0, w - 1), _reflect(iy, -0.5, h - 0.5).clamp(0, h - 1)
+    flat = input.reshape([n, c, h * w])
+
+    def read(x, y):
+        """input at integer (x, y) per output point, 0 outside: (N, C, Ho, Wo)."""
+        inside = (x >= 0).logical_and(x <= w - 1).logical_and(y >= 0).logical_and(y <= h - 1)
+        index = (y.clamp(0, h - 1) * w + x.clamp(0, w - 1)).to(_tensor.int64).reshape([n, 1, out_h * out_w])
+        values = flat.gather(2, index.expand([n, c, out_h * out_w])).reshape([n, c, out_h, out_w])
+        return values * inside.to(input.dtype).unsqueeze(1)
+
+    if mode == "nearest":
+        return read(ix.detach().round(), iy.detach().round())
+    x0, y0 = ix.detach().floor(), iy.detach().floor()
+    x1, y1 = x0 + 1, y0 + 1
+    wx1, wy1 = ix - x0, iy - y0
+    wx0, wy0 = x1 - ix, y1 - iy
+    return (read(x0, y0) * (wx0 * wy0).unsqueeze(1) + read(x1, y0) * (wx1 * wy0).unsqueeze(1)
+            + read(x0, y1) * (wx0 * wy1).unsqueeze(1) + read(x1, y1) * (wx1 * wy1).unsqueeze(1))

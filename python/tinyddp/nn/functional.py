@@ -895,6 +895,6 @@ def _type_text(obj):
 # the spatial functions live in nn/_spatial.py (imported last: they need nothing above)
 from tinyddp.nn._spatial import (  # noqa: E402,F401 -- re-exported
     adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_avg_pool3d, adaptive_max_pool1d, adaptive_max_pool2d,
-    avg_pool1d, avg_pool2d, channel_shuffle, conv1d, conv2d, conv_transpose1d, conv_transpose2d, fold, interpolate,
-    lp_pool1d, lp_pool2d, max_pool1d, max_pool1d_with_indices, max_pool2d, max_pool2d_with_indices, pad,
-    pixel_shuffle, pixel_unshuffle, unfold, upsample, upsample_bilinear, upsample_nearest)
+    affine_grid, avg_pool1d, avg_pool2d, channel_shuffle, conv1d, conv2d, conv_transpose1d, conv_transpose2d, fold,
+    grid_sample, interpolate, lp_pool1d, lp_pool2d, max_pool1d, max_pool1d_with_indices, max_pool2d,
+    max_pool2d_with_indices, pad, pixel_shuffle, pixel_unshuffle, unfold, upsample, upsample_bilinear, upsample_nearest)
