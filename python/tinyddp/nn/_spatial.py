@@ -703,3 +703,103 @@ def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corner
     wx0, wy0 = x1 - ix, y1 - iy
     return (read(x0, y0) * (wx0 * wy0).unsqueeze(1) + read(x1, y0) * (wx1 * wy0).unsqueeze(1)
             + read(x0, y1) * (wx0 * wy1).unsqueeze(1) + read(x1, y1) * (wx1 * wy1).unsqueeze(1))
+
+
+# ---- volumes: each depth tap a 2-D convolution or pool over the selected slices ----
+# Legend: D = depth, Do = output depth. A (N, C, D, H, W) volume's slices od * stride + kd * dilation of each
+# kernel tap kd are gathered as (N Do, C, H, W) images, handed to the 2-D op, and combined over the taps.
+
+def _triple(v):
+    return _ntuple(v, 3)
+
+
+def _depth_taps(input, kernel_d, stride_d, padding_d, dilation_d, fill):
+    """Per depth tap, the (N Do, C, H, W) images it reads, and Do."""
+    n, c, depth, h, w = input.shape
+    if padding_d:
+        input = pad(input, (0, 0, 0, 0, padding_d, padding_d), value=fill)
+        depth += 2 * padding_d
+    out_d = (depth - dilation_d * (kernel_d - 1) - 1) // stride_d + 1
+    if out_d <= 0:
+        raise RuntimeError(f"Calculated output depth ({out_d}) is too small")
+    taps = []
+    for kd in range(kernel_d):
+        index = _tensor.tensor([od * stride_d + kd * dilation_d for od in range(out_d)], dtype=_tensor.int64)
+        picked = input.index_select(2, index)                                   # (N, C, Do, H, W)
+        taps.append(picked.permute([0, 2, 1, 3, 4]).reshape([n * out_d, c, h, w]))
+    return taps, out_d
+
+
+def _volumes(images, n, out_d):
+    """(N Do, O, Ho, Wo) back to (N, O, Do, Ho, Wo)."""
+    _, o, ho, wo = images.shape
+    return images.reshape([n, out_d, o, ho, wo]).permute([0, 2, 1, 3, 4])
+
+
+def _batched3d(input, name):
+    if input.dim() == 4:
+        return input.unsqueeze(0), True
+    if input.dim() != 5:
+        raise RuntimeError(f"Expected 4D (unbatched) or 5D (batched) input to {name}, but got input of size: "
+                           f"{list(input.shape)}")
+    return input, False
+
+
+def conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+    """Cross-correlation of (N, C, D, H, W) with (O, C / groups, kd, kh, kw): the sum over depth taps of 2-D
+    convolutions."""
+    stride, dilation = _triple(stride), _triple(dilation)
+    padding, extra = _conv_padding(padding, tuple(weight.shape[2:]), stride, dilation, 3)
+    x, unbatched = _batched3d(input, "conv3d")
+    if extra is not None:
+        x = pad(x, extra)
+    n = x.shape[0]
+    taps, out_d = _depth_taps(x, weight.shape[2], stride[0], padding[0], dilation[0], 0.0)
+    out = None
+    for kd, images in enumerate(taps):
+        part = conv2d(images, weight.select(2, kd), None, stride[1:], padding[1:], dilation[1:], groups)
+        out = part if out is None else out + part
+    out = _volumes(out, n, out_d)
+    if bias is not None:
+        out = out + bias.reshape([1, -1, 1, 1, 1])
+    return out.squeeze(0) if unbatched else out
+
+
+def max_pool3d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
+    if ceil_mode or return_indices:
+        raise NotImplementedError("tinyddp: max_pool3d without ceil_mode and return_indices only")
+    kernel = _triple(kernel_size)
+    stride = _triple(stride if stride is not None and stride != [] else kernel_size)
+    padding, dilation = _triple(padding), _triple(dilation)
+    x, unbatched = _batched3d(input, "max_pool3d")
+    taps, out_d = _depth_taps(x, kernel[0], stride[0], padding[0], dilation[0], -math.inf)
+    out = None
+    for images in taps:
+        part = max_pool2d(images, kernel[1:], stride[1:], padding[1:], dilation[1:])
+        out = part if out is None else _C.where(part > out, part, out)
+    out = _volumes(out, x.shape[0], out_d)
+    return out.squeeze(0) if unbatched else out
+
+
+def avg_pool3d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True,
+               divisor_override=None):
+    if ceil_mode or not count_include_pad or divisor_override is not None:
+        raise NotImplementedError("tinyddp: avg_pool3d without ceil_mode, count_include_pad=False and "
+                                  "divisor_override only")
+    kernel = _triple(kernel_size)
+    stride = _triple(stride if stride is not None and stride != [] else kernel_size)
+    padding = _triple(padding)
+    x, unbatched = _batched3d(input, "avg_pool3d")
+    taps, out_d = _depth_taps(x, kernel[0], stride[0], padding[0], 1, 0.0)
+    out = None
+    for images in taps:
+        part = avg_pool2d(images, kernel[1:], stride[1:], padding[1:])
+        out = part if out is None else out + part
+    out = _volumes(out / kernel[0], x.shape[0], out_d)
+    return out.squeeze(0) if unbatched else out
+
+
+def adaptive_max_pool3d(input, output_size, return_indices=False):
+    if return_indices:
+        raise NotImplementedError("tinyddp: adaptive_max_pool3d without return_indices only")
+    return _adaptive_pool(input, output_size, _max_over, "adaptive_max_pool3d", 3)

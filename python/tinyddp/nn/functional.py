@@ -655,6 +655,18 @@ def dropout1d(input, p=0.5, training=True, inplace=False):
     return _feature_dropout(input, p, training, inplace, 2)
 
 
+def dropout3d(input, p=0.5, training=True, inplace=False):
+    if input.dim() not in (4, 5):
+        warnings.warn(f"dropout3d: Received a {input.dim()}-D input to dropout3d, which is deprecated and will "
+                      "result in an error in a future release. To retain the behavior and silence this warning, "
+                      "please use dropout instead. Note that dropout3d exists to provide channel-wise dropout on "
+                      "inputs with 3 spatial dimensions, a channel dimension, and an optional batch dimension "
+                      "(i.e. 4D or 5D inputs).", stacklevel=2)
+    if input.dim() == 4:
+        return _feature_dropout(input.unsqueeze(0), p, training, False, 2).squeeze(0)
+    return _feature_dropout(input, p, training, inplace, 2)
+
+
 def dropout2d(input, p=0.5, training=True, inplace=False):
     if input.dim() not in (3, 4):
         warnings.warn(f"dropout2d: Received a {input.dim()}-D input to dropout2d, which is deprecated and will "
@@ -895,6 +907,6 @@ def _type_text(obj):
 # the spatial functions live in nn/_spatial.py (imported last: they need nothing above)
 from tinyddp.nn._spatial import (  # noqa: E402,F401 -- re-exported
     adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_avg_pool3d, adaptive_max_pool1d, adaptive_max_pool2d,
-    affine_grid, avg_pool1d, avg_pool2d, channel_shuffle, conv1d, conv2d, conv_transpose1d, conv_transpose2d, fold,
-    grid_sample, interpolate, lp_pool1d, lp_pool2d, max_pool1d, max_pool1d_with_indices, max_pool2d,
-    max_pool2d_with_indices, pad, pixel_shuffle, pixel_unshuffle, unfold, upsample, upsample_bilinear, upsample_nearest)
+    adaptive_max_pool3d, affine_grid, avg_pool1d, avg_pool2d, avg_pool3d, channel_shuffle, conv1d, conv2d, conv3d,
+    conv_transpose1d, conv_transpose2d, fold, grid_sample, interpolate, lp_pool1d, lp_pool2d, max_pool1d,
+    max_pool1d_with_indices, max_pool2d, max_pool2d_with_indices, max_pool3d, pad, pixel_shuffle, pixel_unshuffle, unfold, upsample, upsample_bilinear, upsample_nearest)

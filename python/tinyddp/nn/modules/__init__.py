@@ -59,4 +59,12 @@ _MORE_LAYERS += ["AdaptiveAvgPool3d", "BatchNorm3d", "SyncBatchNorm", "ChannelSh
                  "GaussianNLLLoss", "LPPool1d", "LPPool2d", "LocalResponseNorm",
                  "MultiLabelSoftMarginLoss", "MultiMarginLoss", "PoissonNLLLoss", "Softmax2d",
                  "TripletMarginWithDistanceLoss"]
+from tinyddp.nn.modules.conv import Conv3d
+from tinyddp.nn.modules.dropout import Dropout3d
+from tinyddp.nn.modules.instancenorm import InstanceNorm3d
+from tinyddp.nn.modules.padding import ReflectionPad3d, ReplicationPad3d
+from tinyddp.nn.modules.pooling import AdaptiveMaxPool3d, AvgPool3d, MaxPool3d
+
+_MORE_LAYERS += ["AdaptiveMaxPool3d", "AvgPool3d", "Conv3d", "Dropout3d", "InstanceNorm3d", "MaxPool3d",
+                 "ReflectionPad3d", "ReplicationPad3d"]
 __all__ += _MORE_LAYERS

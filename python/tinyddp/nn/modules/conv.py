@@ -71,7 +71,7 @@ class _ConvNd(Module):
                 init.uniform_(self.bias, -bound, bound)
 
     def _conv(self, input, weight, bias):
-        conv = F.conv1d if self._n == 1 else F.conv2d
+        conv = {1: F.conv1d, 2: F.conv2d, 3: F.conv3d}[self._n]
         if self.padding_mode != "zeros":
             return conv(F.pad(input, self._reversed_padding_repeated_twice, mode=self.padding_mode), weight, bias,
                         self.stride, 0, self.dilation, self.groups)
@@ -104,6 +104,10 @@ class Conv1d(_ConvNd):
 
 class Conv2d(_ConvNd):
     _n = 2
+
+
+class Conv3d(_ConvNd):
+    _n = 3
 
 
 class _ConvTransposeNd(Module):

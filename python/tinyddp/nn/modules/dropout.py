@@ -27,3 +27,8 @@ class Dropout1d(_DropoutNd):
 class Dropout2d(_DropoutNd):
     def forward(self, input):
         return F.dropout2d(input, self.p, self.training, self.inplace)
+
+
+class Dropout3d(_DropoutNd):
+    def forward(self, input):
+        return F.dropout3d(input, self.p, self.training, self.inplace)

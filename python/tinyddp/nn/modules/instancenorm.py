@@ -33,3 +33,7 @@ class InstanceNorm1d(_InstanceNorm):
 
 class InstanceNorm2d(_InstanceNorm):
     _spatial = 2
+
+
+class InstanceNorm3d(_InstanceNorm):
+    _spatial = 3

@@ -69,3 +69,11 @@ class ReplicationPad1d(_PadNd):
 
 class ReplicationPad2d(_PadNd):
     _n, _mode = 2, "replicate"
+
+
+class ReflectionPad3d(_PadNd):
+    _n, _mode = 3, "reflect"
+
+
+class ReplicationPad3d(_PadNd):
+    _n, _mode = 3, "replicate"
