@@ -290,12 +290,31 @@ def cases(torch):
         "replicationpad3d": lambda: run(lambda: nn.ReplicationPad3d(1), data(50, 1, 2, 3, 4, 5)),
         "conv3d-unbatched": lambda: run(None, data(51, 2, 3, 4, 4), data(52, 1, 2, 2, 2, 2),
                                         fn=lambda x, w: F.conv3d(x, w, stride=2)),
+        # random activations and dropouts: the draws from the seeded stream
+        "rrelu-train": lambda: run(lambda: nn.RReLU(), data(53, 4, 6)),
+        "rrelu-eval": lambda: run(lambda: nn.RReLU(0.1, 0.3), data(53, 4, 6), train=False),
+        "alpha-dropout": lambda: run(lambda: nn.AlphaDropout(0.3), data(54, 5, 4)),
+        "feature-alpha-dropout": lambda: run(lambda: nn.FeatureAlphaDropout(0.4), data(54, 3, 4, 2, 2)),
+        "max-unpool2d": lambda: run(None, data(2, 2, 4, 6, 8), fn=lambda x: F.max_unpool2d(*F.max_pool2d(x, 2, return_indices=True),
+                                                                             2)),
+        "max-unpool2d-module-size": lambda: run(lambda: _Unpool(), x2d()),
+        "max-unpool1d": lambda: run(None, x1d(), fn=lambda x: F.max_unpool1d(*F.max_pool1d(x, 3, 2, return_indices=True),
+                                                                             3, 2)),
         # inplace=True inside a graph: the same values and gradients
         "relu-inplace-sequential": lambda: run(lambda: nn.Sequential(nn.Linear(4, 5), nn.ReLU(inplace=True),
                                                                      nn.Linear(5, 3), nn.LeakyReLU(0.2, True),
                                                                      nn.Linear(3, 2), nn.Hardtanh(inplace=True)),
                                                        data(33, 6, 4)),
     }
+
+    class _Unpool(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.pool, self.unpool = nn.MaxPool2d(2, stride=2, return_indices=True), nn.MaxUnpool2d(2, stride=2)
+
+        def forward(self, x):
+            out, indices = self.pool(x)
+            return self.unpool(out, indices, output_size=x.size())
 
     class _OutputSize(nn.Module):
         def __init__(self, conv):

@@ -803,3 +803,41 @@ def adaptive_max_pool3d(input, output_size, return_indices=False):
     if return_indices:
         raise NotImplementedError("tinyddp: adaptive_max_pool3d without return_indices only")
     return _adaptive_pool(input, output_size, _max_over, "adaptive_max_pool3d", 3)
+
+
+# ---- unpooling: each value back at the position max_pool recorded ----
+
+def _max_unpool(input, indices, spatial, kernel_size, stride, padding, output_size, name):
+    kernel = _ntuple(kernel_size, spatial)
+    stride = _ntuple(stride if stride is not None else kernel_size, spatial)
+    padding = _ntuple(padding, spatial)
+    in_sizes = list(input.shape[-spatial:])
+    default = [(in_sizes[d] - 1) * stride[d] - 2 * padding[d] + kernel[d] for d in range(spatial)]
+    sizes = default if output_size is None else list(output_size)[-spatial:]
+    lead = list(input.shape[:-spatial])
+    plane = 1
+    for s in sizes:
+        plane *= s
+    values = input.reshape(lead + [-1])
+    where = indices.reshape(lead + [-1])
+    # (..., L, plane) one-hot of each value's position. 1.13 writes the values in order (a position that
+    # overlapping windows picked twice holds its last write) and its gradient reads every value's position, so
+    # the values come from the last writes and the gradient flows through the sum of all of them.
+    positions = _tensor.arange(plane).reshape([1] * len(lead) + [1, plane])
+    hits = (where.unsqueeze(-1) == positions).to(input.dtype)
+    length = where.shape[-1]
+    order = _tensor.arange(length)
+    later = order.reshape([1, -1]) > order.reshape([-1, 1])                         # (L, L'): l' after l
+    overwritten = ((where.unsqueeze(-1) == where.unsqueeze(-2)).logical_and(later)).any(-1)
+    summed = (hits * values.unsqueeze(-1)).sum(-2)
+    written = (hits * (values * (~overwritten).to(input.dtype)).unsqueeze(-1)).sum(-2).detach()
+    out = written + (summed - summed.detach())
+    return out.reshape(lead + sizes)
+
+
+def max_unpool1d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
+    return _max_unpool(input, indices, 1, kernel_size, stride, padding, output_size, "max_unpool1d")
+
+
+def max_unpool2d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
+    return _max_unpool(input, indices, 2, kernel_size, stride, padding, output_size, "max_unpool2d")

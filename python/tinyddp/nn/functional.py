@@ -909,4 +909,53 @@ from tinyddp.nn._spatial import (  # noqa: E402,F401 -- re-exported
     adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_avg_pool3d, adaptive_max_pool1d, adaptive_max_pool2d,
     adaptive_max_pool3d, affine_grid, avg_pool1d, avg_pool2d, avg_pool3d, channel_shuffle, conv1d, conv2d, conv3d,
     conv_transpose1d, conv_transpose2d, fold, grid_sample, interpolate, lp_pool1d, lp_pool2d, max_pool1d,
-    max_pool1d_with_indices, max_pool2d, max_pool2d_with_indices, max_pool3d, pad, pixel_shuffle, pixel_unshuffle, unfold, upsample, upsample_bilinear, upsample_nearest)
+    max_pool1d_with_indices, max_pool2d, max_pool2d_with_indices, max_pool3d, max_unpool1d, max_unpool2d, pad, pixel_shuffle, pixel_unshuffle, unfold, upsample, upsample_bilinear, upsample_nearest)
+
+
+# ---- random activations and SELU-preserving dropouts (their draws as 1.13's, from the seeded stream) ----
+
+def rrelu(input, lower=1. / 8, upper=1. / 3, training=False, inplace=False):
+    """x for x > 0, else a x: a uniform in [lower, upper) per element in training (one float64 draw per element
+    <= 0, in order, as 1.13's CPU kernel), (lower + upper) / 2 in evaluation."""
+    if not training:
+        return leaky_relu(input, (lower + upper) / 2, inplace=inplace)
+    negative = (input <= 0).reshape([-1])
+    count = int(negative.sum())
+    draws = _tensor.empty(max(count, 1), dtype=_tensor.float64).uniform_(lower, upper) if count else None
+    if draws is None:
+        return _in_place(input, input * 1, inplace)
+    which = (negative.to(_tensor.int64).cumsum(0) - 1).clamp(min=0)   # the draw each negative element takes
+    slopes = _pick(negative, draws.index_select(0, which).to(input.dtype), _tensor.ones(input.numel(),
+                                                                                      dtype=input.dtype))
+    return _in_place(input, input * slopes.reshape(list(input.shape)), inplace)
+
+
+def rrelu_(input, lower=1. / 8, upper=1. / 3, training=False):
+    return rrelu(input, lower, upper, training, inplace=True)
+
+
+_SELU_ALPHA_SCALE = 1.7580993408473766   # SELU's alpha * scale: the value a dropped unit saturates to (negated)
+
+
+def _alpha_dropout(input, p, training, inplace, feature):
+    if p < 0.0 or p > 1.0:
+        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+    if not training or p == 0 or input.numel() == 0:
+        return input
+    if p == 1:
+        return _in_place(input, input * 0, inplace)
+    shape = list(input.shape[:2]) + [1] * (input.dim() - 2) if feature else list(input.shape)
+    keep = _tensor.empty(shape, dtype=input.dtype).bernoulli_(1 - p)
+    a = ((_SELU_ALPHA_SCALE ** 2 * p + 1) * (1 - p)) ** -0.5
+    b = (keep - 1) * (_SELU_ALPHA_SCALE * a) + _SELU_ALPHA_SCALE * a * p
+    return _in_place(input, input * (keep * a) + b, inplace)
+
+
+def alpha_dropout(input, p=0.5, training=False, inplace=False):
+    """Dropout that keeps SELU's zero mean and unit variance: dropped units go to -alpha * scale, then an affine
+    map a x + b restores the moments (1.13's bernoulli_ draws, then its arithmetic)."""
+    return _alpha_dropout(input, p, training, inplace, False)
+
+
+def feature_alpha_dropout(input, p=0.5, training=False, inplace=False):
+    return _alpha_dropout(input, p, training, inplace, True)

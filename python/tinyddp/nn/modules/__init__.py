@@ -67,4 +67,9 @@ from tinyddp.nn.modules.pooling import AdaptiveMaxPool3d, AvgPool3d, MaxPool3d
 
 _MORE_LAYERS += ["AdaptiveMaxPool3d", "AvgPool3d", "Conv3d", "Dropout3d", "InstanceNorm3d", "MaxPool3d",
                  "ReflectionPad3d", "ReplicationPad3d"]
+from tinyddp.nn.modules.activation import RReLU
+from tinyddp.nn.modules.dropout import AlphaDropout, FeatureAlphaDropout
+from tinyddp.nn.modules.pooling import MaxUnpool1d, MaxUnpool2d
+
+_MORE_LAYERS += ["AlphaDropout", "FeatureAlphaDropout", "MaxUnpool1d", "MaxUnpool2d", "RReLU"]
 __all__ += _MORE_LAYERS
