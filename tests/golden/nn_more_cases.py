@@ -290,6 +290,12 @@ def cases(torch):
         "replicationpad3d": lambda: run(lambda: nn.ReplicationPad3d(1), data(50, 1, 2, 3, 4, 5)),
         "conv3d-unbatched": lambda: run(None, data(51, 2, 3, 4, 4), data(52, 1, 2, 2, 2, 2),
                                         fn=lambda x, w: F.conv3d(x, w, stride=2)),
+        "interpolate-bicubic": lambda: run(None, x2d(), fn=lambda x: F.interpolate(x, scale_factor=2, mode="bicubic")),
+        "interpolate-bicubic-align-down": lambda: run(None, x2d(), fn=lambda x: F.interpolate(
+            x, size=(4, 9), mode="bicubic", align_corners=True)),
+        "upsample-bicubic-1.5": lambda: run(lambda: nn.Upsample(scale_factor=1.5, mode="bicubic"), x2d()),
+        "upsample-trilinear": lambda: run(lambda: nn.Upsample(scale_factor=(1.5, 2, 1), mode="trilinear"),
+                                          data(50, 1, 2, 3, 4, 5)),
         # random activations and dropouts: the draws from the seeded stream
         "rrelu-train": lambda: run(lambda: nn.RReLU(), data(53, 4, 6)),
         "rrelu-eval": lambda: run(lambda: nn.RReLU(0.1, 0.3), data(53, 4, 6), train=False),

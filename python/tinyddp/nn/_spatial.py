@@ -392,11 +392,38 @@ def _linear_weights(in_size, out_size, align_corners, scale):
     return i0, i1, w0, w1
 
 
+def _cubic_weights(in_size, out_size, align_corners, scale):
+    """The four source indices (clamped to the input) and Keys-cubic weights (A = -0.75) of each output position,
+    from 1.13's bicubic source index (not clamped at 0: a negative one reads the first element), in float32."""
+    if align_corners:
+        s = _f32(_f32(in_size - 1) / (out_size - 1)) if out_size > 1 else 0.0
+    else:
+        s = _scale_value(in_size, out_size, scale)
+    a = -0.75
+
+    def near(x):   # |x| <= 1
+        return _f32(_f32(_f32(_f32(_f32((a + 2) * x) - (a + 3)) * x) * x) + 1)
+
+    def far(x):    # 1 < |x| < 2
+        return _f32(_f32(_f32(_f32(_f32(_f32(a * x) - 5 * a) * x) + 8 * a) * x) - 4 * a)
+
+    indices, weights = [[], [], [], []], [[], [], [], []]
+    for i in range(out_size):
+        src = _f32(s * i) if align_corners else _f32(_f32(s * _f32(i + 0.5)) - 0.5)
+        low = int(math.floor(src))
+        t = _f32(src - low)
+        for k, (offset, w) in enumerate(((-1, far(_f32(t + 1))), (0, near(t)), (1, near(_f32(1 - t))),
+                                         (2, far(_f32(_f32(1 - t) + 1))))):
+            indices[k].append(min(max(low + offset, 0), in_size - 1))
+            weights[k].append(w)
+    return indices, weights
+
+
 def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corners=None,
                 recompute_scale_factor=None, antialias=False):
-    """Resamples the last 1-3 dims: mode 'nearest' picks 1.13's source element, 'linear', 'bilinear' and
-    'trilinear' mix the two neighbours of each dim in turn (values within float rounding of 1.13's fused
-    kernel)."""
+    """Resamples the last 1-3 dims: mode 'nearest' picks 1.13's source element, 'area' averages (adaptive pooling),
+    'linear', 'bilinear' and 'trilinear' mix the two neighbours of each dim in turn, 'bicubic' the four (Keys,
+    A = -0.75); values within float rounding of 1.13's fused kernels."""
     n_spatial = input.dim() - 2
     if mode in ("nearest", "area", "nearest-exact"):
         if align_corners is not None:
@@ -432,20 +459,29 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
     if mode == "area":
         pool = {1: adaptive_avg_pool1d, 2: adaptive_avg_pool2d, 3: adaptive_avg_pool3d}[n_spatial]
         return pool(input, sizes)
-    if mode not in ("nearest", "nearest-exact") + tuple(linear_modes):
+    if mode == "bicubic" and n_spatial != 2:
+        raise NotImplementedError(f"Got {input.dim()}D input, but bicubic mode needs 4D input")
+    if mode not in ("nearest", "nearest-exact", "bicubic") + tuple(linear_modes):
         raise NotImplementedError(f"tinyddp: interpolate mode '{mode}'; nearest, nearest-exact, area, linear, "
-                                  "bilinear and trilinear are supported")
+                                  "bilinear, bicubic and trilinear are supported")
     out = input
-    for k in range(n_spatial):
+    # the last dim first: 1.13's kernels mix along the width inside the mix along the height
+    for k in reversed(range(n_spatial)):
         dim = 2 + k
         in_size, out_size = input.shape[dim], sizes[k]
+        shape = [1] * input.dim()
+        shape[dim] = out_size
+        if mode == "bicubic":
+            indices, weights = _cubic_weights(in_size, out_size, align_corners, scales[k])
+            terms = [out.index_select(dim, _tensor.tensor(ix, dtype=_tensor.int64))
+                     * _tensor.tensor(w, dtype=input.dtype).reshape(shape) for ix, w in zip(indices, weights)]
+            out = terms[0] + terms[1] + terms[2] + terms[3]
+            continue
         if mode in ("nearest", "nearest-exact"):
             index = (_nearest_index if mode == "nearest" else _nearest_exact_index)(in_size, out_size, scales[k])
             out = out.index_select(dim, _tensor.tensor(index, dtype=_tensor.int64))
             continue
         i0, i1, w0, w1 = _linear_weights(in_size, out_size, align_corners, scales[k])
-        shape = [1] * input.dim()
-        shape[dim] = out_size
         a = out.index_select(dim, _tensor.tensor(i0, dtype=_tensor.int64))
         b = out.index_select(dim, _tensor.tensor(i1, dtype=_tensor.int64))
         out = (a * _tensor.tensor(w0, dtype=input.dtype).reshape(shape)
