@@ -17,7 +17,7 @@ import torch
 
 sys.dont_write_bytecode = True  # keep __pycache__ out of tests/golden
 from gen_tdp_params import here
-from nn_more_cases import cases, errors, in_place, inits, parameter_dict, sync_batchnorm
+from nn_more_cases import cases, errors, in_place, inits, lazy_linear, parameter_dict, sync_batchnorm
 
 
 def main():
@@ -32,7 +32,7 @@ def main():
             raise AssertionError(f"{name}: PyTorch raised nothing")
     golden = {"torch_version": torch.__version__, "cases": out, "parameter_dict": parameter_dict(torch),
               "in_place": in_place(torch), "inits": inits(torch),
-              "sync_batchnorm": sync_batchnorm(torch),
+              "sync_batchnorm": sync_batchnorm(torch), "lazy_linear": lazy_linear(torch),
               "errors": errs}
     with open(here("nn_more.json"), "w") as f:
         f.write("{\n" + ",\n".join(

@@ -376,6 +376,24 @@ def sync_batchnorm(torch):
     return out
 
 
+def lazy_linear(torch):
+    """LazyLinear before and after its first forward: repr, class, keys, the drawn values, the gradient."""
+    import warnings
+    nn = torch.nn
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        m = nn.Sequential(nn.LazyLinear(3), nn.ReLU(), nn.LazyLinear(2, bias=False))
+    before = repr(m)
+    torch.manual_seed(0)
+    y = m(torch.tensor([[1.0, -2.0, 0.5, 3.0], [0.2, 0.1, -0.4, 1.0]]))
+    y.sum().backward()
+    return {"warnings": [str(c.message) for c in caught], "before": before, "after": repr(m),
+            "classes": [type(c).__name__ for c in m], "keys": list(m.state_dict().keys()),
+            "weight": m[0].weight.tolist(), "bias": m[0].bias.tolist(), "weight2": m[2].weight.tolist(),
+            "out": [round(v, 5) for v in y.reshape(-1).tolist()],
+            "grad": [round(v, 5) for v in m[0].weight.grad.reshape(-1).tolist()]}
+
+
 def errors(torch):
     nn, F = torch.nn, torch.nn.functional
     z = torch.zeros

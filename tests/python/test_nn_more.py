@@ -96,3 +96,7 @@ def test_init_matches_pytorch(name):
 
 def test_sync_batchnorm_conversion_matches_pytorch():
     assert _cases.sync_batchnorm(torch) == GOLDEN["sync_batchnorm"]
+
+
+def test_lazy_linear_becomes_the_linear_pytorch_draws():
+    assert _cases.lazy_linear(torch) == GOLDEN["lazy_linear"]

@@ -72,4 +72,7 @@ from tinyddp.nn.modules.dropout import AlphaDropout, FeatureAlphaDropout
 from tinyddp.nn.modules.pooling import MaxUnpool1d, MaxUnpool2d
 
 _MORE_LAYERS += ["AlphaDropout", "FeatureAlphaDropout", "MaxUnpool1d", "MaxUnpool2d", "RReLU"]
+from tinyddp.nn.modules.linear import LazyLinear
+
+_MORE_LAYERS += ["LazyLinear"]
 __all__ += _MORE_LAYERS
