@@ -296,6 +296,16 @@ def cases(torch):
         "upsample-bicubic-1.5": lambda: run(lambda: nn.Upsample(scale_factor=1.5, mode="bicubic"), x2d()),
         "upsample-trilinear": lambda: run(lambda: nn.Upsample(scale_factor=(1.5, 2, 1), mode="trilinear"),
                                           data(50, 1, 2, 3, 4, 5)),
+        # CTC: padded and concatenated targets, repeats (the skip rule), an impossible alignment
+        # (the gradient is taken wrt the logits: 1.13's wrt log_probs itself assumes a log_softmax before it)
+        "ctc-mean": lambda: run(lambda: _LogSoftmaxThen(nn.CTCLoss()), data(55, 6, 2, 4),
+                                torch.tensor([[1, 2], [3, 3]]), torch.tensor([6, 5]), torch.tensor([2, 2])),
+        "ctc-none-concatenated": lambda: run(lambda: _LogSoftmaxThen(nn.CTCLoss(blank=3, reduction="none")),
+                                             data(56, 7, 3, 5), torch.tensor([1, 1, 2, 0, 4, 2]),
+                                             torch.tensor([7, 6, 7]), torch.tensor([3, 1, 2])),
+        "ctc-sum-zero-infinity": lambda: run(lambda: _LogSoftmaxThen(nn.CTCLoss(reduction="sum", zero_infinity=True)),
+                                             data(55, 6, 2, 4), torch.tensor([[1, 2], [3, 3]]),
+                                             torch.tensor([6, 2]), torch.tensor([2, 2])),
         # random activations and dropouts: the draws from the seeded stream
         "rrelu-train": lambda: run(lambda: nn.RReLU(), data(53, 4, 6)),
         "rrelu-eval": lambda: run(lambda: nn.RReLU(0.1, 0.3), data(53, 4, 6), train=False),
@@ -312,6 +322,14 @@ def cases(torch):
                                                                      nn.Linear(3, 2), nn.Hardtanh(inplace=True)),
                                                        data(33, 6, 4)),
     }
+
+    class _LogSoftmaxThen(nn.Module):
+        def __init__(self, loss):
+            super().__init__()
+            self.loss = loss
+
+        def forward(self, logits, *rest):
+            return self.loss(logits.log_softmax(2), *rest)
 
     class _Unpool(nn.Module):
         def __init__(self):

@@ -959,3 +959,75 @@ def alpha_dropout(input, p=0.5, training=False, inplace=False):
 
 def feature_alpha_dropout(input, p=0.5, training=False, inplace=False):
     return _alpha_dropout(input, p, training, inplace, True)
+
+
+# ---- connectionist temporal classification ----
+
+_CTC_NEG = -1e30   # log(0) stand-in: finite, so no -inf - -inf = NaN reaches a gradient
+
+
+def _logsumexp_stack(terms):
+    stacked = _tensor.stack(terms, 0)
+    top = stacked.max(0)[0]
+    return top + (stacked - top.unsqueeze(0)).exp().sum(0).log()
+
+
+def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reduction="mean", zero_infinity=False):
+    """-log p(target | input) summed over the alignments, by the forward (alpha) recursion over the extended
+    target blank, l1, blank, l2, ..., blank in log space, composed of engine ops (so the gradient is autograd's).
+    log_probs (T, N, C) or (T, C); targets (N, S) padded or 1-D concatenated. 'mean' divides each loss by its
+    target length (at least 1) and averages; an impossible alignment gives inf (0 with zero_infinity). The
+    gradient is the true one wrt log_probs (1.13's assumes a log_softmax before it); through a log_softmax, the
+    gradients wrt the logits agree."""
+    unbatched = log_probs.dim() == 2
+    if unbatched:
+        log_probs = log_probs.unsqueeze(1)
+        targets = targets.unsqueeze(0) if targets.dim() == 1 else targets
+    input_lengths = input_lengths.tolist() if hasattr(input_lengths, "tolist") else list(input_lengths)
+    target_lengths = target_lengths.tolist() if hasattr(target_lengths, "tolist") else list(target_lengths)
+    if isinstance(input_lengths, int):
+        input_lengths, target_lengths = [input_lengths], [target_lengths]
+    batch = log_probs.shape[1]
+    flat_targets = targets.tolist()
+    losses = []
+    offset = 0
+    for b in range(batch):
+        length = target_lengths[b]
+        if targets.dim() == 1 and not unbatched:
+            labels = flat_targets[offset:offset + length]
+            offset += length
+        else:
+            labels = flat_targets[b][:length]
+        extended = [blank]
+        for label in labels:
+            extended += [label, blank]
+        states = len(extended)
+        steps = input_lengths[b]
+        lp = log_probs.select(1, b).index_select(1, _tensor.tensor(extended, dtype=_tensor.int64))   # (T, S')
+        neg = _tensor.full((1,), _CTC_NEG, dtype=lp.dtype)
+        # the skip over a blank is allowed into a label that differs from the label two states back
+        skip = _tensor.tensor([1.0 if s >= 2 and extended[s] != blank and extended[s] != extended[s - 2] else 0.0
+                               for s in range(states)], dtype=lp.dtype)
+        start = _tensor.tensor([0.0] + [0.0 if s == 1 else _CTC_NEG for s in range(1, states)], dtype=lp.dtype)
+        alpha = lp.select(0, 0) + start
+        for t in range(1, steps):
+            one_back = _C.cat([neg.expand([1]), alpha.narrow(0, 0, states - 1)], 0)
+            two_back = _C.cat([neg.expand([2]), alpha.narrow(0, 0, states - 2)], 0) if states > 2 else \
+                neg.expand([states])
+            two_back = _pick(skip > 0, two_back, two_back * 0 + _CTC_NEG)
+            alpha = lp.select(0, t) + _logsumexp_stack([alpha, one_back, two_back])
+        ends = [alpha.select(0, states - 1)] + ([alpha.select(0, states - 2)] if states > 1 else [])
+        loss = -_logsumexp_stack(ends)
+        impossible = bool(loss > 1e29)
+        if impossible:
+            loss = loss * 0 if zero_infinity else loss * 0 + math.inf
+        losses.append(loss)
+    out = _tensor.stack(losses, 0)
+    if reduction == "none":
+        return out.squeeze(0) if unbatched else out
+    if reduction == "sum":
+        return out.sum()
+    if reduction == "mean":
+        lengths = _tensor.tensor([max(v, 1) for v in target_lengths], dtype=out.dtype)
+        return (out / lengths).mean()
+    raise ValueError(f"{reduction} is not a valid value for reduction")

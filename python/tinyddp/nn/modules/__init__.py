@@ -73,6 +73,7 @@ from tinyddp.nn.modules.pooling import MaxUnpool1d, MaxUnpool2d
 
 _MORE_LAYERS += ["AlphaDropout", "FeatureAlphaDropout", "MaxUnpool1d", "MaxUnpool2d", "RReLU"]
 from tinyddp.nn.modules.linear import LazyLinear
+from tinyddp.nn.modules.loss import CTCLoss
 
-_MORE_LAYERS += ["LazyLinear"]
+_MORE_LAYERS += ["CTCLoss", "LazyLinear"]
 __all__ += _MORE_LAYERS
