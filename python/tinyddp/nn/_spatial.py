@@ -425,6 +425,10 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
     'linear', 'bilinear' and 'trilinear' mix the two neighbours of each dim in turn, 'bicubic' the four (Keys,
     A = -0.75); values within float rounding of 1.13's fused kernels."""
     n_spatial = input.dim() - 2
+    if antialias:
+        if mode not in ("bilinear", "bicubic") or n_spatial != 2:
+            raise ValueError("Anti-alias option is only supported for bilinear and bicubic modes")
+        raise NotImplementedError("tinyddp: interpolate(antialias=True) is not supported")
     if mode in ("nearest", "area", "nearest-exact"):
         if align_corners is not None:
             raise ValueError("align_corners option can only be set with the interpolating modes: "
