@@ -306,6 +306,12 @@ def cases(torch):
         "ctc-sum-zero-infinity": lambda: run(lambda: _LogSoftmaxThen(nn.CTCLoss(reduction="sum", zero_infinity=True)),
                                              data(55, 6, 2, 4), torch.tensor([[1, 2], [3, 3]]),
                                              torch.tensor([6, 2]), torch.tensor([2, 2])),
+        "multilabel-margin": lambda: run(lambda: nn.MultiLabelMarginLoss(), data(57, 3, 4),
+                                         torch.tensor([[3, 0, -1, 1], [1, 2, 3, -1], [0, 1, 2, 3]])),
+        "multilabel-margin-none-1d": lambda: run(lambda: nn.MultiLabelMarginLoss(reduction="none"), data(57, 4),
+                                                 torch.tensor([2, -1, 0, 1])),
+        "nllloss2d": lambda: run(lambda: nn.NLLLoss2d(), data(26, 2, 3, 2, 2).log_softmax(1),
+                                 torch.tensor([[[0, 2], [1, 1]], [[2, 0], [0, 1]]])),
         # random activations and dropouts: the draws from the seeded stream
         "rrelu-train": lambda: run(lambda: nn.RReLU(), data(53, 4, 6)),
         "rrelu-eval": lambda: run(lambda: nn.RReLU(0.1, 0.3), data(53, 4, 6), train=False),

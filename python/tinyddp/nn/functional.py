@@ -1031,3 +1031,27 @@ def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reducti
         lengths = _tensor.tensor([max(v, 1) for v in target_lengths], dtype=out.dtype)
         return (out / lengths).mean()
     raise ValueError(f"{reduction} is not a valid value for reduction")
+
+
+def multilabel_margin_loss(input, target, size_average=None, reduce=None, reduction="mean"):
+    """sum over target classes j and non-target classes i of max(0, 1 - (x[j] - x[i])), over C; each row's
+    targets are its entries before the first -1."""
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    x = input if input.dim() == 2 else input.unsqueeze(0)
+    rows = target.tolist() if target.dim() == 2 else [target.tolist()]
+    classes = x.shape[1]
+    marks = []
+    for row in rows:
+        chosen = set()
+        for label in row:
+            if label < 0:
+                break
+            chosen.add(label)
+        marks.append([1.0 if c in chosen else 0.0 for c in range(classes)])
+    is_target = _tensor.tensor(marks, dtype=x.dtype)                             # (N, C)
+    pairs = is_target.unsqueeze(2) * (1 - is_target).unsqueeze(1)                # (N, C_j, C_i)
+    margins = (1 - (x.unsqueeze(2) - x.unsqueeze(1))).clamp_min(0) * pairs
+    loss = margins.sum(2).sum(1) / classes
+    if input.dim() != 2:
+        loss = loss.squeeze(0)
+    return _reduce(loss, reduction)

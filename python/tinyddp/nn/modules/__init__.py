@@ -73,7 +73,7 @@ from tinyddp.nn.modules.pooling import MaxUnpool1d, MaxUnpool2d
 
 _MORE_LAYERS += ["AlphaDropout", "FeatureAlphaDropout", "MaxUnpool1d", "MaxUnpool2d", "RReLU"]
 from tinyddp.nn.modules.linear import LazyLinear
-from tinyddp.nn.modules.loss import CTCLoss
+from tinyddp.nn.modules.loss import CTCLoss, MultiLabelMarginLoss, NLLLoss2d
 
-_MORE_LAYERS += ["CTCLoss", "LazyLinear"]
+_MORE_LAYERS += ["CTCLoss", "LazyLinear", "MultiLabelMarginLoss", "NLLLoss2d"]
 __all__ += _MORE_LAYERS
