@@ -141,8 +141,9 @@ def test_functional_against_closed_forms():
     y = torch.tensor(y_np.tolist(), dtype=torch.float64)
     np.testing.assert_allclose(F.mse_loss(x, y).item(), ((x_np - y_np) ** 2).mean(), rtol=1e-12)
     np.testing.assert_allclose(nn.MSELoss()(x, y).item(), ((x_np - y_np) ** 2).mean(), rtol=1e-12)
+    bogus = nn.MSELoss(reduction="bogus")   # 1.13 checks the reduction in the forward, not at construction
     with pytest.raises(ValueError, match="bogus is not a valid value for reduction"):
-        nn.MSELoss(reduction="bogus")
+        bogus(x, y)
 
 
 def test_sgd_follows_the_update_rule():

@@ -24,3 +24,6 @@ __all__ = ["AvgPool2d", "BatchNorm1d", "BatchNorm2d", "BCELoss", "BCEWithLogitsL
 __all__ += ["GRU", "GRUCell", "LSTM", "LSTMCell", "RNN", "RNNBase", "RNNCell", "RNNCellBase"]
 __all__ += ["MultiheadAttention", "NonDynamicallyQuantizableLinear"]
 __all__ += ["Transformer", "TransformerDecoder", "TransformerDecoderLayer", "TransformerEncoder", "TransformerEncoderLayer"]
+from tinyddp.nn.modules import _MORE_LAYERS
+from tinyddp.nn.modules import *  # noqa: E402,F401,F403 -- the layers of _MORE_LAYERS
+__all__ += _MORE_LAYERS

@@ -1,16 +1,10 @@
-"""torch.nn.functional: the engine's activations and losses (engine/ops/ops.h), PyTorch's names and defaults."""
+"""torch.nn.functional: the engine's activations and losses (engine/ops/ops.h), PyTorch's names and defaults;
+the convolutions, pooling, padding and resampling are nn/_spatial.py's, re-exported here."""
+import functools
 import math
 import warnings
 
 from tinyddp import _C, _tensor
-
-
-def _check_reduction(reduction):
-    if reduction != "mean":
-        if reduction in ("sum", "none"):
-            raise NotImplementedError(f"reduction='{reduction}': tinyddp's losses have the mean reduction only "
-                                      "(PyTorch's default).")
-        raise ValueError(f"{reduction} is not a valid value for reduction")
 
 
 def linear(input, weight, bias=None):
@@ -18,8 +12,6 @@ def linear(input, weight, bias=None):
 
 
 def relu(input, inplace=False):
-    if inplace:
-        raise NotImplementedError("relu(inplace=True): tinyddp has no in-place relu.")
     return _C._nn.relu(input)
 
 
@@ -27,8 +19,6 @@ def leaky_relu(input, negative_slope=0.01, inplace=False):
     """x for x > 0, else negative_slope * x (the gradient there negative_slope, at 0 too, as PyTorch's): x times
     a 0/1 mask blended with the slope, so the values are PyTorch's bits; the graph is MulBackward0, not
     LeakyReluBackward0."""
-    if inplace:
-        raise NotImplementedError("leaky_relu(inplace=True): tinyddp has no in-place leaky_relu.")
     positive = (input > 0).to(input.dtype)
     return input * (positive + (1 - positive) * negative_slope)
 
@@ -97,43 +87,120 @@ def dropout(input, p=0.5, training=True, inplace=False):
     return input.mul_(mask) if inplace else input * mask
 
 
-def mse_loss(input, target, size_average=None, reduce=None, reduction="mean"):
-    _check_reduction(reduction)
+def _legacy_reduction(size_average, reduce, reduction, stacklevel=3):
+    """1.13's reading of the deprecated size_average and reduce (either set overrides reduction), with its
+    warning."""
+    if size_average is None and reduce is None:
+        return reduction
+    size_average = True if size_average is None else size_average
+    reduce = True if reduce is None else reduce
+    out = ("mean" if size_average else "sum") if reduce else "none"
+    warnings.warn(f"size_average and reduce args will be deprecated, please use reduction='{out}' instead.",
+                  stacklevel=stacklevel)
+    return out
+
+
+def _warn_target_size(input, target):
     if target.shape != input.shape:
         warnings.warn(f"Using a target size ({target.shape}) that is different to the input size ({input.shape}). "
                       "This will likely lead to incorrect results due to broadcasting. Please ensure they have the "
-                      "same size.", stacklevel=2)
-    return _C._nn.mse_loss(input, target)
+                      "same size.", stacklevel=3)
+
+
+def mse_loss(input, target, size_average=None, reduce=None, reduction="mean"):
+    """mean((input - target)^2) by the engine's kernel; 'sum' and 'none' composed of engine ops."""
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    _warn_target_size(input, target)
+    if reduction == "mean":
+        return _C._nn.mse_loss(input, target)
+    d = input - target
+    return _reduce(d * d, reduction)
+
+
+def l1_loss(input, target, size_average=None, reduce=None, reduction="mean"):
+    """|input - target| reduced, PyTorch's composition (its grad_fn is MeanBackward0 there too)."""
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    _warn_target_size(input, target)
+    return _reduce((input - target).abs(), reduction)
+
+
+def _class_weights(weight, target, valid, dtype):
+    """Each target's class weight (1 without `weight`), 0 where the target is ignored."""
+    if weight is None:
+        return valid.to(dtype)
+    picked = weight.index_select(0, _pick(valid, target, target * 0).reshape([-1])).reshape(list(target.shape))
+    return _pick(valid, picked, picked * 0)
+
+
+def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None, reduction="mean"):
+    """-input[n, target[n]] weighted by the target's class weight; 'mean' divides by the sum of the weights of the
+    targets not ignored. The plain mean over (N, C) input is the engine's kernel; the rest composed of engine ops
+    (a gather over the class dim, 1 for (C,) input)."""
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    if reduction not in ("mean", "sum", "none"):
+        raise ValueError(f"{reduction} is not a valid value for reduction")
+    if weight is None and reduction == "mean" and input.dim() == 2 and not bool((target == ignore_index).any()):
+        return _C._nn.nll_loss(input, target)
+    unbatched = input.dim() == 1
+    if unbatched:
+        input, target = input.unsqueeze(0), target.unsqueeze(0)
+    valid = target != ignore_index
+    safe = _pick(valid, target, target * 0)
+    picked = -input.gather(1, safe.unsqueeze(1)).squeeze(1)
+    w = _class_weights(weight, target, valid, input.dtype)
+    loss = picked * w
+    if reduction == "none":
+        return loss.squeeze(0) if unbatched else loss
+    if reduction == "sum":
+        return loss.sum()
+    return loss.sum() / w.sum()
 
 
 def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None, reduction="mean",
                   label_smoothing=0.0):
-    _check_reduction(reduction)
-    if weight is not None or label_smoothing != 0.0:
-        raise NotImplementedError("cross_entropy: weight and label_smoothing are not supported by tinyddp.")
-    return _C._nn.cross_entropy(input, target)
-
-
-def l1_loss(input, target, size_average=None, reduce=None, reduction="mean"):
-    """mean(|input - target|), PyTorch's composition (its grad_fn is MeanBackward0 there too)."""
-    _check_reduction(reduction)
-    if target.shape != input.shape:
-        warnings.warn(f"Using a target size ({target.shape}) that is different to the input size ({input.shape}). "
-                      "This will likely lead to incorrect results due to broadcasting. Please ensure they have the "
-                      "same size.", stacklevel=2)
-    return (input - target).abs().mean()
-
-
-def _check_nll_options(weight, ignore_index):
-    if weight is not None or ignore_index != -100:
-        raise NotImplementedError("nll_loss: weight and ignore_index are not supported by tinyddp (a target of -100 "
-                                  "is out of bounds there, not ignored).")
-
-
-def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None, reduction="mean"):
-    _check_reduction(reduction)
-    _check_nll_options(weight, ignore_index)
-    return _C._nn.nll_loss(input, target)
+    """nll_loss(log_softmax(input, 1), target) for class indices; for class probabilities (a float target of
+    input's shape) -sum(target * weight * log_softmax(input)) over the classes. label_smoothing mixes in the
+    uniform distribution as 1.13 does. The plain mean over (N, C) is the engine's fused kernel."""
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    if reduction not in ("mean", "sum", "none"):
+        raise ValueError(f"{reduction} is not a valid value for reduction")
+    if not 0.0 <= label_smoothing <= 1.0:
+        raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
+    probabilities = target.is_floating_point() and target.shape == input.shape
+    if target.is_floating_point() and not probabilities:
+        return _C._nn.cross_entropy(input, target)   # 1.13 reads it as class indices, and refuses their dtype
+    if (not probabilities and weight is None and label_smoothing == 0.0 and reduction == "mean"
+            and input.dim() == 2 and not bool((target == ignore_index).any())):
+        return _C._nn.cross_entropy(input, target)
+    dim = 0 if input.dim() == 1 else 1
+    logp = log_softmax(input, dim)
+    classes = input.shape[dim]
+    w_shape = [classes] if dim == 0 else [1, classes] + [1] * (input.dim() - 2)
+    if probabilities:
+        if label_smoothing > 0:
+            target = target * (1 - label_smoothing) + label_smoothing / classes
+        terms = logp * target
+        if weight is not None:
+            terms = terms * weight.reshape(w_shape)
+        loss = -terms.sum(dim)
+        if reduction == "mean":
+            return loss.sum() / (input.numel() // classes) if input.dim() > 0 else loss
+        return _reduce(loss, reduction)
+    nll = nll_loss(logp, target, weight, ignore_index=ignore_index, reduction=reduction)
+    if label_smoothing == 0.0:
+        return nll
+    valid = target != ignore_index
+    terms = logp if weight is None else logp * weight.reshape(w_shape)
+    smooth = -terms.sum(dim)
+    smooth = _pick(valid, smooth, smooth * 0)
+    if reduction == "none":
+        smooth_reduced = smooth
+    elif reduction == "sum":
+        smooth_reduced = smooth.sum()
+    else:
+        denominator = _class_weights(weight, target, valid, input.dtype).sum()
+        smooth_reduced = smooth.sum() / denominator
+    return nll * (1 - label_smoothing) + smooth_reduced * (label_smoothing / classes)
 
 
 def batch_norm(input, running_mean, running_var, weight=None, bias=None, training=False, momentum=0.1, eps=1e-5):
@@ -155,10 +222,34 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
 
 def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, scale_grad_by_freq=False,
               sparse=False):
-    if padding_idx is not None or max_norm is not None or scale_grad_by_freq or sparse:
-        raise NotImplementedError("embedding: padding_idx, max_norm, scale_grad_by_freq and sparse are not "
-                                  "supported by tinyddp; use the defaults.")
-    return _C._nn.embedding(weight, input)
+    """weight's rows picked by input. padding_idx's row gets no gradient; max_norm first rescales (in place, as
+    1.13's embedding_renorm_) each referenced row whose norm exceeds it to max_norm / (norm + 1e-7) times itself;
+    scale_grad_by_freq divides each row's gradient by its count in input."""
+    if sparse:
+        raise NotImplementedError("embedding(sparse=True): tinyddp has no sparse gradients; use sparse=False.")
+    if padding_idx is not None:
+        if padding_idx > 0:
+            assert padding_idx < weight.size(0), "Padding_idx must be within num_embeddings"
+        elif padding_idx < 0:
+            assert padding_idx >= -weight.size(0), "Padding_idx must be within num_embeddings"
+            padding_idx = weight.size(0) + padding_idx
+    if max_norm is not None:
+        from tinyddp.autograd.grad_mode import no_grad
+        with no_grad():
+            rows = weight.shape[0]
+            referenced = one_hot(input.reshape([-1]), rows).sum(0) > 0
+            norms = weight.detach().norm(norm_type, 1)
+            scale = _pick(referenced.logical_and(norms > max_norm), max_norm / (norms + 1e-7), norms * 0 + 1)
+            weight.mul_(scale.unsqueeze(1))
+    out = _C._nn.embedding(weight, input)
+    if padding_idx is not None:
+        out = _pick((input == padding_idx).unsqueeze(-1), out.detach(), out)
+    if scale_grad_by_freq:
+        flat = input.reshape([-1])
+        counts = one_hot(flat, weight.shape[0]).sum(0).index_select(0, flat).reshape(list(input.shape) + [1])
+        frozen = out.detach()
+        out = frozen + (out - frozen) / counts.to(out.dtype)   # the values exactly out's, the gradient / count
+    return out
 
 
 def one_hot(tensor, num_classes=-1):
@@ -344,117 +435,623 @@ def cosine_similarity(x1, x2, dim=1, eps=1e-8):
     return w12 / (w1 * w2).clamp(min=eps * eps).sqrt()
 
 
-def pad(input, pad, mode="constant", value=None):
-    """Constant padding: pad = (left, right) for the last dim, then (top, bottom) for the one before, ...;
-    negative amounts crop. Other modes are not in tinyddp's subset."""
-    if mode != "constant":
-        raise NotImplementedError(f"tinyddp: pad mode '{mode}'; only mode='constant' is supported")
-    if len(pad) % 2 != 0:
-        raise ValueError("Padding length must be divisible by 2")
-    if len(pad) // 2 > input.dim():
-        raise ValueError("Padding length too large")
-    fill = 0 if value is None else value
-    out = input
-    for k in range(len(pad) // 2):
-        dim = input.dim() - 1 - k
-        for before, amount in ((True, pad[2 * k]), (False, pad[2 * k + 1])):
-            size = out._shape()[dim]
-            if amount < 0:
-                out = out.narrow(dim, -amount, size + amount) if before else out.narrow(dim, 0, size + amount)
-            elif amount > 0:
-                shape = list(out._shape())
-                shape[dim] = amount
-                block = _tensor.full(shape, fill, dtype=out.dtype)
-                out = _C.cat([block, out] if before else [out, block], dim)
+# ---- normalizations composed of engine ops (values within float rounding of 1.13's kernels) ----
+
+def _normalize_groups(x, n_groups, eps):
+    """x (N, C, *) normalized over each of n_groups groups of channels (with their spatial elements), biased
+    variance."""
+    n = x.shape[0]
+    grouped = x.reshape([n, n_groups, -1])
+    mean = grouped.mean(2, keepdim=True)
+    centered = grouped - mean
+    var = (centered * centered).mean(2, keepdim=True)
+    return (centered / (var + eps).sqrt()).reshape(list(x.shape))
+
+
+def _per_channel(t, ndim):
+    return t.reshape([1, -1] + [1] * (ndim - 2))
+
+
+def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
+    if input.dim() < 2:
+        raise RuntimeError(f"Expected at least 2 dimensions for input tensor but received {input.dim()}")
+    channels = input.shape[1]
+    if channels % num_groups != 0:
+        raise RuntimeError(f"Expected number of channels in input to be divisible by num_groups, but got input of "
+                           f"shape {list(input.shape)} and num_groups={num_groups}")
+    out = _normalize_groups(input, num_groups, eps)
+    if weight is not None:
+        out = out * _per_channel(weight, input.dim())
+    if bias is not None:
+        out = out + _per_channel(bias, input.dim())
     return out
 
 
-# ---- convolution and pooling: windows gathered, then a matmul or a reduction ----
-# Legend: N = batch, C = channels, (H, W) = the padded input's size, (kh, kw) = the kernel's, L = the output
-# positions (Ho * Wo), K = kh * kw. Each output position's window is picked from the flattened (H * W) plane with
-# the engine's row gather (embedding), so the backward is its scatter-add and the gradients are PyTorch's; the
-# sums run in another order than 1.13's kernels, so values agree to float rounding.
-
-_WINDOWS = {}   # (H, W, kh, kw, stride, dilation) -> the (K, L) int64 positions and (Ho, Wo)
-
-
-def _windows(height, width, kernel, stride, dilation):
-    key = (height, width, kernel, stride, dilation)
-    if key not in _WINDOWS:
-        (kh, kw), (sh, sw), (dh, dw) = kernel, stride, dilation
-        out_h, out_w = (height - dh * (kh - 1) - 1) // sh + 1, (width - dw * (kw - 1) - 1) // sw + 1
-        if out_h <= 0 or out_w <= 0:
-            raise RuntimeError(f"Calculated output size: ({out_h}x{out_w}). Output size is too small")
-        positions = [[(oy * sh + i * dh) * width + ox * sw + j * dw for oy in range(out_h) for ox in range(out_w)]
-                     for i in range(kh) for j in range(kw)]
-        _WINDOWS[key] = (_tensor.tensor(positions, dtype=_tensor.int64), (out_h, out_w))
-    return _WINDOWS[key]
-
-
-def _pair(v):
-    return tuple(v) if isinstance(v, (tuple, list)) else (v, v)
-
-
-def _unfold(input, kernel, stride, padding, dilation, fill=0.0):
-    """(N, C, K, L) windows of a (N, C, H, W) input padded with `fill`, and the output size (Ho, Wo)."""
-    from tinyddp._indexing import _take
-    ph, pw = padding
-    if ph or pw:
-        input = pad(input, (pw, pw, ph, ph), value=fill)
-    n, c, height, width = input.shape
-    positions, out_size = _windows(height, width, kernel, stride, dilation)
-    return _take(input.reshape([n, c, height * width]), 2, positions), out_size
-
-
-def _batched(input, name):
-    if input.dim() == 3:
-        return input.unsqueeze(0), True
-    if input.dim() != 4:
-        raise RuntimeError(f"Expected 3D (unbatched) or 4D (batched) input to {name}, but got input of size: "
-                           f"{list(input.shape)}")
-    return input, False
-
-
-def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
-    if groups != 1:
-        raise NotImplementedError("tinyddp: conv2d with groups != 1 is not supported")
-    input, unbatched = _batched(input, "conv2d")
-    out_channels, in_channels, kh, kw = weight.shape
-    if input.shape[1] != in_channels:
-        raise RuntimeError(f"Given groups=1, weight of size {list(weight.shape)}, expected input"
-                           f"{list(input.shape)} to have {in_channels} channels, but got {input.shape[1]} channels "
-                           "instead")
-    cols, (out_h, out_w) = _unfold(input, (kh, kw), _pair(stride), _pair(padding), _pair(dilation))
-    n = input.shape[0]
-    cols = cols.reshape([n, in_channels * kh * kw, out_h * out_w])              # (N, C K, L)
-    out = weight.reshape([out_channels, in_channels * kh * kw]).matmul(cols)   # (N, O, L)
+def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=None, use_input_stats=True,
+                  momentum=0.1, eps=1e-5):
+    """Each (sample, channel) plane normalized by its own mean and biased variance; with running stats, those
+    are updated as 1.13's (the mean over the batch of each plane's mean and unbiased variance)."""
+    channels = input.shape[1]
+    if use_input_stats:
+        out = _normalize_groups(input, channels, eps)
+        if running_mean is not None or running_var is not None:
+            from tinyddp.autograd.grad_mode import no_grad
+            with no_grad():
+                planes = input.detach().reshape([input.shape[0], channels, -1])
+                count = planes.shape[2]
+                mean = planes.mean(2)
+                var = ((planes - mean.unsqueeze(2)) ** 2).sum(2) / max(count - 1, 1)
+                if running_mean is not None:
+                    running_mean.mul_(1 - momentum).add_(mean.mean(0) * momentum)
+                if running_var is not None:
+                    running_var.mul_(1 - momentum).add_(var.mean(0) * momentum)
+    else:
+        shape = [1, -1] + [1] * (input.dim() - 2)
+        out = (input - running_mean.reshape(shape)) / (running_var.reshape(shape) + eps).sqrt()
+    if weight is not None:
+        out = out * _per_channel(weight, input.dim())
     if bias is not None:
-        out = out + bias.reshape([1, out_channels, 1])
-    out = out.reshape([n, out_channels, out_h, out_w])
-    return out.squeeze(0) if unbatched else out
+        out = out + _per_channel(bias, input.dim())
+    return out
 
 
-def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
-    if ceil_mode or return_indices:
-        raise NotImplementedError("tinyddp: max_pool2d without ceil_mode and return_indices only")
-    input, unbatched = _batched(input, "max_pool2d")
-    kernel = _pair(kernel_size)
-    windows, (out_h, out_w) = _unfold(input, kernel, _pair(stride if stride is not None else kernel_size),
-                                      _pair(padding), _pair(dilation), fill=-math.inf)
+# ---- more activations ----
+
+def hardsigmoid(input, inplace=False):
+    """relu6(x + 3) / 6."""
+    return (input + 3).clamp(0, 6) / 6
+
+
+def hardswish(input, inplace=False):
+    """x relu6(x + 3) / 6."""
+    return input * (input + 3).clamp(0, 6) / 6
+
+
+def prelu(input, weight):
+    """x for x > 0, else weight x, the weight per channel (dim 1) or one for all."""
+    w = weight
+    if weight.numel() != 1:
+        if input.dim() < 2 or input.shape[1] != weight.numel():
+            raise RuntimeError(f"Mismatch of parameter numbers and input channel size. Found parameter numbers = "
+                               f"{weight.numel()} and channel size = {input.shape[1] if input.dim() >= 2 else 1}.")
+        w = weight.reshape([1, -1] + [1] * (input.dim() - 2))
+    return _pick(input > 0, input, input * w)
+
+
+def glu(input, dim=-1):
+    """a sigmoid(b) with a, b the halves of input along dim."""
+    if input.dim() == 0:
+        raise RuntimeError("glu does not support scalars because halving size must be even")
+    size = input.shape[dim]
+    if size % 2 != 0:
+        raise RuntimeError(f"Halving dimension must be even, but dimension {dim % input.dim()} is size {size}")
+    a, b = input.narrow(dim, 0, size // 2), input.narrow(dim, size // 2, size // 2)
+    return a * b.sigmoid()
+
+
+def tanhshrink(input):
+    return input - input.tanh()
+
+
+def softshrink(input, lambd=0.5):
+    return _pick(input > lambd, input - lambd, _pick(input < -lambd, input + lambd, input * 0))
+
+
+def hardshrink(input, lambd=0.5):
+    return _pick((input > lambd).logical_or(input < -lambd), input, input * 0)
+
+
+def celu(input, alpha=1.0, inplace=False):
+    return _pick(input > 0, input, ((input / alpha).exp() - 1) * alpha)
+
+
+def threshold(input, threshold, value, inplace=False):
+    return _pick(input > threshold, input, input * 0 + value)
+
+
+def _exponential_like(t):
+    """Exp(1) draws of t's shape as 1.13's CPU exponential_ makes them: -log1p(-u) of a float64 uniform draw per
+    element, rounded to t's dtype (so a seed gives 1.13's values, to rounding of log1p)."""
+    u = _tensor.empty(tuple(t.shape), dtype=_tensor.float64).uniform_()
+    return (-(-u).log1p()).to(t.dtype)
+
+
+def gumbel_softmax(logits, tau=1, hard=False, eps=1e-10, dim=-1):
+    """softmax((logits + g) / tau) with g = -log(E), E ~ Exp(1) drawn as 1.13's exponential_ (the same stream);
+    hard=True gives the one-hot of the argmax with the soft sample's gradient."""
+    if eps != 1e-10:
+        warnings.warn("`eps` parameter is deprecated and has no effect.", stacklevel=2)
+    gumbels = -_exponential_like(logits).log()
+    y_soft = softmax((logits + gumbels) / tau, dim)
+    if not hard:
+        return y_soft
+    dim = dim % y_soft.dim()
+    index = y_soft.argmax(dim, keepdim=True)
+    shape = [1] * y_soft.dim()
+    shape[dim] = y_soft.shape[dim]
+    y_hard = (_tensor.arange(y_soft.shape[dim]).reshape(shape) == index).to(y_soft.dtype)
+    return y_hard - y_soft.detach() + y_soft
+
+
+# ---- distances and the losses over them ----
+
+def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
+    """||x1 - x2 + eps||_p over the last dim."""
+    d = x1 - x2 + eps
+    return d.norm(p, -1, keepdim) if x1.dim() > 0 else d.abs()
+
+
+def margin_ranking_loss(input1, input2, target, margin=0, size_average=None, reduce=None, reduction="mean"):
+    """max(0, -target (input1 - input2) + margin)."""
+    if input1.dim() != input2.dim() or input1.dim() != target.dim():
+        raise RuntimeError(f"margin_ranking_loss : All input tensors should have same dimension but got sizes: "
+                           f"input1: {input1.shape}, input2: {input2.shape}, target: {target.shape} ")
+    return _reduce((-target * (input1 - input2) + margin).clamp_min(0), reduction)
+
+
+def cosine_embedding_loss(input1, input2, target, margin=0, size_average=None, reduce=None, reduction="mean"):
+    """1 - cos(x1, x2) where target = 1, max(0, cos(x1, x2) - margin) where target = -1 (cos with 1.13's
+    EPSILON = 1e-12 added to each squared norm)."""
+    dot = (input1 * input2).sum(-1)
+    mag1 = (input1 * input1).sum(-1) + 1e-12
+    mag2 = (input2 * input2).sum(-1) + 1e-12
+    cos = dot / (mag1 * mag2).sqrt()
+    zeros = cos * 0
+    pos = 1 - cos
+    neg = (cos - margin).clamp_min(0)
+    loss = _pick(target == 1, pos, zeros) + _pick(target == -1, neg, zeros)
+    return _reduce(loss, reduction)
+
+
+def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2, eps=1e-6, swap=False, size_average=None,
+                        reduce=None, reduction="mean"):
+    d_pos = pairwise_distance(anchor, positive, p, eps)
+    d_neg = pairwise_distance(anchor, negative, p, eps)
+    if swap:
+        d_swap = pairwise_distance(positive, negative, p, eps)
+        d_neg = _pick(d_swap < d_neg, d_swap, d_neg)
+    return _reduce((d_pos - d_neg + margin).clamp_min(0), reduction)
+
+
+def hinge_embedding_loss(input, target, margin=1.0, size_average=None, reduce=None, reduction="mean"):
+    zeros = input * 0
+    loss = _pick(target == 1, input, zeros) + _pick(target == -1, (margin - input).clamp_min(0), zeros)
+    return _reduce(loss, reduction)
+
+
+def soft_margin_loss(input, target, size_average=None, reduce=None, reduction="mean"):
+    return _reduce((-target * input).exp().log1p(), reduction)
+
+
+def bilinear(input1, input2, weight, bias=None):
+    """y_k = x1^T W_k x2 + b_k; weight (O, I1, I2)."""
+    out = (input1.unsqueeze(-2).unsqueeze(-2).matmul(weight.unsqueeze(0) if input1.dim() > 1 else weight)
+           .squeeze(-2) * input2.unsqueeze(-2)).sum(-1)
+    return out + bias if bias is not None else out
+
+
+# ---- channel dropout ----
+
+def _feature_dropout(input, p, training, inplace, batched_dims):
+    if p < 0.0 or p > 1.0:
+        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+    if not training or p == 0 or input.numel() == 0:
+        return input
+    shape = list(input.shape[:batched_dims]) + [1] * (input.dim() - batched_dims)
+    if p == 1:
+        mask = _tensor.zeros(shape, dtype=input.dtype)
+    else:
+        mask = _tensor.empty(shape, dtype=input.dtype).bernoulli_(1 - p) / (1 - p)
+    return _in_place(input, input * mask, inplace)
+
+
+def dropout1d(input, p=0.5, training=True, inplace=False):
+    if input.dim() not in (2, 3):
+        raise RuntimeError(f"dropout1d: Expected 2D or 3D input, but received a {input.dim()}D input. Note that "
+                           "dropout1d exists to provide channel-wise dropout on inputs with 1 spatial dimension, a "
+                           "channel dimension, and an optional batch dimension (i.e. 2D or 3D inputs).")
+    if input.dim() == 2:
+        return _feature_dropout(input.unsqueeze(0), p, training, False, 2).squeeze(0)
+    return _feature_dropout(input, p, training, inplace, 2)
+
+
+def dropout3d(input, p=0.5, training=True, inplace=False):
+    if input.dim() not in (4, 5):
+        warnings.warn(f"dropout3d: Received a {input.dim()}-D input to dropout3d, which is deprecated and will "
+                      "result in an error in a future release. To retain the behavior and silence this warning, "
+                      "please use dropout instead. Note that dropout3d exists to provide channel-wise dropout on "
+                      "inputs with 3 spatial dimensions, a channel dimension, and an optional batch dimension "
+                      "(i.e. 4D or 5D inputs).", stacklevel=2)
+    if input.dim() == 4:
+        return _feature_dropout(input.unsqueeze(0), p, training, False, 2).squeeze(0)
+    return _feature_dropout(input, p, training, inplace, 2)
+
+
+def dropout2d(input, p=0.5, training=True, inplace=False):
+    if input.dim() not in (3, 4):
+        warnings.warn(f"dropout2d: Received a {input.dim()}-D input to dropout2d, which is deprecated and will "
+                      "result in an error in a future release. To retain the behavior and silence this warning, "
+                      "please use dropout instead. Note that dropout2d exists to provide channel-wise dropout on "
+                      "inputs with 2 spatial dimensions, a channel dimension, and an optional batch dimension "
+                      "(i.e. 3D or 4D inputs).", stacklevel=2)
+    if input.dim() == 3:
+        warnings.warn("dropout2d: Received a 3D input to dropout2d and assuming that channel-wise 1D dropout "
+                      "behavior is desired - input is interpreted as shape (N, C, L), where C is the channel dim. "
+                      "This behavior will change in a future release to interpret the input as one without a batch "
+                      "dimension, i.e. shape (C, H, W). To maintain the 1D channel-wise dropout behavior, please "
+                      "switch to using dropout1d instead.", stacklevel=2)
+    return _feature_dropout(input, p, training, inplace, 2)
+
+
+# ---- inplace=True ----
+
+def _in_place(input, out, inplace):
+    """The result of an inplace=True call: written into input where the engine allows it (input outside any
+    autograd graph). The engine records no in-place ops on graph tensors, so there the result is a new tensor and
+    input keeps its values: the same values and gradients as 1.13's, for code that uses the returned tensor (as
+    nn.Sequential and `x = F.relu(x, inplace=True)` do)."""
+    if not inplace or input.requires_grad:
+        return out
+    from tinyddp.autograd.grad_mode import no_grad
+    with no_grad():
+        input.copy_(out)
+    return input
+
+
+def _with_inplace(fn):
+    @functools.wraps(fn)
+    def wrapper(input, *args, inplace=False, **kwargs):
+        return _in_place(input, fn(input, *args, **kwargs), inplace)
+    return wrapper
+
+
+for _name in ("relu", "leaky_relu", "silu", "elu", "selu", "hardtanh", "relu6", "mish", "hardsigmoid", "hardswish",
+              "celu", "threshold"):
+    globals()[_name] = _with_inplace(globals()[_name])
+del _name
+
+
+# ---- the in-place forms ----
+
+def relu_(input):
+    return relu(input, inplace=True)
+
+
+def elu_(input, alpha=1.0):
+    return elu(input, alpha, inplace=True)
+
+
+def leaky_relu_(input, negative_slope=0.01):
+    return leaky_relu(input, negative_slope, inplace=True)
+
+
+def hardtanh_(input, min_val=-1.0, max_val=1.0):
+    return hardtanh(input, min_val, max_val, inplace=True)
+
+
+def selu_(input):
+    return selu(input, inplace=True)
+
+
+def celu_(input, alpha=1.0):
+    return celu(input, alpha, inplace=True)
+
+
+def threshold_(input, threshold_value, value):
+    return threshold(input, threshold_value, value, inplace=True)
+
+
+def local_response_norm(input, size, alpha=1e-4, beta=0.75, k=1.0):
+    """x / (k + alpha * mean of x^2 over `size` neighbouring channels)^beta (the window zero-padded: size // 2
+    channels before, (size - 1) // 2 after)."""
+    if input.dim() < 3:
+        raise ValueError(f"Expected 3D or higher dimensionality input (got {input.dim()} dimensions)")
+    if input.numel() == 0:
+        return input
     n, c = input.shape[:2]
-    out = windows.max(2)[0].reshape([n, c, out_h, out_w])
-    return out.squeeze(0) if unbatched else out
+    square = (input * input).reshape([n, 1, c, -1])
+    square = pad(square, (0, 0, size // 2, (size - 1) // 2))
+    windows = _C.cat([square.narrow(2, i, c) for i in range(size)], 1)   # (N, size, C, rest)
+    div = windows.sum(1).reshape(list(input.shape)) / size
+    return input / (div * alpha + k).pow(beta)
 
 
-def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True,
-               divisor_override=None):
-    if ceil_mode or divisor_override is not None or not count_include_pad:
-        raise NotImplementedError("tinyddp: avg_pool2d without ceil_mode, divisor_override and "
-                                  "count_include_pad=False only")
-    input, unbatched = _batched(input, "avg_pool2d")
-    kernel = _pair(kernel_size)
-    windows, (out_h, out_w) = _unfold(input, kernel, _pair(stride if stride is not None else kernel_size),
-                                      _pair(padding), (1, 1))
-    n, c = input.shape[:2]
-    out = windows.mean(2).reshape([n, c, out_h, out_w])
-    return out.squeeze(0) if unbatched else out
+def pdist(input, p=2):
+    """||x_i - x_j||_p of each pair of rows i < j, in row-major order of the pairs."""
+    rows = input.shape[0]
+    first = [i for i in range(rows) for j in range(i + 1, rows)]
+    second = [j for i in range(rows) for j in range(i + 1, rows)]
+    if not first:
+        return input.new_zeros(0)
+    a = input.index_select(0, _tensor.tensor(first, dtype=_tensor.int64))
+    b = input.index_select(0, _tensor.tensor(second, dtype=_tensor.int64))
+    return (a - b).norm(p, -1)
+
+
+def poisson_nll_loss(input, target, log_input=True, full=False, size_average=None, eps=1e-8, reduce=None,
+                     reduction="mean"):
+    """exp(input) - target input (log_input), else input - target log(input + eps); full adds Stirling's term
+    target log target - target + log(2 pi target) / 2 where target > 1."""
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    if reduction not in ("mean", "sum", "none"):
+        raise ValueError(reduction + " is not a valid value for reduction")
+    loss = input.exp() - target * input if log_input else input - target * (input + eps).log()
+    if full:
+        stirling = target * target.log() - target + (target * (2 * math.pi)).log() * 0.5
+        loss = loss + _pick(target > 1, stirling, stirling * 0)
+    return _reduce(loss, reduction)
+
+
+def gaussian_nll_loss(input, target, var, full=False, eps=1e-6, reduction="mean"):
+    """(log max(var, eps) + (input - target)^2 / max(var, eps)) / 2 (+ log(2 pi) / 2 with full); the clamp is
+    outside the graph, as 1.13's."""
+    if var.shape != input.shape:
+        if tuple(input.shape[:-1]) == tuple(var.shape):
+            var = var.unsqueeze(-1)
+        elif not (tuple(input.shape[:-1]) == tuple(var.shape[:-1]) and var.shape[-1] == 1):
+            raise ValueError("var is of incorrect size")
+    if reduction not in ("mean", "sum", "none"):
+        raise ValueError(reduction + " is not valid")
+    if bool((var < 0).any()):
+        raise ValueError("var has negative entry/entries")
+    var = var.clone()
+    from tinyddp.autograd.grad_mode import no_grad
+    with no_grad():
+        var.copy_(var.clamp_min(eps))
+    loss = ((var.log() + (input - target) ** 2 / var)) * 0.5
+    if full:
+        loss = loss + 0.5 * math.log(2 * math.pi)
+    return _reduce(loss, reduction)
+
+
+def multilabel_soft_margin_loss(input, target, weight=None, size_average=None, reduce=None, reduction="mean"):
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    loss = -(target * logsigmoid(input) + (1 - target) * logsigmoid(-input))
+    if weight is not None:
+        loss = loss * weight
+    loss = loss.sum(input.dim() - 1) / input.shape[-1]
+    return _reduce(loss, reduction)
+
+
+def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=None, reduce=None,
+                      reduction="mean"):
+    """sum over j != y of max(0, margin - x[y] + x[j])^p, over the C classes (times weight[y])."""
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    if p not in (1, 2):
+        raise ValueError("only p == 1 and p == 2 supported")
+    x = input if input.dim() == 2 else input.unsqueeze(0)
+    y = target.reshape([-1])
+    picked = x.gather(1, y.unsqueeze(1))
+    margins = (x - picked + margin).clamp_min(0)
+    if p == 2:
+        margins = margins * margins
+    if weight is not None:
+        margins = margins * weight.index_select(0, y).unsqueeze(1)
+    classes = _tensor.arange(x.shape[1]).reshape([1, -1])
+    margins = _pick(classes == y.unsqueeze(1), margins * 0, margins)
+    loss = margins.sum(1) / x.shape[1]
+    if input.dim() != 2:
+        loss = loss.squeeze(0)
+    return _reduce(loss, reduction)
+
+
+def triplet_margin_with_distance_loss(anchor, positive, negative, *, distance_function=None, margin=1.0, swap=False,
+                                      reduction="mean"):
+    distance = distance_function if distance_function is not None else pairwise_distance
+    d_pos, d_neg = distance(anchor, positive), distance(anchor, negative)
+    if swap:
+        d_swap = distance(positive, negative)
+        d_neg = _pick(d_swap < d_neg, d_swap, d_neg)
+    return _reduce((d_pos - d_neg + margin).clamp_min(0), reduction)
+
+
+def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale_grad_by_freq=False, mode="mean",
+                  sparse=False, per_sample_weights=None, include_last_offset=False, padding_idx=None):
+    """Each bag's rows of weight reduced by mode ('sum', 'mean' or 'max'): the bags are input's rows (2-D input)
+    or the slices of 1-D input that offsets start; padding_idx's entries are left out (and out of the mean's
+    count); an empty bag gives zeros. The sums are a 0/1 matrix product, so their order is not 1.13's."""
+    if input.dim() == 2:
+        if offsets is not None:
+            raise ValueError("if input is 2D, then offsets has to be None, as input is treated is a mini-batch of "
+                             "fixed length sequences. However, found offsets of type " + _type_text(offsets))
+        bags, length = input.shape
+        offsets_list = list(range(0, bags * length, length))
+        input = input.reshape([-1])
+        if per_sample_weights is not None:
+            per_sample_weights = per_sample_weights.reshape([-1])
+    elif input.dim() == 1:
+        if offsets is None:
+            raise ValueError("offsets has to be a 1D Tensor but got None")
+        if offsets.dim() != 1:
+            raise ValueError("offsets has to be a 1D Tensor")
+        offsets_list = offsets.tolist()
+        if include_last_offset:
+            offsets_list = offsets_list[:-1]
+    else:
+        raise ValueError(f"input has to be 1D or 2D Tensor, but got Tensor of dimension {input.dim()}")
+    if per_sample_weights is not None and mode != "sum":
+        raise NotImplementedError(f"embedding_bag: per_sample_weights was not None. per_sample_weights is only "
+                                  f"supported for mode='sum' (got mode='{mode}'). Please open a feature request on "
+                                  "GitHub.")
+    if mode not in ("sum", "mean", "max"):
+        raise ValueError("mode has to be one of sum, mean or max")
+    rows = embedding(input, weight, None, max_norm, norm_type, scale_grad_by_freq)   # (n, D)
+    n = input.shape[0]
+    ends = offsets_list[1:] + [n] if not include_last_offset or offsets is None else offsets.tolist()[1:]
+    keep = [True] * n if padding_idx is None else [v != padding_idx % weight.shape[0] for v in input.tolist()]
+    if per_sample_weights is not None:
+        rows = rows * per_sample_weights.unsqueeze(1)
+    if mode == "max":
+        outs = []
+        for start, end in zip(offsets_list, ends):
+            members = [i for i in range(start, end) if keep[i]]
+            if members:
+                outs.append(rows.index_select(0, _tensor.tensor(members, dtype=_tensor.int64)).max(0)[0])
+            else:
+                outs.append(rows.new_zeros(rows.shape[1]))
+        return _tensor.stack(outs, 0)
+    membership = [[1.0 if start <= i < end and keep[i] else 0.0 for i in range(n)]
+                  for start, end in zip(offsets_list, ends)]
+    m = _tensor.tensor(membership, dtype=rows.dtype)   # (B, n)
+    out = m.matmul(rows)
+    if mode == "mean":
+        counts = [max(sum(r), 1.0) for r in membership]
+        out = out / _tensor.tensor(counts, dtype=rows.dtype).unsqueeze(1)
+    return out
+
+
+def _type_text(obj):
+    return f"<class '{type(obj).__module__.replace('tinyddp._tensor', 'torch')}.{type(obj).__name__}'>"
+
+
+# the spatial functions live in nn/_spatial.py (imported last: they need nothing above)
+from tinyddp.nn._spatial import (  # noqa: E402,F401 -- re-exported
+    adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_avg_pool3d, adaptive_max_pool1d, adaptive_max_pool2d,
+    adaptive_max_pool3d, affine_grid, avg_pool1d, avg_pool2d, avg_pool3d, channel_shuffle, conv1d, conv2d, conv3d,
+    conv_transpose1d, conv_transpose2d, fold, grid_sample, interpolate, lp_pool1d, lp_pool2d, max_pool1d,
+    max_pool1d_with_indices, max_pool2d, max_pool2d_with_indices, max_pool3d, max_unpool1d, max_unpool2d, pad, pixel_shuffle, pixel_unshuffle, unfold, upsample, upsample_bilinear, upsample_nearest)
+
+
+# ---- random activations and SELU-preserving dropouts (their draws as 1.13's, from the seeded stream) ----
+
+def rrelu(input, lower=1. / 8, upper=1. / 3, training=False, inplace=False):
+    """x for x > 0, else a x: a uniform in [lower, upper) per element in training (one float64 draw per element
+    <= 0, in order, as 1.13's CPU kernel), (lower + upper) / 2 in evaluation."""
+    if not training:
+        return leaky_relu(input, (lower + upper) / 2, inplace=inplace)
+    negative = (input <= 0).reshape([-1])
+    count = int(negative.sum())
+    draws = _tensor.empty(max(count, 1), dtype=_tensor.float64).uniform_(lower, upper) if count else None
+    if draws is None:
+        return _in_place(input, input * 1, inplace)
+    which = (negative.to(_tensor.int64).cumsum(0) - 1).clamp(min=0)   # the draw each negative element takes
+    slopes = _pick(negative, draws.index_select(0, which).to(input.dtype), _tensor.ones(input.numel(),
+                                                                                      dtype=input.dtype))
+    return _in_place(input, input * slopes.reshape(list(input.shape)), inplace)
+
+
+def rrelu_(input, lower=1. / 8, upper=1. / 3, training=False):
+    return rrelu(input, lower, upper, training, inplace=True)
+
+
+_SELU_ALPHA_SCALE = 1.7580993408473766   # SELU's alpha * scale: the value a dropped unit saturates to (negated)
+
+
+def _alpha_dropout(input, p, training, inplace, feature):
+    if p < 0.0 or p > 1.0:
+        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+    if not training or p == 0 or input.numel() == 0:
+        return input
+    if p == 1:
+        return _in_place(input, input * 0, inplace)
+    shape = list(input.shape[:2]) + [1] * (input.dim() - 2) if feature else list(input.shape)
+    keep = _tensor.empty(shape, dtype=input.dtype).bernoulli_(1 - p)
+    a = ((_SELU_ALPHA_SCALE ** 2 * p + 1) * (1 - p)) ** -0.5
+    b = (keep - 1) * (_SELU_ALPHA_SCALE * a) + _SELU_ALPHA_SCALE * a * p
+    return _in_place(input, input * (keep * a) + b, inplace)
+
+
+def alpha_dropout(input, p=0.5, training=False, inplace=False):
+    """Dropout that keeps SELU's zero mean and unit variance: dropped units go to -alpha * scale, then an affine
+    map a x + b restores the moments (1.13's bernoulli_ draws, then its arithmetic)."""
+    return _alpha_dropout(input, p, training, inplace, False)
+
+
+def feature_alpha_dropout(input, p=0.5, training=False, inplace=False):
+    return _alpha_dropout(input, p, training, inplace, True)
+
+
+# ---- connectionist temporal classification ----
+
+_CTC_NEG = -1e30   # log(0) stand-in: finite, so no -inf - -inf = NaN reaches a gradient
+
+
+def _logsumexp_stack(terms):
+    stacked = _tensor.stack(terms, 0)
+    top = stacked.max(0)[0]
+    return top + (stacked - top.unsqueeze(0)).exp().sum(0).log()
+
+
+def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reduction="mean", zero_infinity=False):
+    """-log p(target | input) summed over the alignments, by the forward (alpha) recursion over the extended
+    target blank, l1, blank, l2, ..., blank in log space, composed of engine ops (so the gradient is autograd's).
+    log_probs (T, N, C) or (T, C); targets (N, S) padded or 1-D concatenated. 'mean' divides each loss by its
+    target length (at least 1) and averages; an impossible alignment gives inf (0 with zero_infinity). The
+    gradient is the true one wrt log_probs (1.13's assumes a log_softmax before it); through a log_softmax, the
+    gradients wrt the logits agree."""
+    unbatched = log_probs.dim() == 2
+    if unbatched:
+        log_probs = log_probs.unsqueeze(1)
+        targets = targets.unsqueeze(0) if targets.dim() == 1 else targets
+    input_lengths = input_lengths.tolist() if hasattr(input_lengths, "tolist") else list(input_lengths)
+    target_lengths = target_lengths.tolist() if hasattr(target_lengths, "tolist") else list(target_lengths)
+    if isinstance(input_lengths, int):
+        input_lengths, target_lengths = [input_lengths], [target_lengths]
+    batch = log_probs.shape[1]
+    flat_targets = targets.tolist()
+    losses = []
+    offset = 0
+    for b in range(batch):
+        length = target_lengths[b]
+        if targets.dim() == 1 and not unbatched:
+            labels = flat_targets[offset:offset + length]
+            offset += length
+        else:
+            labels = flat_targets[b][:length]
+        extended = [blank]
+        for label in labels:
+            extended += [label, blank]
+        states = len(extended)
+        steps = input_lengths[b]
+        lp = log_probs.select(1, b).index_select(1, _tensor.tensor(extended, dtype=_tensor.int64))   # (T, S')
+        neg = _tensor.full((1,), _CTC_NEG, dtype=lp.dtype)
+        # the skip over a blank is allowed into a label that differs from the label two states back
+        skip = _tensor.tensor([1.0 if s >= 2 and extended[s] != blank and extended[s] != extended[s - 2] else 0.0
+                               for s in range(states)], dtype=lp.dtype)
+        start = _tensor.tensor([0.0] + [0.0 if s == 1 else _CTC_NEG for s in range(1, states)], dtype=lp.dtype)
+        alpha = lp.select(0, 0) + start
+        for t in range(1, steps):
+            one_back = _C.cat([neg.expand([1]), alpha.narrow(0, 0, states - 1)], 0)
+            two_back = _C.cat([neg.expand([2]), alpha.narrow(0, 0, states - 2)], 0) if states > 2 else \
+                neg.expand([states])
+            two_back = _pick(skip > 0, two_back, two_back * 0 + _CTC_NEG)
+            alpha = lp.select(0, t) + _logsumexp_stack([alpha, one_back, two_back])
+        ends = [alpha.select(0, states - 1)] + ([alpha.select(0, states - 2)] if states > 1 else [])
+        loss = -_logsumexp_stack(ends)
+        impossible = bool(loss > 1e29)
+        if impossible:
+            loss = loss * 0 if zero_infinity else loss * 0 + math.inf
+        losses.append(loss)
+    out = _tensor.stack(losses, 0)
+    if reduction == "none":
+        return out.squeeze(0) if unbatched else out
+    if reduction == "sum":
+        return out.sum()
+    if reduction == "mean":
+        lengths = _tensor.tensor([max(v, 1) for v in target_lengths], dtype=out.dtype)
+        return (out / lengths).mean()
+    raise ValueError(f"{reduction} is not a valid value for reduction")
+
+
+def multilabel_margin_loss(input, target, size_average=None, reduce=None, reduction="mean"):
+    """sum over target classes j and non-target classes i of max(0, 1 - (x[j] - x[i])), over C; each row's
+    targets are its entries before the first -1."""
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    x = input if input.dim() == 2 else input.unsqueeze(0)
+    rows = target.tolist() if target.dim() == 2 else [target.tolist()]
+    classes = x.shape[1]
+    marks = []
+    for row in rows:
+        chosen = set()
+        for label in row:
+            if label < 0:
+                break
+            chosen.add(label)
+        marks.append([1.0 if c in chosen else 0.0 for c in range(classes)])
+    is_target = _tensor.tensor(marks, dtype=x.dtype)                             # (N, C)
+    pairs = is_target.unsqueeze(2) * (1 - is_target).unsqueeze(1)                # (N, C_j, C_i)
+    margins = (1 - (x.unsqueeze(2) - x.unsqueeze(1))).clamp_min(0) * pairs
+    loss = margins.sum(2).sum(1) / classes
+    if input.dim() != 2:
+        loss = loss.squeeze(0)
+    return _reduce(loss, reduction)

@@ -14,7 +14,7 @@ import warnings
 from collections import defaultdict
 
 from tinyddp import _C
-from tinyddp._tensor import Tensor
+from tinyddp._tensor import Tensor, tensor
 from tinyddp.autograd.grad_mode import enable_grad
 
 # torch.typename's spelling of a tensor, for the messages that name a type
@@ -38,6 +38,16 @@ class _RequiredParameter:
 
 
 required = _RequiredParameter()
+
+
+def tensor_steps(state, *keys):
+    """1.13's __setstate__ for a state saved when steps were numbers: each parameter's 'step' (and `keys`) becomes a
+    float32 0-dim tensor."""
+    states = list(state.values())
+    for key in ("step",) + keys:
+        if states and not isinstance(states[0][key], Tensor):
+            for s in states:
+                s[key] = tensor(float(s[key]))
 
 
 def _counts_steps(step):

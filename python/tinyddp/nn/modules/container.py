@@ -223,3 +223,124 @@ class ParameterList(Module):
             else:
                 lines.append(f"  ({k}): Object of type: {type(p).__name__}")
         return "\n".join(lines)
+
+
+class ParameterDict(Module):
+    """Parameters by string key, registered under their keys in insertion order (a plain tensor is wrapped in a
+    Parameter), as 1.13's."""
+
+    def __init__(self, parameters=None):
+        super().__init__()
+        object.__setattr__(self, "_keys", {})
+        if parameters is not None:
+            self.update(parameters)
+
+    def _key(self, key):
+        if not isinstance(key, str):
+            raise TypeError(f"attribute name should be a string. Got {type(key).__name__}")
+        return key
+
+    def __getitem__(self, key):
+        return getattr(self, self._key(key))
+
+    def __setitem__(self, key, value):
+        from tinyddp._tensor import Tensor
+        from tinyddp.nn.parameter import Parameter
+        self._keys[self._key(key)] = None
+        if isinstance(value, Tensor) and not isinstance(value, Parameter):
+            value = Parameter(value)
+        setattr(self, key, value)
+
+    def __delitem__(self, key):
+        del self._keys[key]
+        delattr(self, key)
+
+    def __len__(self):
+        return len(self._keys)
+
+    def __iter__(self):
+        return iter(self._keys)
+
+    def __reversed__(self):
+        return reversed(list(self._keys))
+
+    def __contains__(self, key):
+        return key in self._keys
+
+    def copy(self):
+        return ParameterDict(OrderedDict((k, self[k]) for k in self._keys))
+
+    def setdefault(self, key, default=None):
+        if key not in self:
+            self[key] = default
+        return self[key]
+
+    def clear(self):
+        for k in list(self._keys):
+            del self[k]
+
+    def pop(self, key):
+        v = self[key]
+        del self[key]
+        return v
+
+    def popitem(self):
+        k, _ = self._keys.popitem()
+        self._keys[k] = None   # put back for __delitem__
+        val = self[k]
+        del self[k]
+        return k, val
+
+    def get(self, key, default=None):
+        return self[key] if key in self else default
+
+    def fromkeys(self, keys, default=None):
+        return ParameterDict(((k, default) for k in keys))
+
+    def keys(self):
+        return self._keys.keys()
+
+    def items(self):
+        return ((k, self[k]) for k in self._keys)
+
+    def values(self):
+        return (self[k] for k in self._keys)
+
+    def update(self, parameters):
+        if not hasattr(parameters, "__iter__"):
+            raise TypeError("ParametersDict.update should be called with an iterable of key/value pairs, but got " +
+                            type(parameters).__name__)
+        if isinstance(parameters, (OrderedDict, ParameterDict)):
+            for key, parameter in parameters.items():
+                self[key] = parameter
+        elif isinstance(parameters, dict):
+            for key, parameter in sorted(parameters.items()):   # 1.13 sorts a plain dict's keys
+                self[key] = parameter
+        else:
+            for j, p in enumerate(parameters):
+                if not hasattr(p, "__iter__"):
+                    raise TypeError("ParameterDict update sequence element #" + str(j) + " should be Iterable; is" +
+                                    type(p).__name__)
+                if not len(p) == 2:
+                    raise ValueError("ParameterDict update sequence element #" + str(j) + " has length " +
+                                     str(len(p)) + "; 2 is required")
+                self[p[0]] = p[1]
+
+    def __or__(self, other):
+        copy = self.copy()
+        copy.update(other)
+        return copy
+
+    def extra_repr(self):
+        from tinyddp._tensor import Tensor
+        from tinyddp.nn.parameter import Parameter
+        from tinyddp.optim.optimizer import _typename
+        lines = []
+        for k, p in self.items():
+            if isinstance(p, Tensor):
+                size = "x".join(str(s) for s in p.size())
+                kind = "Parameter" if isinstance(p, Parameter) else "Tensor"
+                lines.append(f"  ({k}): {kind} containing: [{_typename(p)} of size {size}]")
+            else:
+                lines.append(f"  ({k}): Object of type: {type(p).__name__}")
+        return "\n".join(lines)

@@ -57,3 +57,66 @@ class Linear(Module):
 
     def extra_repr(self):
         return self._impl.extra_repr()
+
+
+class Bilinear(Module):
+    """y = x1^T W x2 + b, W (out_features, in1_features, in2_features); weight and bias uniform in
+    [-1/sqrt(in1_features), 1/sqrt(in1_features)), weight first, as 1.13's reset_parameters draws them."""
+
+    def __init__(self, in1_features, in2_features, out_features, bias=True, device=None, dtype=None):
+        super().__init__()
+        from tinyddp import _tensor
+        self.in1_features, self.in2_features, self.out_features = in1_features, in2_features, out_features
+        self.weight = Parameter(_tensor.empty(out_features, in1_features, in2_features, dtype=dtype))
+        if bias:
+            self.bias = Parameter(_tensor.empty(out_features, dtype=dtype))
+        else:
+            self.register_parameter("bias", None)
+        self.reset_parameters()
+
+    def reset_parameters(self):
+        import math
+        from tinyddp.nn import init
+        bound = 1 / math.sqrt(self.weight.size(1))
+        init.uniform_(self.weight, -bound, bound)
+        if self.bias is not None:
+            init.uniform_(self.bias, -bound, bound)
+
+    def forward(self, input1, input2):
+        from tinyddp.nn import functional as F
+        return F.bilinear(input1, input2, self.weight, self.bias)
+
+    def extra_repr(self):
+        return (f"in1_features={self.in1_features}, in2_features={self.in2_features}, "
+                f"out_features={self.out_features}, bias={self.bias is not None}")
+
+
+class LazyLinear(Module):
+    """A Linear whose in_features is the last dim of its first input: until then its weight and bias are empty
+    placeholders (1.13's UninitializedParameter); the first forward draws them as a Linear built at that moment
+    would, and the module becomes that Linear (its class too, as 1.13's cls_to_become)."""
+
+    def __init__(self, out_features, bias=True, device=None, dtype=None):
+        super().__init__()
+        import warnings
+        warnings.warn("Lazy modules are a new feature under heavy development so changes to the API or "
+                      "functionality can happen at any moment.", stacklevel=2)
+        from tinyddp import _tensor
+        self.in_features, self.out_features, self._dtype = 0, out_features, dtype
+        self.weight = Parameter(_tensor.empty(0, dtype=dtype))
+        if bias:
+            self.bias = Parameter(_tensor.empty(0, dtype=dtype))
+        else:
+            self.register_parameter("bias", None)
+
+    def forward(self, input):
+        linear = Linear(input.shape[-1], self.out_features, self.bias is not None, dtype=self._dtype)
+        state = self.__dict__
+        for key in ("_parameters", "_impl", "_own", "in_features"):
+            object.__setattr__(self, key, linear.__dict__[key])
+        state.pop("_dtype", None)
+        object.__setattr__(self, "__class__", Linear)
+        return self.forward(input)
+
+    def extra_repr(self):
+        return f"in_features={self.in_features}, out_features={self.out_features}, bias={self.bias is not None}"

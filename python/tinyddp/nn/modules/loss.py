@@ -1,19 +1,23 @@
-"""torch.nn.MSELoss, L1Loss, NLLLoss, CrossEntropyLoss (the mean reduction), BCELoss, BCEWithLogitsLoss,
-SmoothL1Loss, HuberLoss and KLDivLoss (every reduction) over nn.functional's losses."""
+"""torch.nn's losses over nn.functional's, with every reduction and 1.13's legacy size_average/reduce: MSELoss,
+L1Loss, NLLLoss, CrossEntropyLoss, BCELoss, BCEWithLogitsLoss, SmoothL1Loss, HuberLoss, KLDivLoss,
+CosineEmbeddingLoss, MarginRankingLoss, TripletMarginLoss, HingeEmbeddingLoss, SoftMarginLoss. Class weights
+are buffers, as 1.13's."""
 from tinyddp.nn import functional as F
 from tinyddp.nn.modules.module import Module
 
 
 class _Loss(Module):
-    # The engine's losses reduce by the mean only; the ones composed in Python (BCE, smooth L1, ...) take every
-    # reduction 1.13 takes.
-    _every_reduction = False
-
-    def __init__(self, reduction="mean"):
+    def __init__(self, size_average=None, reduce=None, reduction="mean"):
         super().__init__()
-        if not self._every_reduction:
-            F._check_reduction(reduction)
-        self.reduction = reduction
+        self.reduction = F._legacy_reduction(size_average, reduce, reduction, stacklevel=4)
+
+
+class _WeightedLoss(_Loss):
+    """A loss with per-class weights, a buffer (in the state_dict, as 1.13's) or None."""
+
+    def __init__(self, weight=None, size_average=None, reduce=None, reduction="mean"):
+        super().__init__(size_average, reduce, reduction)
+        self.register_buffer("weight", weight)
 
 
 class MSELoss(_Loss):
@@ -21,44 +25,46 @@ class MSELoss(_Loss):
         return F.mse_loss(input, target, reduction=self.reduction)
 
 
-class CrossEntropyLoss(_Loss):
-    def forward(self, input, target):
-        return F.cross_entropy(input, target, reduction=self.reduction)
-
-
 class L1Loss(_Loss):
     def forward(self, input, target):
         return F.l1_loss(input, target, reduction=self.reduction)
 
 
-class NLLLoss(_Loss):
+class NLLLoss(_WeightedLoss):
     def __init__(self, weight=None, size_average=None, ignore_index=-100, reduce=None, reduction="mean"):
-        super().__init__(reduction)
-        F._check_nll_options(weight, ignore_index)
-        self.weight, self.ignore_index = weight, ignore_index
+        super().__init__(weight, size_average, reduce, reduction)
+        self.ignore_index = ignore_index
 
     def forward(self, input, target):
         return F.nll_loss(input, target, weight=self.weight, ignore_index=self.ignore_index,
                           reduction=self.reduction)
 
 
-class BCELoss(_Loss):
-    _every_reduction = True
+class CrossEntropyLoss(_WeightedLoss):
+    def __init__(self, weight=None, size_average=None, ignore_index=-100, reduce=None, reduction="mean",
+                 label_smoothing=0.0):
+        super().__init__(weight, size_average, reduce, reduction)
+        self.ignore_index, self.label_smoothing = ignore_index, label_smoothing
 
+    def forward(self, input, target):
+        return F.cross_entropy(input, target, weight=self.weight, ignore_index=self.ignore_index,
+                               reduction=self.reduction, label_smoothing=self.label_smoothing)
+
+
+class BCELoss(_Loss):
     def __init__(self, weight=None, size_average=None, reduce=None, reduction="mean"):
-        super().__init__(reduction)
-        self.weight = weight
+        super().__init__(size_average, reduce, reduction)
+        self.register_buffer("weight", weight)
 
     def forward(self, input, target):
         return F.binary_cross_entropy(input, target, weight=self.weight, reduction=self.reduction)
 
 
 class BCEWithLogitsLoss(_Loss):
-    _every_reduction = True
-
     def __init__(self, weight=None, size_average=None, reduce=None, reduction="mean", pos_weight=None):
-        super().__init__(reduction)
-        self.weight, self.pos_weight = weight, pos_weight
+        super().__init__(size_average, reduce, reduction)
+        self.register_buffer("weight", weight)
+        self.register_buffer("pos_weight", pos_weight)
 
     def forward(self, input, target):
         return F.binary_cross_entropy_with_logits(input, target, weight=self.weight, reduction=self.reduction,
@@ -66,10 +72,8 @@ class BCEWithLogitsLoss(_Loss):
 
 
 class SmoothL1Loss(_Loss):
-    _every_reduction = True
-
     def __init__(self, size_average=None, reduce=None, reduction="mean", beta=1.0):
-        super().__init__(reduction)
+        super().__init__(size_average, reduce, reduction)
         self.beta = beta
 
     def forward(self, input, target):
@@ -77,10 +81,8 @@ class SmoothL1Loss(_Loss):
 
 
 class HuberLoss(_Loss):
-    _every_reduction = True
-
     def __init__(self, reduction="mean", delta=1.0):
-        super().__init__(reduction)
+        super().__init__(reduction=reduction)
         self.delta = delta
 
     def forward(self, input, target):
@@ -88,11 +90,123 @@ class HuberLoss(_Loss):
 
 
 class KLDivLoss(_Loss):
-    _every_reduction = True
-
     def __init__(self, size_average=None, reduce=None, reduction="mean", log_target=False):
-        super().__init__(reduction)
+        super().__init__(size_average, reduce, reduction)
         self.log_target = log_target
 
     def forward(self, input, target):
         return F.kl_div(input, target, reduction=self.reduction, log_target=self.log_target)
+
+
+class CosineEmbeddingLoss(_Loss):
+    def __init__(self, margin=0.0, size_average=None, reduce=None, reduction="mean"):
+        super().__init__(size_average, reduce, reduction)
+        self.margin = margin
+
+    def forward(self, input1, input2, target):
+        return F.cosine_embedding_loss(input1, input2, target, margin=self.margin, reduction=self.reduction)
+
+
+class MarginRankingLoss(_Loss):
+    def __init__(self, margin=0.0, size_average=None, reduce=None, reduction="mean"):
+        super().__init__(size_average, reduce, reduction)
+        self.margin = margin
+
+    def forward(self, input1, input2, target):
+        return F.margin_ranking_loss(input1, input2, target, margin=self.margin, reduction=self.reduction)
+
+
+class TripletMarginLoss(_Loss):
+    def __init__(self, margin=1.0, p=2.0, eps=1e-6, swap=False, size_average=None, reduce=None, reduction="mean"):
+        super().__init__(size_average, reduce, reduction)
+        self.margin, self.p, self.eps, self.swap = margin, p, eps, swap
+
+    def forward(self, anchor, positive, negative):
+        return F.triplet_margin_loss(anchor, positive, negative, margin=self.margin, p=self.p, eps=self.eps,
+                                     swap=self.swap, reduction=self.reduction)
+
+
+class HingeEmbeddingLoss(_Loss):
+    def __init__(self, margin=1.0, size_average=None, reduce=None, reduction="mean"):
+        super().__init__(size_average, reduce, reduction)
+        self.margin = margin
+
+    def forward(self, input, target):
+        return F.hinge_embedding_loss(input, target, margin=self.margin, reduction=self.reduction)
+
+
+class SoftMarginLoss(_Loss):
+    def forward(self, input, target):
+        return F.soft_margin_loss(input, target, reduction=self.reduction)
+
+
+class PoissonNLLLoss(_Loss):
+    def __init__(self, log_input=True, full=False, size_average=None, eps=1e-8, reduce=None, reduction="mean"):
+        super().__init__(size_average, reduce, reduction)
+        self.log_input, self.full, self.eps = log_input, full, eps
+
+    def forward(self, log_input, target):
+        return F.poisson_nll_loss(log_input, target, log_input=self.log_input, full=self.full, eps=self.eps,
+                                  reduction=self.reduction)
+
+
+class GaussianNLLLoss(_Loss):
+    def __init__(self, *, full=False, eps=1e-6, reduction="mean"):
+        super().__init__(None, None, reduction)
+        self.full, self.eps = full, eps
+
+    def forward(self, input, target, var):
+        return F.gaussian_nll_loss(input, target, var, full=self.full, eps=self.eps, reduction=self.reduction)
+
+
+class MultiLabelSoftMarginLoss(_WeightedLoss):
+    def forward(self, input, target):
+        return F.multilabel_soft_margin_loss(input, target, weight=self.weight, reduction=self.reduction)
+
+
+class MultiMarginLoss(_WeightedLoss):
+    def __init__(self, p=1, margin=1.0, weight=None, size_average=None, reduce=None, reduction="mean"):
+        super().__init__(weight, size_average, reduce, reduction)
+        if p not in (1, 2):
+            raise ValueError("only p == 1 and p == 2 supported")
+        self.p, self.margin = p, margin
+
+    def forward(self, input, target):
+        return F.multi_margin_loss(input, target, p=self.p, margin=self.margin, weight=self.weight,
+                                   reduction=self.reduction)
+
+
+class TripletMarginWithDistanceLoss(_Loss):
+    def __init__(self, *, distance_function=None, margin=1.0, swap=False, reduction="mean"):
+        super().__init__(None, None, reduction)
+        self.distance_function = distance_function if distance_function is not None else F.pairwise_distance
+        self.margin, self.swap = margin, swap
+
+    def forward(self, anchor, positive, negative):
+        return F.triplet_margin_with_distance_loss(anchor, positive, negative, distance_function=self.distance_function,
+                                                   margin=self.margin, swap=self.swap, reduction=self.reduction)
+
+
+class CTCLoss(_Loss):
+    def __init__(self, blank=0, reduction="mean", zero_infinity=False):
+        super().__init__(reduction=reduction)
+        self.blank, self.zero_infinity = blank, zero_infinity
+
+    def forward(self, log_probs, targets, input_lengths, target_lengths):
+        return F.ctc_loss(log_probs, targets, input_lengths, target_lengths, self.blank, self.reduction,
+                          self.zero_infinity)
+
+
+class MultiLabelMarginLoss(_Loss):
+    def forward(self, input, target):
+        return F.multilabel_margin_loss(input, target, reduction=self.reduction)
+
+
+class NLLLoss2d(NLLLoss):
+    """1.13's deprecated name for NLLLoss over (N, C, H, W) inputs, with its warning."""
+
+    def __init__(self, weight=None, size_average=None, ignore_index=-100, reduce=None, reduction="mean"):
+        import warnings
+        warnings.warn("NLLLoss2d has been deprecated. Please use NLLLoss instead as a drop-in replacement and see "
+                      "https://pytorch.org/docs/master/nn.html#torch.nn.NLLLoss for more details.", stacklevel=2)
+        super().__init__(weight, size_average, ignore_index, reduce, reduction)

@@ -31,6 +31,71 @@ def _addindent(text, spaces):
     return lines[0] + "\n" + "\n".join(" " * spaces + line for line in lines[1:])
 
 
+def _identity_function():
+    from tinyddp.autograd.function import Function
+
+    class BackwardHookFunction(Function):
+        """Identity on its tensors; its backward hands their gradients to `on_backward` (which may replace
+        them)."""
+
+        @staticmethod
+        def forward(ctx, on_backward, *tensors):
+            ctx.on_backward = on_backward
+            return tuple(t.clone() for t in tensors)
+
+        @staticmethod
+        def backward(ctx, *grads):
+            return (None,) + tuple(ctx.on_backward(grads))
+    return BackwardHookFunction
+
+
+def _backward_hook_inputs(module, args):
+    """The module's tensor args passed through the input-side identity (if any needs a gradient)."""
+    from tinyddp._tensor import Tensor
+    fn = _identity_function()
+    state = {"module": module, "grad_output": None, "n_inputs": sum(isinstance(a, Tensor) for a in args),
+             "has_inputs": any(isinstance(a, Tensor) and a.requires_grad for a in args)}
+    if not state["has_inputs"]:
+        return state, args
+    positions = [i for i, a in enumerate(args) if isinstance(a, Tensor)]
+
+    def on_backward(grads):
+        grads = tuple(grads)
+        for hook in list(module._backward_hooks.values()):
+            result = hook(module, grads, state["grad_output"])
+            if result is not None:
+                grads = tuple(result)
+        return grads
+    wrapped = fn.apply(on_backward, *[args[i] for i in positions])
+    wrapped = wrapped if isinstance(wrapped, tuple) else (wrapped,)
+    args = list(args)
+    for i, t in zip(positions, wrapped):
+        args[i] = t
+    return state, tuple(args)
+
+
+def _backward_hook_outputs(state, output):
+    """The output tensors passed through the output-side identity, which records grad_output (and calls the hooks
+    when no input needs a gradient)."""
+    from tinyddp._tensor import Tensor
+    single = isinstance(output, Tensor)
+    outs = (output,) if single else output
+    if not isinstance(outs, tuple) or not all(isinstance(o, Tensor) for o in outs):
+        return output
+    module = state["module"]
+
+    def on_backward(grads):
+        state["grad_output"] = tuple(grads)
+        if not state["has_inputs"]:
+            grad_input = (None,) * state["n_inputs"]
+            for hook in list(module._backward_hooks.values()):
+                hook(module, grad_input, state["grad_output"])
+        return grads
+    wrapped = _identity_function().apply(on_backward, *outs)
+    wrapped = wrapped if isinstance(wrapped, tuple) else (wrapped,)
+    return wrapped[0] if single else wrapped
+
+
 class RemovableHandle:
     """torch.utils.hooks.RemovableHandle: remove() takes the hook out of the dict it was registered in; also a
     context manager that removes it on exit."""
@@ -64,6 +129,7 @@ class Module:
         object.__setattr__(self, "_modules", OrderedDict())
         object.__setattr__(self, "_forward_pre_hooks", OrderedDict())
         object.__setattr__(self, "_forward_hooks", OrderedDict())
+        object.__setattr__(self, "_backward_hooks", OrderedDict())
 
     def forward(self, *input):
         raise NotImplementedError(f'Module [{type(self).__name__}] is missing the required "forward" function')
@@ -72,17 +138,23 @@ class Module:
         """PyTorch 1.13's _call_impl without global hooks: pre-hooks see (module, args) and may return new args
         (a non-tuple is wrapped in one); forward hooks see (module, args, output) and may return a new output.
         Keyword arguments go to forward only, as in 1.13."""
-        if not self._forward_pre_hooks and not self._forward_hooks:   # the common case: one call, no copies
+        backward_hooks = self.__dict__.get("_backward_hooks")
+        if not self._forward_pre_hooks and not self._forward_hooks and not backward_hooks:   # the common case
             return self.forward(*args, **kwargs)
         for hook in list(self._forward_pre_hooks.values()):
             result = hook(self, args)
             if result is not None:
                 args = result if isinstance(result, tuple) else (result,)
+        state = None
+        if backward_hooks:
+            state, args = _backward_hook_inputs(self, args)
         output = self.forward(*args, **kwargs)
         for hook in list(self._forward_hooks.values()):
             result = hook(self, args, output)
             if result is not None:
                 output = result
+        if state is not None:
+            output = _backward_hook_outputs(state, output)
         return output
 
     def register_forward_pre_hook(self, hook):
@@ -90,10 +162,54 @@ class Module:
         self._forward_pre_hooks[handle.id] = hook
         return handle
 
+    def register_full_backward_hook(self, hook):
+        """hook(module, grad_input, grad_output) once the gradients wrt the module's tensor inputs are computed
+        (grad_input holds None for inputs that need none); it may return new grad_input. Identity autograd
+        Functions around the inputs and outputs observe the gradients, as 1.13's BackwardHook does."""
+        handle = RemovableHandle(self._backward_hooks)
+        self._backward_hooks[handle.id] = hook
+        return handle
+
     def register_forward_hook(self, hook):
         handle = RemovableHandle(self._forward_hooks)
         self._forward_hooks[handle.id] = hook
         return handle
+
+    def get_submodule(self, target):
+        if target == "":
+            return self
+        mod = self
+        for item in target.split("."):
+            if not hasattr(mod, item):
+                raise AttributeError(mod._get_name() + " has no attribute `" + item + "`")
+            mod = getattr(mod, item)
+            if not isinstance(mod, Module):
+                raise AttributeError("`" + item + "` is not an nn.Module")
+        return mod
+
+    def get_parameter(self, target):
+        module_path, _, param_name = target.rpartition(".")
+        mod = self.get_submodule(module_path)
+        if not hasattr(mod, param_name):
+            raise AttributeError(mod._get_name() + " has no attribute `" + param_name + "`")
+        param = getattr(mod, param_name)
+        from tinyddp.nn.parameter import Parameter
+        if not isinstance(param, Parameter):
+            raise AttributeError("`" + param_name + "` is not an nn.Parameter")
+        return param
+
+    def get_buffer(self, target):
+        module_path, _, buffer_name = target.rpartition(".")
+        mod = self.get_submodule(module_path)
+        if not hasattr(mod, buffer_name):
+            raise AttributeError(mod._get_name() + " has no attribute `" + buffer_name + "`")
+        if buffer_name not in mod._buffers:
+            raise AttributeError("`" + buffer_name + "` is not a buffer")
+        return getattr(mod, buffer_name)
+
+    def share_memory(self):
+        """A no-op: tinyddp's worker processes share no tensors (each has its own copy)."""
+        return self
 
     # ---- registration ----
     def _check_init(self):
