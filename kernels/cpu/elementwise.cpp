@@ -57,7 +57,11 @@ void unary(UnaryOp op, const T* x, T* y, int64_t n, double a, double b) {
     case UnaryOp::neg: Y = -X; break;
     case UnaryOp::exp: Y = X.exp(); break;
     case UnaryOp::log: Y = X.log(); break;
-    case UnaryOp::sqrt: Y = X.sqrt(); break;
+    // std::sqrt, correctly rounded as IEEE requires (and PyTorch's kernel is): Eigen's vectorized sqrt under
+    // EIGEN_FAST_MATH is an rsqrt estimate plus a Newton step, one ulp off for about a third of all inputs.
+    case UnaryOp::sqrt:
+      for (int64_t i = 0; i < n; ++i) y[i] = std::sqrt(x[i]);
+      break;
     case UnaryOp::abs: Y = X.abs(); break;
     case UnaryOp::relu: Y = X.max(T(0)); break;
     case UnaryOp::tanh: Y = X.tanh(); break;
@@ -86,10 +90,17 @@ void unary(UnaryOp op, const T* x, T* y, int64_t n, double a, double b) {
     case UnaryOp::round:
       for (int64_t i = 0; i < n; ++i) y[i] = std::nearbyint(x[i]);
       break;
+    // The exponents PyTorch's CPU pow computes with products, divisions and sqrt instead of std::pow (whose
+    // result may be an ulp off the correctly rounded one), in its order, so the results are its bits.
     case UnaryOp::pow:
       if (a == 2.0) Y = X.square();
+      else if (a == 3.0) Y = X.square() * X;
       else if (a == 1.0) Y = X;
       else if (a == 0.0) Y.setConstant(T(1));
+      else if (a == -1.0) Y = T(1) / X;
+      else if (a == -2.0) Y = T(1) / X.square();
+      else if (a == 0.5) for (int64_t i = 0; i < n; ++i) y[i] = std::sqrt(x[i]);
+      else if (a == -0.5) for (int64_t i = 0; i < n; ++i) y[i] = T(1) / std::sqrt(x[i]);
       else for (int64_t i = 0; i < n; ++i) y[i] = std::pow(x[i], ta);
       break;
     case UnaryOp::add_scalar: Y = X + ta; break;
