@@ -6,6 +6,8 @@ from tinyddp.optim.optimizer import Optimizer
 
 
 class Adadelta(Optimizer):
+    _group_defaults = (("foreach", None), ("maximize", False))
+
     def __init__(self, params, lr=1.0, rho=0.9, eps=1e-6, weight_decay=0, foreach=None, *, maximize=False):
         if not 0.0 <= lr:
             raise ValueError(f"Invalid learning rate: {lr}")
@@ -17,12 +19,6 @@ class Adadelta(Optimizer):
             raise ValueError(f"Invalid weight_decay value: {weight_decay}")
         defaults = dict(lr=lr, rho=rho, eps=eps, weight_decay=weight_decay, maximize=maximize, foreach=foreach)
         super().__init__(params, defaults)
-
-    def __setstate__(self, state):
-        super().__setstate__(state)
-        for group in self.param_groups:
-            group.setdefault("foreach", None)
-            group.setdefault("maximize", False)
 
     def step(self, closure=None):
         loss = self._closure_loss(closure)

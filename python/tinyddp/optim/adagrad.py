@@ -7,6 +7,8 @@ from tinyddp.optim.optimizer import Optimizer
 
 
 class Adagrad(Optimizer):
+    _group_defaults = (("foreach", None), ("maximize", False))
+
     def __init__(self, params, lr=1e-2, lr_decay=0, weight_decay=0, initial_accumulator_value=0, eps=1e-10,
                  foreach=None, *, maximize=False):
         for name, value in (("learning rate", lr), ("lr_decay value", lr_decay),
@@ -25,9 +27,6 @@ class Adagrad(Optimizer):
 
     def __setstate__(self, state):
         super().__setstate__(state)
-        for group in self.param_groups:
-            group.setdefault("foreach", None)
-            group.setdefault("maximize", False)
         states = list(self.state.values())
         if states and not isinstance(states[0]["step"], tinyddp.Tensor):   # a step saved as a number
             for s in states:

@@ -36,9 +36,6 @@ class Adam(Optimizer):
 
     def __setstate__(self, state):
         super().__setstate__(state)
-        for group in self.param_groups:   # groups saved before these keys existed (1.13 fills them in too)
-            for key, default in self._group_defaults:
-                group.setdefault(key, default)
         states = list(self.state.values())
         if states and not isinstance(states[0]["step"], tinyddp.Tensor):   # a step saved as a number
             for s in states:

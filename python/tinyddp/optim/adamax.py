@@ -7,6 +7,8 @@ from tinyddp.optim.optimizer import Optimizer, tensor_steps
 
 
 class Adamax(Optimizer):
+    _group_defaults = (("foreach", None), ("maximize", False))
+
     def __init__(self, params, lr=2e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0, foreach=None, *,
                  maximize=False):
         _check(lr, betas, eps, weight_decay)
@@ -15,9 +17,6 @@ class Adamax(Optimizer):
 
     def __setstate__(self, state):
         super().__setstate__(state)
-        for group in self.param_groups:
-            group.setdefault("foreach", None)
-            group.setdefault("maximize", False)
         tensor_steps(self.state)
 
     def step(self, closure=None):

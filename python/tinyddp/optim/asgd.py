@@ -8,6 +8,8 @@ from tinyddp.optim.optimizer import Optimizer, tensor_steps
 
 
 class ASGD(Optimizer):
+    _group_defaults = (("foreach", None), ("maximize", False))
+
     def __init__(self, params, lr=1e-2, lambd=1e-4, alpha=0.75, t0=1e6, weight_decay=0, foreach=None,
                  maximize=False):
         if not 0.0 <= lr:
@@ -20,9 +22,6 @@ class ASGD(Optimizer):
 
     def __setstate__(self, state):
         super().__setstate__(state)
-        for group in self.param_groups:
-            group.setdefault("foreach", None)
-            group.setdefault("maximize", False)
         tensor_steps(self.state, "eta", "mu")
 
     def step(self, closure=None):

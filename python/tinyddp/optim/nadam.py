@@ -8,6 +8,8 @@ from tinyddp.optim.optimizer import Optimizer, tensor_steps
 
 
 class NAdam(Optimizer):
+    _group_defaults = (("foreach", None),)
+
     def __init__(self, params, lr=2e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0, momentum_decay=4e-3,
                  foreach=None):
         _check(lr, betas, eps, weight_decay)
@@ -19,8 +21,6 @@ class NAdam(Optimizer):
 
     def __setstate__(self, state):
         super().__setstate__(state)
-        for group in self.param_groups:
-            group.setdefault("foreach", None)
         tensor_steps(self.state, "mu_product")
 
     def step(self, closure=None):

@@ -110,9 +110,16 @@ class Optimizer:
     def __getstate__(self):
         return {"defaults": self.defaults, "state": self.state, "param_groups": self.param_groups}
 
+    # (key, default) of the group options a pickled optimizer from before they existed lacks; __setstate__ fills
+    # them into every group, as 1.13's optimizers each do in theirs.
+    _group_defaults = ()
+
     def __setstate__(self, state):
         self.__dict__.update(state)
         self.defaults.setdefault("differentiable", False)
+        for group in self.param_groups:
+            for key, default in self._group_defaults:
+                group.setdefault(key, default)
 
     def __repr__(self):
         text = type(self).__name__ + " ("

@@ -10,6 +10,8 @@ from tinyddp.optim.optimizer import Optimizer, tensor_steps
 
 
 class RAdam(Optimizer):
+    _group_defaults = (("foreach", None),)
+
     def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0, foreach=None):
         _check(lr, betas, eps, weight_decay)
         defaults = dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay, foreach=foreach)
@@ -17,8 +19,6 @@ class RAdam(Optimizer):
 
     def __setstate__(self, state):
         super().__setstate__(state)
-        for group in self.param_groups:
-            group.setdefault("foreach", None)
         tensor_steps(self.state)
 
     def step(self, closure=None):

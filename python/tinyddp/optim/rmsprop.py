@@ -7,6 +7,9 @@ from tinyddp.optim.optimizer import Optimizer
 
 
 class RMSprop(Optimizer):
+    _group_defaults = (("momentum", 0), ("centered", False), ("foreach", None),
+                       ("maximize", False), ("differentiable", False))
+
     def __init__(self, params, lr=1e-2, alpha=0.99, eps=1e-8, weight_decay=0, momentum=0, centered=False,
                  foreach=None, maximize=False, differentiable=False):
         for name, value in (("learning rate", lr), ("epsilon value", eps), ("momentum value", momentum),
@@ -18,13 +21,6 @@ class RMSprop(Optimizer):
         defaults = dict(lr=lr, momentum=momentum, alpha=alpha, eps=eps, centered=centered, weight_decay=weight_decay,
                         foreach=foreach, maximize=maximize, differentiable=differentiable)
         super().__init__(params, defaults)
-
-    def __setstate__(self, state):
-        super().__setstate__(state)
-        for group in self.param_groups:
-            for key, default in (("momentum", 0), ("centered", False), ("foreach", None), ("maximize", False),
-                                 ("differentiable", False)):
-                group.setdefault(key, default)
 
     def step(self, closure=None):
         loss = self._closure_loss(closure)

@@ -5,6 +5,9 @@ from tinyddp.optim.optimizer import Optimizer, required
 
 
 class SGD(Optimizer):
+    _group_defaults = (("nesterov", False), ("maximize", False), ("foreach", None),
+                       ("differentiable", False))
+
     def __init__(self, params, lr=required, momentum=0, dampening=0, weight_decay=0, nesterov=False, *,
                  maximize=False, foreach=None, differentiable=False):
         # 1.13's checks and texts, on the values as given (so 1 prints as 1 and 1.0 as 1.0)
@@ -22,13 +25,6 @@ class SGD(Optimizer):
             raise NotImplementedError("tinyddp's SGD has no differentiable variant (its update runs in C++ under "
                                       "no_grad); leave differentiable False.")
         super().__init__(params, defaults)
-
-    def __setstate__(self, state):
-        super().__setstate__(state)
-        for group in self.param_groups:   # groups saved before these keys existed (1.13 fills them in too)
-            for key, default in (("nesterov", False), ("maximize", False), ("foreach", None),
-                                 ("differentiable", False)):
-                group.setdefault(key, default)
 
     def step(self, closure=None):
         loss = self._closure_loss(closure)
