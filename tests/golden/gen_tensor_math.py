@@ -14,14 +14,13 @@ requires grad is recorded. tests/python/test_tensor_math.py runs the same snippe
 Layout: {"cases": [{"id", "code", "outs": [{"shape", "dtype", "values", "requires_grad", "grad_fn"} or {"py": value}],
 "grads": {name: {"shape", "values"}}, "warnings": [text]} or {"id", "code", "error": {"type", "message"}}]}.
 """
-import math
 import sys
-import warnings
 
 import torch
 
 sys.dont_write_bytecode = True  # keep __pycache__ out of tests/golden
 from gen_tdp_params import here, write_json
+from tensor_math_cases import run
 
 SEED = "torch.manual_seed(0)\n"
 X = "x = torch.tensor([[0.5, -1.25, 2.0], [3.5, 0.25, -0.75]], requires_grad=True)\n"
@@ -270,10 +269,6 @@ CASES = [
 ]
 
 
-def coefficient(n):
-    return [((k % 7) - 3) / 2 for k in range(n)]
-
-
 def encode(value):
     if isinstance(value, torch.Tensor):
         return {"shape": list(value.shape), "dtype": str(value.dtype), "requires_grad": value.requires_grad,
@@ -284,40 +279,12 @@ def encode(value):
     return {"py": value}
 
 
-def flatten(out):
-    """The case's result as a flat list (tuples, return_types included, opened recursively)."""
-    if isinstance(out, tuple):
-        return [v for item in out for v in flatten(item)]
-    return [out]
-
-
-def run(torch_module, code):
-    """Runs a case; returns (outs, grads, warnings) or raises."""
-    scope = {"torch": torch_module, "math": math}
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        exec(code, scope)
-    outs = flatten(scope["out"])
-    floating = [o for o in outs if isinstance(o, torch_module.Tensor) and o.requires_grad]
-    grads = {}
-    if floating:
-        loss = None
-        for o in floating:
-            c = torch_module.tensor(coefficient(o.numel()), dtype=o.dtype).reshape(o.shape)
-            term = (o * c).sum()
-            loss = term if loss is None else loss + term
-        loss.backward()
-        for name, v in sorted(scope.items()):
-            if isinstance(v, torch_module.Tensor) and v.is_leaf and v.grad is not None:
-                grads[name] = {"shape": list(v.grad.shape), "values": v.grad.reshape(-1).tolist()}
-    return outs, grads, [str(w.message) for w in caught]
-
-
 def main():
     cases = []
     for id_, code in CASES:
         try:
             outs, grads, caught = run(torch, code)
+            grads = {name: {"shape": list(g.shape), "values": g.reshape(-1).tolist()} for name, g in grads.items()}
         except Exception as e:  # the case's expected error
             cases.append({"id": id_, "code": code, "error": {"type": type(e).__name__, "message": str(e)}})
             continue
