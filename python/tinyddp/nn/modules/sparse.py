@@ -8,28 +8,42 @@ from tinyddp.nn.modules.module import Module
 from tinyddp.nn.parameter import Parameter
 
 
+def _checked_padding_idx(padding_idx, num_embeddings, name):
+    """padding_idx in [0, num_embeddings), a negative one counted from the end; 1.13's AssertionError (whose text
+    spells the name `name`, as each 1.13 module does) outside [-num_embeddings, num_embeddings)."""
+    if padding_idx is None:
+        return None
+    if padding_idx > 0:
+        assert padding_idx < num_embeddings, f"{name} must be within num_embeddings"
+    elif padding_idx < 0:
+        assert padding_idx >= -num_embeddings, f"{name} must be within num_embeddings"
+        padding_idx = num_embeddings + padding_idx
+    return padding_idx
+
+
+def _drawn_weight(num_embeddings, embedding_dim, padding_idx, dtype):
+    """N(0, 1) drawn in place, as 1.13's init.normal_ (the weight leaves construction at version 1), with the
+    padding row zeroed."""
+    weight = Parameter(_tensor.empty(num_embeddings, embedding_dim, dtype=dtype))
+    with no_grad():
+        weight.normal_()
+        if padding_idx is not None:
+            weight[padding_idx].fill_(0)
+    return weight
+
+
 class Embedding(Module):
     def __init__(self, num_embeddings, embedding_dim, padding_idx=None, max_norm=None, norm_type=2.0,
                  scale_grad_by_freq=False, sparse=False, _weight=None, device=None, dtype=None):
         super().__init__()
         if sparse:
             raise NotImplementedError("Embedding(sparse=True): tinyddp has no sparse gradients; use sparse=False.")
-        if padding_idx is not None:
-            if padding_idx > 0:
-                assert padding_idx < num_embeddings, "Padding_idx must be within num_embeddings"
-            elif padding_idx < 0:
-                assert padding_idx >= -num_embeddings, "Padding_idx must be within num_embeddings"
-                padding_idx = num_embeddings + padding_idx
+        padding_idx = _checked_padding_idx(padding_idx, num_embeddings, "Padding_idx")
         self.num_embeddings, self.embedding_dim = num_embeddings, embedding_dim
         self.padding_idx, self.max_norm, self.norm_type = padding_idx, max_norm, norm_type
         self.scale_grad_by_freq, self.sparse = scale_grad_by_freq, sparse
         if _weight is None:
-            # Drawn in place, as 1.13's init.normal_: the weight leaves construction at version 1.
-            self.weight = Parameter(_tensor.empty(num_embeddings, embedding_dim, dtype=dtype))
-            with no_grad():
-                self.weight.normal_()
-                if padding_idx is not None:
-                    self.weight[padding_idx].fill_(0)
+            self.weight = _drawn_weight(num_embeddings, embedding_dim, padding_idx, dtype)
         else:
             if list(_weight.shape) != [num_embeddings, embedding_dim]:
                 raise AssertionError("Shape of weight does not match num_embeddings and embedding_dim")
@@ -75,21 +89,12 @@ class EmbeddingBag(Module):
         if sparse:
             raise NotImplementedError("EmbeddingBag(sparse=True): tinyddp has no sparse gradients; use "
                                       "sparse=False.")
-        if padding_idx is not None:
-            if padding_idx > 0:
-                assert padding_idx < num_embeddings, "padding_idx must be within num_embeddings"
-            elif padding_idx < 0:
-                assert padding_idx >= -num_embeddings, "padding_idx must be within num_embeddings"
-                padding_idx = num_embeddings + padding_idx
+        padding_idx = _checked_padding_idx(padding_idx, num_embeddings, "padding_idx")
         self.num_embeddings, self.embedding_dim = num_embeddings, embedding_dim
         self.max_norm, self.norm_type, self.scale_grad_by_freq = max_norm, norm_type, scale_grad_by_freq
         self.padding_idx = padding_idx
         if _weight is None:
-            self.weight = Parameter(_tensor.empty(num_embeddings, embedding_dim, dtype=dtype))
-            with no_grad():
-                self.weight.normal_()
-                if padding_idx is not None:
-                    self.weight[padding_idx].fill_(0)
+            self.weight = _drawn_weight(num_embeddings, embedding_dim, padding_idx, dtype)
         else:
             self.weight = Parameter(_weight)
         self.mode, self.sparse, self.include_last_offset = mode, sparse, include_last_offset
