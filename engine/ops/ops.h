@@ -115,6 +115,8 @@ Tensor view(const Tensor& x, const Shape& shape);      // always a view; needs a
 Tensor transpose(const Tensor& x, int64_t dim0, int64_t dim1);
 Tensor t(const Tensor& x);                              // transpose of a 2-D tensor
 Tensor narrow(const Tensor& x, int64_t dim, int64_t start, int64_t length);
+Tensor select(const Tensor& x, int64_t dim, int64_t index);   // x[..., index, ...]: a view without dim
+Tensor alias(const Tensor& x);                                // a view of all of x (x[...])
 Tensor expand(const Tensor& x, const Shape& shape);    // broadcast to shape without copying (stride 0)
 Tensor unsqueeze(const Tensor& x, int64_t dim);
 Tensor squeeze(const Tensor& x, std::optional<int64_t> dim = std::nullopt);   // every size-1 dim, or only dim

@@ -132,6 +132,23 @@ Tensor t(const Tensor& x) {
   return out;
 }
 
+namespace {
+
+// The gradient of a view that took [start, start + g's size) of dim from a tensor of shape `in`: g, placed
+// there between zeros.
+Tensor placed_between_zeros(const Tensor& g, const Shape& in, int64_t dim, int64_t start) {
+  std::vector<Tensor> parts;
+  Shape before = in, after = in;
+  before[dim] = start;
+  after[dim] = in[dim] - start - g.shape()[dim];
+  if (start > 0) parts.push_back(zeros(before, g.dtype(), g.device()));
+  parts.push_back(g);
+  if (after[dim] > 0) parts.push_back(zeros(after, g.dtype(), g.device()));
+  return parts.size() == 1 ? parts[0] : cat(parts, dim);
+}
+
+}  // namespace
+
 // x[..., start:start+length, ...] along dim (a view).  dx = g placed back between zeros.
 Tensor narrow(const Tensor& x, int64_t dim, int64_t start, int64_t length) {
   check_defined(x, "narrow");
@@ -144,17 +161,40 @@ Tensor narrow(const Tensor& x, int64_t dim, int64_t start, int64_t length) {
   Shape shape = x.shape();
   shape[dim] = length;
   Tensor out = view_op_result(x, shape, x.strides(), x.offset() + start * x.strides()[dim]);
-  auto node = autograd::make_node("SliceBackward0", {x}, [in = x.shape(), dim, start, length](const TensorList& g, OpNode&) {
-    std::vector<Tensor> parts;
-    Shape before = in, after = in;
-    before[dim] = start;
-    after[dim] = in[dim] - start - length;
-    if (start > 0) parts.push_back(zeros(before, g[0].dtype(), g[0].device()));
-    parts.push_back(g[0]);
-    if (after[dim] > 0) parts.push_back(zeros(after, g[0].dtype(), g[0].device()));
-    return TensorList{parts.size() == 1 ? parts[0] : cat(parts, dim)};
+  auto node = autograd::make_node("SliceBackward0", {x}, [in = x.shape(), dim, start](const TensorList& g, OpNode&) {
+    return TensorList{placed_between_zeros(g[0], in, dim, start)};
   });
   autograd::set_history(out, node);
+  return out;
+}
+
+// x[..., index, ...] along dim (a view without that dim).  dx = g placed back at index between zeros.
+Tensor select(const Tensor& x, int64_t dim, int64_t index) {
+  check_defined(x, "select");
+  TINYDDP_CHECK(x.dim() > 0, "select() cannot be applied to a 0-dim tensor.");
+  dim = wrap_dim(dim, x.dim());
+  const int64_t size = x.shape()[dim];
+  TINYDDP_CHECK(index >= -size && index < size, "select(): index ", index, " out of range for tensor of size ",
+                shape_str(x.shape()), " at dimension ", dim);
+  if (index < 0) index += size;
+  Shape shape = x.shape(), strides = x.strides();
+  shape.erase(shape.begin() + dim);
+  strides.erase(strides.begin() + dim);
+  Tensor out = view_op_result(x, shape, strides, x.offset() + index * x.strides()[dim]);
+  auto node = autograd::make_node("SelectBackward0", {x}, [in = x.shape(), dim, index](const TensorList& g, OpNode&) {
+    return TensorList{placed_between_zeros(unsqueeze(g[0], dim), in, dim, index)};
+  });
+  autograd::set_history(out, node);
+  return out;
+}
+
+// The same elements, shape and strides (a view; PyTorch's alias, what x[...] returns).  dx = g.
+Tensor alias(const Tensor& x) {
+  check_defined(x, "alias");
+  Tensor out = view_op_result(x, x.shape(), x.strides(), x.offset());
+  autograd::set_history(out, autograd::make_node("AliasBackward0", {x}, [](const TensorList& g, OpNode&) {
+    return TensorList{g[0]};
+  }));
   return out;
 }
 

@@ -4,8 +4,9 @@ Basic indices (integers, slices with step 1, None, Ellipsis) give views: narrow,
 the integer-indexed dims or adds the None ones. A slice with another positive step, a list, an int64 tensor or
 a bool mask (one advanced index per call) picks rows with the engine's embedding (a row gather; its backward
 is a scatter-add), so the result is a copy, as PyTorch's advanced indexing is, carrying the gradient. The
-grad_fn names are those of the ops composed: ViewBackward0/SliceBackward0 for t[i] (PyTorch's
-SelectBackward0), EmbeddingBackward0 for t[mask] or t[::2] (IndexBackward0, SliceBackward0).
+grad_fn names of basic indexing are 1.13's (select, slice and unsqueeze applied index by index, _basic_view);
+with an advanced index they are those of the ops composed: EmbeddingBackward0 for t[mask] or t[::2]
+(IndexBackward0, SliceBackward0).
 
 Assignment writes through the same views (copy_ or fill_, PyTorch's broadcasting of the value); with an
 advanced index it writes the picked elements through `where`, so it is for tensors the engine lets change in
@@ -41,8 +42,13 @@ def _items(self, index):
         raise IndexError(f"too many indices for tensor of dimension {ndim}")
     if Ellipsis in items:
         at = items.index(Ellipsis)
-        items[at:at + 1] = [slice(None)] * (ndim - consumed)
+        items[at:at + 1] = [_ELLIPSIS_DIM] * (ndim - consumed)
     return items
+
+
+# A dim the Ellipsis stands for: a full slice that, unlike a written `:`, applies no op (1.13's x[0, ...] ends
+# in SelectBackward0, x[0, :] in SliceBackward0). Compared by identity.
+_ELLIPSIS_DIM = slice(None)
 
 
 def _is_mask(item):
@@ -121,8 +127,41 @@ def _basic(self, items):
     return out, shape, advanced
 
 
+def _is_basic(items):
+    return builtins.all(item is None or isinstance(item, int) or
+                        (isinstance(item, slice) and item.step in (None, 1)) for item in items)
+
+
+def _basic_view(self, items):
+    """Basic indices as 1.13 applies them, one view op per index in order, so grad_fn is its: select for an
+    integer, slice for a slice (a full one too), unsqueeze for None; none at all (x[...], x[()]) is an alias."""
+    out, dim, applied = self, 0, False
+    # `position` (the item's place, the Ellipsis counting once per dim it stands for) is the dim 1.13's error
+    # texts name.
+    for position, item in enumerate(items):
+        if item is _ELLIPSIS_DIM:
+            dim += 1
+            continue
+        applied = True
+        if item is None:
+            out = _C.unsqueeze(out, dim)
+            dim += 1
+        elif isinstance(item, int):
+            size = out._shape()[dim]
+            if not -size <= item < size:
+                raise IndexError(f"index {item} is out of bounds for dimension {position} with size {size}")
+            out = _C.select(out, dim, item % size)
+        else:
+            start, stop, _ = _check_slice(item, out._shape()[dim])
+            out = out.narrow(dim, start, builtins.max(stop - start, 0))
+            dim += 1
+    return out if applied else _C.alias(self)
+
+
 def getitem(self, index):
     items = _items(self, index)
+    if _is_basic(items):
+        return _basic_view(self, items)
     out, shape, advanced = _basic(self, items)
     if len(advanced) > 1:
         raise NotImplementedError("tinyddp: one advanced index (a list, a tensor, a mask or a slice with a step) "

@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <cmath>
+#include <thread>
 
 #include "dist/collectives.h"
 #include "dist/thread_process_group.h"
@@ -185,12 +186,14 @@ TEST(PointToPoint, RecvFailsAtOnceWhenTheSenderLeftAndTimesOutWhenItIsSilent) {
   EXPECT_NE(error_text(errors[0]).find("recv from rank 1 (tag 0) can never complete: rank 1 left"), std::string::npos)
       << error_text(errors[0]);
 
+  // Rank 1 stays in the group, sending nothing, until well after rank 0's timeout (a rank that left would fail
+  // the recv at once instead, as above).
   const auto silent = ThreadWorld::run(
       2,
       [](ProcessGroup& pg) {
         Tensor t = zeros({1});
         if (pg.rank() == 0) pg.recv(t, 1, 4)->wait();
-        pg.barrier()->wait();
+        else std::this_thread::sleep_for(milliseconds(1'500));
       },
       milliseconds(200));
   EXPECT_NE(error_text(silent[0]).find("timed out after 200 ms: no message arrived"), std::string::npos)

@@ -119,6 +119,10 @@ std::vector<OpCase> build() {
   add_case("unsqueeze", "unsqueeze", {{2, 3}}, [](In x) { return unsqueeze(x[0], 0); });
   add_case("unsqueeze_middle", "unsqueeze", {{2, 3}}, [](In x) { return unsqueeze(x[0], 1); });
   add_case("unsqueeze_last", "unsqueeze", {{2, 3}}, [](In x) { return unsqueeze(x[0], -1); });
+  add_case("select", "select", {{3, 4}}, [](In x) { return select(x[0], 0, 1); });
+  add_case("select_last_negative", "select", {{2, 3, 2}}, [](In x) { return select(x[0], -1, -1); });
+  add_case("select_then_narrow", "select", {{3, 4}}, [](In x) { return narrow(select(x[0], 1, 2), 0, 1, 2); });
+  add_case("alias", "alias", {{2, 3}}, [](In x) { return alias(x[0]) * 2.0; });
   add_case("squeeze_all", "squeeze", {{2, 1, 3, 1}}, [](In x) { return squeeze(x[0]); });
   add_case("squeeze_dim", "squeeze", {{2, 1, 3}}, [](In x) { return squeeze(x[0], 1); });
   add_case("squeeze_dim_not_one", "squeeze", {{2, 3}}, [](In x) { return squeeze(x[0], 0); });
@@ -275,7 +279,7 @@ const std::vector<std::string>& covered_ops() {
   static const std::vector<std::string> ops = {
       "add", "sub", "mul", "div", "add_scalar", "mul_scalar", "div_scalar", "rsub", "rdiv", "neg", "pow", "exp",
       "log", "sqrt", "abs", "relu", "tanh", "sigmoid", "erf", "clamp", "matmul", "mm", "addmm", "transpose", "t",
-      "reshape", "view", "narrow", "expand", "unsqueeze", "squeeze", "stack", "cat", "sum", "mean", "max", "log_softmax", "softmax",
+      "reshape", "view", "narrow", "expand", "unsqueeze", "squeeze", "stack", "select", "alias", "cat", "sum", "mean", "max", "log_softmax", "softmax",
       "mse_loss", "cross_entropy", "clone", "to_dtype", "batch_norm", "layer_norm", "embedding", "nll_loss", "where",
       "sin", "cos", "log1p", "expm1"};
   return ops;

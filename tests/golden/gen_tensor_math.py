@@ -66,6 +66,8 @@ CASES = [
                       "torch.column_stack([x, x]))"),
     ("squeeze_stack", X + "y = x.unsqueeze(1)\nout = (y, y.squeeze(), y.squeeze(1), y.squeeze(0), torch.stack([x, x * 2], 1), "
                           "torch.stack((x[0], x[1])), x.unsqueeze(-1).squeeze(-1))"),
+    ("basic_index_views", X + "out = (x[0], x[:, 1], x[0, 1:3], x[None], x[0, None], x[..., 1], x[:], x[...], "
+                              "x[()], x[0, ...], x[:, None, :], x[-1, 2], x[1:2, None])"),
     ("broadcast_tensors", X + "out = torch.broadcast_tensors(x, torch.tensor([1., 2., 3.]))"),
     ("diag", X + "out = (torch.diag(x), torch.diag(x, 1), torch.diag(x, -1), x.diag())"),
     ("diag_vector", "v = torch.tensor([1., 2., 3.], requires_grad=True)\nout = (torch.diag(v), torch.diag(v, 1), "
@@ -261,6 +263,8 @@ CASES = [
     ("err_index_add_bounds", "out = torch.zeros(3).index_add(0, torch.tensor([5]), torch.ones(1))"),
     ("err_index_fill_bounds", "out = torch.zeros(3).index_fill(0, torch.tensor([4]), 1.)"),
     ("err_einsum_operands", "out = torch.einsum('ij,jk', torch.ones(2, 3))"),
+    ("err_index_position_with_none", X + "out = x[None, 0, 5]"),
+    ("err_index_position_with_ellipsis", X + "out = x[..., -4]"),
     ("err_diag_dims", "out = torch.diag(torch.ones(2, 2, 2))"),
     ("err_addmm_input", "out = torch.addmm(torch.ones(5), torch.ones(4, 3), torch.ones(3, 4))"),
     ("err_addmm_mats", "out = torch.addmm(torch.ones(4), torch.ones(4, 3), torch.ones(2, 4))"),
