@@ -166,12 +166,10 @@ def getitem(self, index):
     if len(advanced) > 1:
         raise NotImplementedError("tinyddp: one advanced index (a list, a tensor, a mask or a slice with a step) "
                                   "per indexing; index twice (t[a][:, b]) instead")
-    if advanced:   # the integer-indexed dims are still there (size 1), the None ones not yet: a reshape ends it
-        dim, index_tensor = advanced[0]
-        return _take(out, dim, index_tensor).reshape(shape)
-    if out is self:   # t[:], t[()] or t[...]: a new view, as PyTorch's
-        out = self.narrow(0, 0, self._shape()[0]) if self.dim() else self.view([])
-    return out if shape == list(out._shape()) else out.reshape(shape)
+    # One advanced index (not basic, so there is one). The integer-indexed dims are still there (size 1), the
+    # None ones not yet: a reshape ends it.
+    dim, index_tensor = advanced[0]
+    return _take(out, dim, index_tensor).reshape(shape)
 
 
 def setitem(self, index, value):
