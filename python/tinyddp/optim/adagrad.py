@@ -8,6 +8,7 @@ from tinyddp.optim.optimizer import Optimizer
 
 class Adagrad(Optimizer):
     _group_defaults = (("foreach", None), ("maximize", False))
+    _tensor_state_keys = ("step",)
 
     def __init__(self, params, lr=1e-2, lr_decay=0, weight_decay=0, initial_accumulator_value=0, eps=1e-10,
                  foreach=None, *, maximize=False):
@@ -24,13 +25,6 @@ class Adagrad(Optimizer):
                 state = self.state[p]
                 state["step"] = tinyddp.tensor(0.0)
                 state["sum"] = tinyddp.full_like(p, initial_accumulator_value)
-
-    def __setstate__(self, state):
-        super().__setstate__(state)
-        states = list(self.state.values())
-        if states and not isinstance(states[0]["step"], tinyddp.Tensor):   # a step saved as a number
-            for s in states:
-                s["step"] = tinyddp.tensor(float(s["step"]))
 
     def share_memory(self):
         pass   # tinyddp's processes share nothing (the state stays this process's)

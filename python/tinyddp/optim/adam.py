@@ -23,6 +23,7 @@ class Adam(Optimizer):
     _decoupled_weight_decay = False
     _group_defaults = (("amsgrad", False), ("maximize", False), ("foreach", None), ("capturable", False),
                        ("differentiable", False), ("fused", False))
+    _tensor_state_keys = ("step",)
 
     def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0, amsgrad=False, *,
                  foreach=None, maximize=False, capturable=False, differentiable=False, fused=False):
@@ -33,13 +34,6 @@ class Adam(Optimizer):
         defaults = dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay, amsgrad=amsgrad, maximize=maximize,
                         foreach=foreach, capturable=capturable, differentiable=differentiable, fused=fused)
         super().__init__(params, defaults)
-
-    def __setstate__(self, state):
-        super().__setstate__(state)
-        states = list(self.state.values())
-        if states and not isinstance(states[0]["step"], tinyddp.Tensor):   # a step saved as a number
-            for s in states:
-                s["step"] = tinyddp.tensor(float(s["step"]))
 
     def step(self, closure=None):
         loss = self._closure_loss(closure)

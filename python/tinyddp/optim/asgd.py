@@ -4,11 +4,12 @@ import math
 
 import tinyddp
 from tinyddp.optim import _functional as F
-from tinyddp.optim.optimizer import Optimizer, tensor_steps
+from tinyddp.optim.optimizer import Optimizer
 
 
 class ASGD(Optimizer):
     _group_defaults = (("foreach", None), ("maximize", False))
+    _tensor_state_keys = ("step", "eta", "mu")
 
     def __init__(self, params, lr=1e-2, lambd=1e-4, alpha=0.75, t0=1e6, weight_decay=0, foreach=None,
                  maximize=False):
@@ -19,10 +20,6 @@ class ASGD(Optimizer):
         defaults = dict(lr=lr, lambd=lambd, alpha=alpha, t0=t0, weight_decay=weight_decay, foreach=foreach,
                         maximize=maximize)
         super().__init__(params, defaults)
-
-    def __setstate__(self, state):
-        super().__setstate__(state)
-        tensor_steps(self.state, "eta", "mu")
 
     def step(self, closure=None):
         loss = self._closure_loss(closure)

@@ -4,11 +4,12 @@ its products round in float32)."""
 import tinyddp
 from tinyddp.optim import _functional as F
 from tinyddp.optim.adam import _check
-from tinyddp.optim.optimizer import Optimizer, tensor_steps
+from tinyddp.optim.optimizer import Optimizer
 
 
 class NAdam(Optimizer):
     _group_defaults = (("foreach", None),)
+    _tensor_state_keys = ("step", "mu_product")
 
     def __init__(self, params, lr=2e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0, momentum_decay=4e-3,
                  foreach=None):
@@ -18,10 +19,6 @@ class NAdam(Optimizer):
         defaults = dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay, momentum_decay=momentum_decay,
                         foreach=foreach)
         super().__init__(params, defaults)
-
-    def __setstate__(self, state):
-        super().__setstate__(state)
-        tensor_steps(self.state, "mu_product")
 
     def step(self, closure=None):
         loss = self._closure_loss(closure)

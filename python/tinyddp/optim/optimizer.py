@@ -40,11 +40,11 @@ class _RequiredParameter:
 required = _RequiredParameter()
 
 
-def tensor_steps(state, *keys):
-    """1.13's __setstate__ for a state saved when steps were numbers: each parameter's 'step' (and `keys`) becomes a
-    float32 0-dim tensor."""
+def _tensor_steps(state, keys):
+    """1.13's __setstate__ for a state saved when steps were numbers: each parameter's `keys` ('step', and
+    whatever else the optimizer counts) become float32 0-dim tensors."""
     states = list(state.values())
-    for key in ("step",) + keys:
+    for key in keys:
         if states and not isinstance(states[0][key], Tensor):
             for s in states:
                 s[key] = tensor(float(s[key]))
@@ -113,6 +113,9 @@ class Optimizer:
     # (key, default) of the group options a pickled optimizer from before they existed lacks; __setstate__ fills
     # them into every group, as 1.13's optimizers each do in theirs.
     _group_defaults = ()
+    # The per-parameter state an older pickle may hold as numbers, made 0-dim tensors by __setstate__ (1.13's
+    # optimizers whose 'step' is a tensor do so in theirs).
+    _tensor_state_keys = ()
 
     def __setstate__(self, state):
         self.__dict__.update(state)
@@ -120,6 +123,7 @@ class Optimizer:
         for group in self.param_groups:
             for key, default in self._group_defaults:
                 group.setdefault(key, default)
+        _tensor_steps(self.state, self._tensor_state_keys)
 
     def __repr__(self):
         text = type(self).__name__ + " ("

@@ -6,20 +6,17 @@ import math
 import tinyddp
 from tinyddp.optim import _functional as F
 from tinyddp.optim.adam import _check
-from tinyddp.optim.optimizer import Optimizer, tensor_steps
+from tinyddp.optim.optimizer import Optimizer
 
 
 class RAdam(Optimizer):
     _group_defaults = (("foreach", None),)
+    _tensor_state_keys = ("step",)
 
     def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0, foreach=None):
         _check(lr, betas, eps, weight_decay)
         defaults = dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay, foreach=foreach)
         super().__init__(params, defaults)
-
-    def __setstate__(self, state):
-        super().__setstate__(state)
-        tensor_steps(self.state)
 
     def step(self, closure=None):
         loss = self._closure_loss(closure)
