@@ -76,12 +76,14 @@ def _unfold(input, kernel, stride, padding, dilation, fill=0.0):
     return _take(input.reshape([n, c, height * width]), 2, positions), out_size
 
 
-def _batched(input, name):
-    if input.dim() == 3:
+def _batched(input, name, spatial_dims=2):
+    """input with a batch dim (and whether it had none): 1.13's check for (C, *spatial) or (N, C, *spatial)."""
+    unbatched, batched = spatial_dims + 1, spatial_dims + 2
+    if input.dim() == unbatched:
         return input.unsqueeze(0), True
-    if input.dim() != 4:
-        raise RuntimeError(f"Expected 3D (unbatched) or 4D (batched) input to {name}, but got input of size: "
-                           f"{list(input.shape)}")
+    if input.dim() != batched:
+        raise RuntimeError(f"Expected {unbatched}D (unbatched) or {batched}D (batched) input to {name}, but got "
+                           f"input of size: {list(input.shape)}")
     return input, False
 
 
@@ -776,21 +778,12 @@ def _volumes(images, n, out_d):
     return images.reshape([n, out_d, o, ho, wo]).permute([0, 2, 1, 3, 4])
 
 
-def _batched3d(input, name):
-    if input.dim() == 4:
-        return input.unsqueeze(0), True
-    if input.dim() != 5:
-        raise RuntimeError(f"Expected 4D (unbatched) or 5D (batched) input to {name}, but got input of size: "
-                           f"{list(input.shape)}")
-    return input, False
-
-
 def conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     """Cross-correlation of (N, C, D, H, W) with (O, C / groups, kd, kh, kw): the sum over depth taps of 2-D
     convolutions."""
     stride, dilation = _triple(stride), _triple(dilation)
     padding, extra = _conv_padding(padding, tuple(weight.shape[2:]), stride, dilation, 3)
-    x, unbatched = _batched3d(input, "conv3d")
+    x, unbatched = _batched(input, "conv3d", 3)
     if extra is not None:
         x = pad(x, extra)
     n = x.shape[0]
@@ -811,7 +804,7 @@ def max_pool3d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
     kernel = _triple(kernel_size)
     stride = _triple(stride if stride is not None and stride != [] else kernel_size)
     padding, dilation = _triple(padding), _triple(dilation)
-    x, unbatched = _batched3d(input, "max_pool3d")
+    x, unbatched = _batched(input, "max_pool3d", 3)
     taps, out_d = _depth_taps(x, kernel[0], stride[0], padding[0], dilation[0], -math.inf)
     out = None
     for images in taps:
@@ -829,7 +822,7 @@ def avg_pool3d(input, kernel_size, stride=None, padding=0, ceil_mode=False, coun
     kernel = _triple(kernel_size)
     stride = _triple(stride if stride is not None and stride != [] else kernel_size)
     padding = _triple(padding)
-    x, unbatched = _batched3d(input, "avg_pool3d")
+    x, unbatched = _batched(input, "avg_pool3d", 3)
     taps, out_d = _depth_taps(x, kernel[0], stride[0], padding[0], 1, 0.0)
     out = None
     for images in taps:
