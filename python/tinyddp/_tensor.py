@@ -522,14 +522,9 @@ def cat(tensors, dim=0):
 def stack(tensors, dim=0):
     """The tensors (all of one shape) joined along a new dim (StackBackward0)."""
     tensors = list(tensors)
-    if not tensors:
+    if not tensors:   # before tensors[0] (the engine checks the shapes)
         raise RuntimeError("stack expects a non-empty TensorList")
-    shape = tensors[0]._shape()
-    for i, t in enumerate(tensors):
-        if t._shape() != shape:
-            raise RuntimeError(f"stack expects each tensor to be equal size, but got {list(shape)} at entry 0 and "
-                               f"{list(t._shape())} at entry {i}")
-    return _C.stack(tensors, _wrap_dim(dim, len(shape) + 1))
+    return _C.stack(tensors, _wrap_dim(dim, tensors[0].dim() + 1))
 
 
 def unsqueeze(input, dim):
