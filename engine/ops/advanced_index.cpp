@@ -293,12 +293,15 @@ std::shared_ptr<OpNode> put_node(const char* name, const Tensor& self, const Ten
 // Where an in-place write into self may be recorded: never into a leaf that requires grad (PyTorch's text), and not
 // into a view, whose base tinyddp does not know to give CopySlices (PyTorch records the write on the base).
 void check_recordable(const Tensor& self, const char* op) {
+  // A view that requires grad and is a leaf itself (x = t.reshape(2, 3).requires_grad_()) or one view op away from
+  // one: PyTorch's "view of a leaf", checked before its "leaf".
+  const auto& fn = self.grad_fn();
+  const bool view_of_leaf = self.impl()->is_view && self.requires_grad() &&
+                            (!fn || (fn->next_edges().size() == 1 && fn->next_edges()[0].valid() &&
+                                     fn->next_edges()[0].node->name() == "AccumulateGrad"));
+  TINYDDP_CHECK(!view_of_leaf, "a view of a leaf Variable that requires grad is being used in an in-place operation.");
   TINYDDP_CHECK(!(self.requires_grad() && self.is_leaf()),
                 "a leaf Variable that requires grad is being used in an in-place operation.");
-  const auto& fn = self.grad_fn();
-  const bool view_of_leaf = self.impl()->is_view && fn && fn->next_edges().size() == 1 &&
-                            fn->next_edges()[0].valid() && fn->next_edges()[0].node->name() == "AccumulateGrad";
-  TINYDDP_CHECK(!view_of_leaf, "a view of a leaf Variable that requires grad is being used in an in-place operation.");
   TINYDDP_CHECK(!self.impl()->is_view, op, ": tinyddp does not record an in-place write into a view of another tensor "
                 "(PyTorch records it on the view's base, as CopySlices). Index the base in one go (base[0, idx] = v "
                 "rather than base[0][idx] = v), or write into a clone.");
@@ -322,6 +325,9 @@ Tensor base_positions(const Tensor& base, const Tensor& view) {
   return from_vector(out, view.shape(), DType::i64);
 }
 
+Tensor index_put_named(const Tensor& self, const std::vector<Tensor>& indices, const Tensor& values, bool accumulate,
+                       const char* name);
+
 }  // namespace
 
 Tensor index(const Tensor& x, const std::vector<Tensor>& indices) {
@@ -334,7 +340,8 @@ Tensor index(const Tensor& x, const std::vector<Tensor>& indices) {
     std::vector<Tensor> idx;
     size_t next = 0;
     for (bool d : defined) idx.push_back(d ? n.saved(next++) : Tensor());
-    return TensorList{index_put(zeros(in, g[0].dtype(), g[0].device()), idx, g[0], /*accumulate=*/true)};
+    return TensorList{index_put_named(zeros(in, g[0].dtype(), g[0].device()), idx, g[0], /*accumulate=*/true,
+                                      "IndexPutImplBackward0")};
   });
   if (node)   // as 1.13's IndexBackward0: the indices (masks as their coordinates here)
     for (const Tensor& index : info.expanded)
@@ -343,13 +350,24 @@ Tensor index(const Tensor& x, const std::vector<Tensor>& indices) {
   return out;
 }
 
-Tensor index_put(const Tensor& self, const std::vector<Tensor>& indices, const Tensor& values, bool accumulate) {
+namespace {
+
+// index_put, its node named `name`: IndexPutBackward0, or IndexPutImplBackward0 for the accumulation that index's
+// backward does (1.13 calls _index_put_impl_ there, so a first gradient taken with create_graph shows that name).
+Tensor index_put_named(const Tensor& self, const std::vector<Tensor>& indices, const Tensor& values, bool accumulate,
+                       const char* name) {
   check_defined(self, "index_put", "self");
   check_defined(values, "index_put", "values");
   Tensor out = clone(self.detach());
   const std::vector<Tensor> index_list = put_into(out, indices, values, accumulate);
-  autograd::set_history(out, put_node("IndexPutBackward0", self, values, index_list, accumulate, /*flat=*/false));
+  autograd::set_history(out, put_node(name, self, values, index_list, accumulate, /*flat=*/false));
   return out;
+}
+
+}  // namespace
+
+Tensor index_put(const Tensor& self, const std::vector<Tensor>& indices, const Tensor& values, bool accumulate) {
+  return index_put_named(self, indices, values, accumulate, "IndexPutBackward0");
 }
 
 Tensor& index_put_(Tensor& self, const std::vector<Tensor>& indices, const Tensor& values, bool accumulate) {

@@ -69,8 +69,19 @@ def _sequence_index(seq):
             return _tensor.from_numpy(np.ascontiguousarray(seq, dtype=np.bool_))
         dtype = np.bool_ if seq.dtype == np.bool_ else np.int64
         return _tensor.from_numpy(np.ascontiguousarray(seq, dtype=dtype))
-    t = _tensor.tensor(seq)
+    t = _tensor.tensor(_plain(seq))
     return t if t.dtype is _tensor.bool else t.to(_tensor.int64)
+
+
+def _plain(data):
+    """Nested sequences (ranges, NumPy arrays and scalars among them) as the lists and numbers tensor() reads."""
+    if isinstance(data, np.ndarray):
+        return data.tolist()
+    if isinstance(data, np.generic):
+        return data.item()
+    if _is_sequence(data) and not isinstance(data, str):
+        return [_plain(item) for item in data]
+    return data
 
 
 def _specified_dims(items):
