@@ -17,6 +17,7 @@
 
 #include "engine/ops/op_utils.h"
 
+#include "base/warning.h"
 #include "engine/core/promotion.h"
 
 namespace tinyddp {
@@ -225,11 +226,55 @@ bool is_masked_fill(const std::vector<Tensor>& indices, const Tensor& values, bo
   return masks == 1;
 }
 
+// Whether t's elements cover one block of memory, each once (ATen's is_non_overlapping_and_dense): its strides,
+// sorted, are the contiguous strides of its sizes in that order.
+bool is_dense(const Tensor& t) {
+  std::vector<std::pair<int64_t, int64_t>> dims;   // (stride, size) of the dims of size > 1
+  for (int64_t d = 0; d < t.dim(); ++d)
+    if (t.shape()[d] != 1) dims.emplace_back(t.strides()[d], t.shape()[d]);
+  std::sort(dims.begin(), dims.end());
+  int64_t expected = 1;
+  for (const auto& [stride, size] : dims) {
+    if (stride != expected) return false;
+    expected *= size;
+  }
+  return true;
+}
+
+// 1.13's assert_no_overlap: `other` (the values, an index) must not share memory with the tensor written, when both
+// are dense blocks of one storage and the blocks meet (other layouts are too hard to tell, and let through).
+void check_no_overlap(const Tensor& self, const Tensor& other) {
+  if (!other.defined() || self.numel() == 0 || other.numel() == 0 || self.storage() != other.storage() ||
+      !is_dense(self) || !is_dense(other))
+    return;
+  const bool apart = self.offset() + self.numel() <= other.offset() || other.offset() + other.numel() <= self.offset();
+  TINYDDP_CHECK(apart, "unsupported operation: some elements of the input tensor and the written-to tensor refer to a "
+                       "single memory location. Please clone() the tensor before performing the operation.");
+}
+
+// Whether self repeats elements (a stride 0 over a dim of size > 1: an expanded tensor).
+bool has_internal_overlap(const Tensor& self) {
+  for (int64_t d = 0; d < self.dim(); ++d)
+    if (self.strides()[d] == 0 && self.shape()[d] > 1) return true;
+  return false;
+}
+
 // The write of index_put_ into self's elements, without autograd: the checks of 1.13 in its order, the kernel, one
 // version bump. Returns the index list in self's dims with masks replaced (what backward rules index with).
 std::vector<Tensor> put_into(Tensor& self, const std::vector<Tensor>& indices, const Tensor& values, bool accumulate) {
+  TINYDDP_CHECK_INDEX(static_cast<int64_t>(indices.size()) <= self.dim(), "too many indices for tensor of dimension ",
+                      self.dim(), " (got ", indices.size(), ")");
+  if (has_internal_overlap(self))
+    warn("Use of index_put_ on expanded tensors is deprecated. Please clone() the tensor before performing this "
+         "operation. This also applies to advanced indexing e.g. tensor[indices] = tensor (Triggered internally at  "
+         "./aten/src/ATen/native/TensorAdvancedIndexing.cpp:631.)");
   Tensor v = values.detach();
-  if (is_masked_fill(indices, v, accumulate)) v = reshape(to_dtype(v, self.dtype()), {});
+  if (is_masked_fill(indices, v, accumulate)) {
+    v = reshape(to_dtype(v, self.dtype()), {});   // masked_fill_ takes the value as a number
+  } else {
+    check_no_overlap(self, v);
+    for (const Tensor& index : indices) check_no_overlap(self, index);
+  }
   AdvancedIndex info = make_info(self, indices);
   const Shape& result = info.result_shape;
   bool expandable = v.dim() <= static_cast<int64_t>(result.size());

@@ -198,12 +198,15 @@ def getitem(self, index):
 
 
 def _value_tensor(self, value):
-    """PyTorch's valueToTensor: a tensor as it is; a Python (or NumPy) number in self's dtype."""
+    """PyTorch's valueToTensor: a tensor as it is; a Python int, bool or float (NumPy integers and float64 too) in
+    self's dtype; anything else is a TypeError naming its type as Python's tp_name does (numpy.float32)."""
     if isinstance(value, Tensor):
         return value
-    if isinstance(value, (int, float, np.number)) or isinstance(value, np.bool_):
+    if _is_int(value) or isinstance(value, (builtins.bool, float)):
         return _tensor.tensor(value.item() if isinstance(value, np.generic) else value, dtype=self.dtype)
-    raise TypeError(f"can't assign a {type(value).__name__} to a {self.type()}")
+    kind = type(value)
+    name = kind.__name__ if kind.__module__ == "builtins" else f"{kind.__module__}.{kind.__qualname__}"
+    raise TypeError(f"can't assign a {name} to a {self.type()}")
 
 
 def _strip_leading_ones(value):

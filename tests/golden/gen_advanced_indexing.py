@@ -120,6 +120,9 @@ CASES = [
     ("set_empty", Z + "z[[]] = 1.0\nz[torch.zeros(3, dtype=torch.bool)] = 2.0\nz[False] = 3.0\n"
                   "out = (z, z._version)"),
     ("set_python_bools", Z + "z[True] = torch.ones(4)\nz[0, True, [2]] = 5.0\nout = (z, z._version)"),
+    ("set_value_from_other_rows", "z = torch.arange(12.).reshape(3, 4)\nz[0, [1, 2]] = z[1, :2]\n"
+                                  "i = torch.tensor([0, 1])\nz[i] = z[i] * 2\nout = z"),
+    ("set_expanded_warns", "z = torch.zeros(4).expand(3, 4)\nz[[0]] = 1.0\nout = z"),
     # ---- setitem with autograd ----
     ("set_nonleaf", X + "y = x * 2\ny[[0, 1], [1, 2]] = 0.0\nout = (y, y._version)"),
     ("set_value_grad", Z + V + "z[[0, 2], [1, 1]] = v\nout = z"),
@@ -177,6 +180,9 @@ CASES = [
     ("err_set_value_dtype", Z + "z[[0, 2]] = torch.tensor([1, 2, 3, 4])"),
     ("err_set_value_dtype_float64", Z + "z[[0, 2], [1, 1]] = torch.tensor([1., 2.], dtype=torch.float64)"),
     ("err_set_mask_shape", Z + "z[torch.tensor([True, False])] = 1.0"),
+    ("err_set_value_overlaps", "z = torch.arange(12.).reshape(3, 4)\nz[[1, 2]] = z[0]"),
+    ("err_set_index_overlaps", "z = torch.arange(4)\nz[z[:2]] = torch.tensor([1, 2])"),
+    ("err_index_put_value_overlaps", "z = torch.arange(12.).reshape(3, 4)\nz.index_put_((torch.tensor([1]),), z[0])"),
     ("err_set_leaf", X + "x[[0]] = 1.0"),
     ("err_set_view_of_leaf", X + "x[0, [0]] = 1.0"),
     ("err_set_true_leaf", "w = torch.zeros(3, 2, requires_grad=True)\nw[[0]] = 1.0"),
@@ -184,6 +190,9 @@ CASES = [
     ("err_index_put_leaf", "w = torch.zeros(3, 2, requires_grad=True)\nw.index_put_((torch.tensor([0]),), "
                            "torch.tensor(1.))"),
     ("err_set_list_value", Z + "z[[0]] = [1.0]"),
+    ("err_set_numpy_value", Z + "z[[0]] = np.array([1.0])"),
+    ("err_set_numpy_float32_value", Z + "z[[0]] = np.float32(2.0)"),
+    ("set_numpy_number_values", Z + "z[[0]] = np.int32(3)\nz[[1]] = np.float64(2.5)\nz[[2], [1]] = True\nout = z"),
     ("err_index_put_not_tuple", Z + "z.index_put_(torch.tensor([0]), torch.tensor(1.))"),
     ("err_index_put_values_number", Z + "z.index_put_((torch.tensor([0]),), 1.0)"),
     ("err_index_put_function_values", Z + "torch.index_put(z, [torch.tensor([0])], 1.0)"),
