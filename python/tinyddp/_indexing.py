@@ -66,9 +66,9 @@ def _sequence_index(seq):
     if isinstance(seq, np.ndarray):
         if seq.dtype == np.uint8:
             warnings.warn(_UINT8_TEXT, UserWarning, stacklevel=3)
-            return _tensor.from_numpy(np.ascontiguousarray(seq, dtype=np.bool_))
+            return _tensor.from_numpy(np.array(seq, dtype=np.bool_))
         dtype = np.bool_ if seq.dtype == np.bool_ else np.int64
-        return _tensor.from_numpy(np.ascontiguousarray(seq, dtype=dtype))
+        return _tensor.from_numpy(np.array(seq, dtype=dtype))   # a copy; ascontiguousarray would make 0-d 1-d
     t = _tensor.tensor(_plain(seq))
     return t if t.dtype is _tensor.bool else t.to(_tensor.int64)
 
@@ -142,6 +142,8 @@ def _apply_slicing(self, items):
         raise IndexError(f"too many indices for tensor of dimension {ndim}")
     result, dim, indices = self, 0, []
     for real_dim, obj in enumerate(items):
+        if _is_sequence(obj):   # a list or NumPy array becomes a tensor, then is read as one (a 0-d one selects)
+            obj = _sequence_index(obj)
         if _is_int(obj):
             result = _select(result, dim, builtins.int(obj), real_dim)
         elif isinstance(obj, slice):
@@ -167,9 +169,6 @@ def _apply_slicing(self, items):
             else:   # a k-dim mask takes k dims in the engine, but the next item comes one dim on (as in 1.13)
                 _record(indices, dim, obj)
                 dim += 1
-        elif _is_sequence(obj):
-            _record(indices, dim, _sequence_index(obj))
-            dim += 1
         else:
             try:
                 value = operator.index(obj)

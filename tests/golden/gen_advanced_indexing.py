@@ -66,6 +66,7 @@ CASES = [
     ("nested_list_is_tuple", X + "out = (x[[[0, 1], [1, 2]]], x[[0, slice(None)]], x[[torch.tensor(0), 1]])"),
     ("numpy_arrays", X + "out = (x[np.array([1, 0])], x[np.array([[0, 1], [1, 2]])], "
                          "x[np.array([0, 1], dtype=np.int32)], x[np.array([True, False])], x[np.array([0.5, 1.7])])"),
+    ("numpy_zero_dim_arrays", X + "out = (x[np.array(1)], x[np.array(1), [0, 2]], x[np.array(True)])"),
     ("numpy_uint8_mask", X + "out = x[np.array([1, 0], dtype=np.uint8)]"),
     ("numpy_int_scalars", X + "out = (x[np.int64(1), [0]], x[[np.int64(1), 0]])"),
     ("float_list_truncates", X + "out = x[[0.7, 1.2]]"),
