@@ -6,7 +6,7 @@
 // Files: elementwise.cpp (arithmetic, activations), reduce.cpp (sum, mean, max, log_softmax),
 // linalg.cpp (matmul, addmm), shape.cpp (views, cat, copies), loss.cpp (mse, cross-entropy),
 // inplace.cpp (add_, mul_, fill_, copy_), random.cpp (seeded RNG), normalization.cpp (batch_norm,
-// layer_norm), index.cpp (embedding).
+// layer_norm), index.cpp (embedding, where), advanced_index.cpp (index, index_put).
 #pragma once
 
 #include <optional>
@@ -115,6 +115,9 @@ Tensor view(const Tensor& x, const Shape& shape);      // always a view; needs a
 Tensor transpose(const Tensor& x, int64_t dim0, int64_t dim1);
 Tensor t(const Tensor& x);                              // transpose of a 2-D tensor
 Tensor narrow(const Tensor& x, int64_t dim, int64_t start, int64_t length);
+// x[..., start:end:step, ...] (a view; negative start/end count from the back, both clamped into the dim; step > 0,
+// else ValueError "step must be greater than zero"). SliceBackward0, as narrow.
+Tensor slice(const Tensor& x, int64_t dim, int64_t start, int64_t end, int64_t step = 1);
 Tensor select(const Tensor& x, int64_t dim, int64_t index);   // x[..., index, ...]: a view without dim
 Tensor alias(const Tensor& x);                                // a view of all of x (x[...])
 Tensor expand(const Tensor& x, const Shape& shape);    // broadcast to shape without copying (stride 0)
@@ -148,6 +151,30 @@ Tensor layer_norm(const Tensor& input, const Shape& normalized_shape, const Tens
 // weight (V, D), indices int64 of any shape: the rows weight[indices], of shape indices.shape + (D).
 // IndexError "index out of range in self" outside [0, V). EmbeddingBackward0 (a scatter-add into (V, D)).
 Tensor embedding(const Tensor& weight, const Tensor& indices);
+// ---- advanced indexing (advanced_index.cpp), PyTorch's at::index and index_put_ ----
+// `indices` holds one tensor per leading dim of x, undefined for a dim taken whole (PyTorch's Tensor?[]): int64
+// (negative entries count from the back) or bool masks (a k-dim mask stands for the coordinates of its true elements
+// and takes k dims). They broadcast together to P; x's indexed dims give way to P's dims, in place when the indexed
+// dims are adjacent, at the front otherwise. 1.13's IndexError texts: "too many indices for tensor of dimension 2
+// (got 3)", "tensors used as indices must be long, byte or bool tensors", "The shape of the mask [3] at index 0 does
+// not match ...", "shape mismatch: indexing tensors could not be broadcast together with shapes [2], [3]", "index 5
+// is out of bounds for dimension 0 with size 4" (the k-th indexed dim is "dimension k", as 1.13's kernel says).
+// IndexBackward0: the gradient summed into the picked positions (an accumulating index_put).
+Tensor index(const Tensor& x, const std::vector<Tensor>& indices);
+// x with x[indices] = values (or += with accumulate), values of x's dtype broadcast to x[indices]'s shape (RuntimeError
+// "shape mismatch: value tensor of shape ..." / "Index put requires the source and destination dtypes match, ...").
+// A repeated position keeps the last value (1.13's serial CPU kernel), or sums in index order. One value under a
+// single mask is a masked_fill in 1.13, its dtype converted. IndexPutBackward0.
+Tensor index_put(const Tensor& x, const std::vector<Tensor>& indices, const Tensor& values, bool accumulate = false);
+// In place (one version bump). Under grad mode, when x or values requires grad, x's history becomes
+// IndexPutBackward0 (its input: x's history before the write); refused on a leaf that requires grad (PyTorch's
+// text) and on a view (PyTorch records that on the view's base; tinyddp does not know the base).
+Tensor& index_put_(Tensor& x, const std::vector<Tensor>& indices, const Tensor& values, bool accumulate = false);
+// Tensor.__setitem__ with basic and advanced indices: base[basic][indices] = values, written through `view` (base
+// seen through the basic indices: select, slice, unsqueeze of base's storage). Recorded as PyTorch records an in-place
+// op on a view: CopySlices on base (its input: base's history before the write).
+Tensor& index_put_through_view_(Tensor& base, const Tensor& view, const std::vector<Tensor>& indices,
+                                const Tensor& values);
 // where(condition, a, b): a's element where the bool condition is true, else b's, the three broadcast to one
 // shape; a and b of one dtype. Elements are picked, not blended, so infinities and NaNs in the unpicked
 // operand stay out. WhereBackward0: the gradient goes to the picked operand (where(c, g, 0), where(c, 0, g)).

@@ -1,4 +1,5 @@
 // Views (same storage, other shape/strides/offset), concatenation and copies, with backward rules.
+#include <algorithm>
 #include <type_traits>
 
 #include "engine/ops/op_utils.h"
@@ -163,6 +164,37 @@ Tensor narrow(const Tensor& x, int64_t dim, int64_t start, int64_t length) {
   Tensor out = view_op_result(x, shape, x.strides(), x.offset() + start * x.strides()[dim]);
   auto node = autograd::make_node("SliceBackward0", {x}, [in = x.shape(), dim, start](const TensorList& g, OpNode&) {
     return TensorList{placed_between_zeros(g[0], in, dim, start)};
+  });
+  autograd::set_history(out, node);
+  return out;
+}
+
+// x[..., start:end:step, ...] along dim (a view: the dim's stride times step), PyTorch's slice: start and end
+// count from the back when negative and are clamped into the dim.  dx = g placed back at start, start + step, ...
+// between zeros (an index_put, differentiable again).
+Tensor slice(const Tensor& x, int64_t dim, int64_t start, int64_t end, int64_t step) {
+  check_defined(x, "slice");
+  TINYDDP_CHECK_INDEX(x.dim() > 0, "slice() cannot be applied to a 0-dim tensor.");
+  TINYDDP_CHECK_VALUE(step > 0, "step must be greater than zero");
+  dim = wrap_dim(dim, x.dim());
+  const int64_t size = x.shape()[dim];
+  if (start < 0) start += size;
+  if (end < 0) end += size;
+  start = std::clamp<int64_t>(start, 0, size);
+  end = std::clamp<int64_t>(end, start, size);
+  const int64_t length = (end - start + step - 1) / step;
+  if (step == 1) return narrow(x, dim, start, length);
+  Shape shape = x.shape(), strides = x.strides();
+  shape[dim] = length;
+  strides[dim] *= step;
+  Tensor out = view_op_result(x, shape, strides, x.offset() + start * x.strides()[dim]);
+  auto node = autograd::make_node("SliceBackward0", {x}, [in = x.shape(), dim, start, step](const TensorList& g,
+                                                                                             OpNode&) {
+    std::vector<int64_t> picked(static_cast<size_t>(g[0].shape()[dim]));
+    for (size_t i = 0; i < picked.size(); ++i) picked[i] = start + static_cast<int64_t>(i) * step;
+    std::vector<Tensor> indices(static_cast<size_t>(dim) + 1);
+    indices[dim] = to_device(from_vector(picked, {static_cast<int64_t>(picked.size())}, DType::i64), g[0].device());
+    return TensorList{index_put(zeros(in, g[0].dtype(), g[0].device()), indices, g[0], /*accumulate=*/false)};
   });
   autograd::set_history(out, node);
   return out;

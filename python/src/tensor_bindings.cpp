@@ -591,6 +591,39 @@ void bind_tensor(py::module_& m) {
   m.def("unsqueeze", [](const Tensor& x, int64_t dim) { return unsqueeze(x, dim); }, release());
   m.def("select", [](const Tensor& x, int64_t dim, int64_t index) { return select(x, dim, index); }, release());
   m.def("alias", [](const Tensor& x) { return alias(x); }, release());
+  m.def("slice", [](const Tensor& x, int64_t dim, int64_t start, int64_t end, int64_t step) {
+    return slice(x, dim, start, end, step);
+  }, release());
+  // Advanced indexing (engine/ops/advanced_index.cpp): one entry per leading dim, None for a dim taken whole.
+  m.def("index", [](const Tensor& x, const py::handle& indices) {
+    const std::vector<Tensor> list = tensors_from_py(indices);
+    py::gil_scoped_release gil;
+    return index(x, list);
+  });
+  m.def("index_put", [](const Tensor& x, const py::handle& indices, const Tensor& values, bool accumulate) {
+    const std::vector<Tensor> list = tensors_from_py(indices);
+    py::gil_scoped_release gil;
+    return index_put(x, list, values, accumulate);
+  });
+  m.def("index_put_", [](py::object self, const py::handle& indices, const Tensor& values, bool accumulate) {
+    Tensor& t = self.cast<Tensor&>();
+    const std::vector<Tensor> list = tensors_from_py(indices);
+    {
+      py::gil_scoped_release gil;
+      index_put_(t, list, values, accumulate);
+    }
+    return self;
+  });
+  m.def("_index_put_through_view_", [](py::object base, const Tensor& view, const py::handle& indices,
+                                       const Tensor& values) {
+    Tensor& t = base.cast<Tensor&>();
+    const std::vector<Tensor> list = tensors_from_py(indices);
+    {
+      py::gil_scoped_release gil;
+      index_put_through_view_(t, view, list, values);
+    }
+    return base;
+  });
   m.def("squeeze", [](const Tensor& x, std::optional<int64_t> dim) { return squeeze(x, dim); }, release());
   m.def("where", [](const Tensor& c, const Tensor& a, const Tensor& b) { return where(c, a, b); }, release());
   m.def("expand", [](const Tensor& x, const Shape& s) { return expand(x, s); }, release());

@@ -61,8 +61,9 @@ from tinyddp._tensor_shape import (addbmm, addmm, addmv, addr, atleast_1d, atlea
                                    diag_embed, diagonal, diff, dist, dstack, einsum, fliplr, flipud, hstack, inner,
                                    kron, meshgrid, mv, repeat_interleave, reshape, rot90, row_stack, tensordot, tile,
                                    trace, trapezoid, trapz, tril_indices, triu_indices, unflatten, vstack)
-from tinyddp._tensor_scatter import (index_add, index_copy, index_fill, index_put, masked_scatter, put,  # noqa: E402
+from tinyddp._tensor_scatter import (index_add, index_copy, index_fill, masked_scatter, put,  # noqa: E402
                                      renorm, scatter, scatter_add, scatter_reduce, take)
+from tinyddp._indexing import index_put  # noqa: E402
 from tinyddp._tensor_shape import cosine_similarity  # noqa: E402
 from tinyddp._tensor_ops import masked_fill  # noqa: E402
 

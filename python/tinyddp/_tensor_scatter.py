@@ -1,8 +1,9 @@
 """torch functions and Tensor methods that write into a tensor at indices: scatter, scatter_add, index_add,
-index_fill, index_copy, index_put, masked_scatter, put/take, renorm, and the host callbacks apply_ and map_.
+index_fill, index_copy, masked_scatter, put/take, renorm, and the host callbacks apply_ and map_ (index_put is the
+engine's, bound in _indexing.py).
 
 Writes are the engine's `where` over a host-built mask, the values picked by its embedding (a row gather); the
-accumulating ones (scatter_add, index_add, put/index_put with accumulate) sum on the host in the order 1.13's CPU
+accumulating ones (scatter_add, index_add, put with accumulate) sum on the host in the order 1.13's CPU
 kernel does (index order) and get their gradient from an autograd.Function (_LinearHost), so values and gradients
 are 1.13's while grad_fn names are the composed ops' (docs/python.md).
 """
@@ -16,7 +17,6 @@ from tinyddp import _C, _tensor
 from tinyddp._indexing import _take
 from tinyddp._tensor import Tensor, _wrap_dim
 from tinyddp._tensor_forms import _broadcast_shape
-from tinyddp._tensor_shape import broadcast_shapes, broadcast_tensors
 
 
 def _target_positions(shape, dim, index):
@@ -232,34 +232,6 @@ def put(input, index, source, accumulate=False):
         .reshape(list(input._shape()))
 
 
-def index_put(input, indices, values, accumulate=False):
-    """input with values written (or added) at input[indices]: a tuple of int64 (or bool) tensors indexing the
-    leading dims, broadcast together; the remaining dims are taken whole."""
-    shape = list(input._shape())
-    indices = [i.nonzero(as_tuple=True)[0] if i.dtype is _tensor.bool else i for i in indices]
-    if len(indices) > len(shape):
-        raise IndexError(f"too many indices for tensor of dimension {len(shape)}")
-    lead = [list(broadcast_tensors(*indices)[k].reshape([-1]).tolist()) for k in range(len(indices))]
-    bshape = list(broadcast_shapes(*[i._shape() for i in indices]))
-    strides = [math.prod(shape[d + 1:]) for d in range(len(shape))]
-    rest = shape[len(indices):]
-    offsets = [builtins.sum(c * strides[len(indices) + d] for d, c in enumerate(coords))
-               for coords in itertools.product(*map(range, rest))]
-    targets = []
-    for k in range(len(lead[0]) if lead else 0):
-        base = 0
-        for d, column in enumerate(lead):
-            v = column[k]
-            if not -shape[d] <= v < shape[d]:
-                raise IndexError(f"index {v} is out of bounds for dimension {d} with size {shape[d]}")
-            base += (v % shape[d]) * strides[d]
-        targets.extend(base + off for off in offsets)
-    values = _C.expand(values.to(input.dtype), bshape + rest).reshape([-1])
-    if accumulate:
-        return _accumulate(input, targets, values, list(range(len(targets))))
-    return put(input, _tensor.tensor(targets, dtype=_tensor.int64), values)
-
-
 def masked_scatter(input, mask, source):
     """input with its masked elements (mask broadcast) replaced by source's first elements, in order."""
     shape = _broadcast_shape(input._shape(), mask._shape())
@@ -300,12 +272,12 @@ def _install():
     from tinyddp._tensor_forms import _inplace
     methods = {"scatter": scatter, "scatter_add": scatter_add, "scatter_reduce": scatter_reduce,
                "index_add": index_add, "index_fill": index_fill, "index_copy": index_copy, "take": take,
-               "put": put, "index_put": index_put, "masked_scatter": masked_scatter, "renorm": renorm,
+               "put": put, "masked_scatter": masked_scatter, "renorm": renorm,
                "apply_": apply_, "map_": map_}
     for name, fn in methods.items():
         setattr(Tensor, name, fn)
     for name in ("scatter", "scatter_add", "scatter_reduce", "index_add", "index_fill", "index_copy", "put",
-                 "index_put", "masked_scatter", "renorm"):
+                 "masked_scatter", "renorm"):
         setattr(Tensor, name + "_", _inplace(methods[name]))
 
 

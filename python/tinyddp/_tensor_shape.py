@@ -3,8 +3,8 @@ repeat_interleave, the stacks, meshgrid, broadcast_tensors, diag/diagonal/diag_e
 tensordot, addmm/addmv/baddbmm/addbmm, kron, cross, diff, cdist and small index factories (tril_indices,
 combinations). The scatters are in _tensor_scatter.py.
 
-Gathers are the engine's embedding (_indexing._take), so values and gradients are 1.13's while grad_fn names are
-the composed ops' (docs/python.md).
+Gathers are the engine's advanced index (_indexing._take, IndexBackward0), so values and gradients are 1.13's while
+grad_fn names are the composed ops' (docs/python.md).
 """
 import builtins
 import itertools

@@ -203,6 +203,39 @@ std::vector<OpCase> build() {
     const Tensor idx = from_vector(std::vector<int64_t>{1, 3, 1, 0, 1, 2}, {2, 3}).to(x[0].device());
     return pow(embedding(x[0], idx), 2.0);
   });
+  // ---- advanced indexing (advanced_index.cpp), squared so each backward runs inside a create_graph backward ----
+  // Positions repeat in the gathers and the accumulating put (their gradients sum); a plain put writes each once
+  // (1.13 gives every copy of a repeated write the gradient though only the last stays: no derivative to check).
+  auto ids = [](std::vector<int64_t> v, Shape shape, const Tensor& like) {
+    return from_vector(v, shape).to(like.device());
+  };
+  add_case("index_broadcast_squared", "index", {{3, 4, 2}}, [ids](In x) {   // P = (2, 3): (2, 3, 2)
+    return pow(index(x[0], {ids({2, 0, -1}, {3}, x[0]), ids({1, 3}, {2, 1}, x[0])}), 2.0);
+  });
+  add_case("index_apart_squared", "index", {{3, 4, 2}}, [ids](In x) {   // P first: (3, 4)
+    return pow(index(x[0], {ids({1, 1, 0}, {3}, x[0]), Tensor(), ids({1, 0, 1}, {3}, x[0])}), 2.0);
+  });
+  add_case("index_mask_squared", "index", {{3, 4}}, [](In x) {
+    const Tensor mask = from_vector(std::vector<int64_t>{1, 0, 1, 1}, {4}, DType::b8).to(x[0].device());
+    return pow(index(x[0], {Tensor(), mask}), 2.0);
+  });
+  add_case("index_put_accumulate_squared", "index_put", {{4, 3}, {2, 2, 3}}, [ids](In x) {
+    return pow(index_put(x[0], {ids({3, 0, 3, 3}, {2, 2}, x[0])}, x[1], /*accumulate=*/true), 2.0);
+  });
+  add_case("index_put_broadcast_squared", "index_put", {{4, 3}, {3}}, [ids](In x) {
+    return pow(index_put(x[0], {ids({2, 0}, {2}, x[0])}, x[1] * x[1]), 2.0);
+  });
+  add_case("index_put_inplace_squared", "index_put_", {{3, 4}, {2}}, [ids](In x) {
+    Tensor y = x[0] * 2.0;
+    index_put_(y, {ids({0, 2}, {2}, x[0]), ids({3, 1}, {2}, x[0])}, x[1]);
+    return pow(y, 2.0);
+  });
+  add_case("index_put_through_view_squared", "index_put_through_view_", {{3, 4}, {2}}, [ids](In x) {
+    Tensor base = x[0] * 1.0;
+    index_put_through_view_(base, select(base, 0, 1), {ids({3, 0}, {2}, x[0])}, x[1] * 3.0);
+    return pow(base, 2.0);
+  });
+  add_case("slice_step_squared", "slice", {{3, 7}}, [](In x) { return pow(slice(x[0], 1, 1, 7, 3), 2.0); });
   // where: both operands broadcast (one along rows), the condition fixed; squared so the backward's own where
   // runs inside the create_graph backward.
   add_case("where_broadcast_squared", "where", {{2, 3}, {3}}, [](In x) {
@@ -281,7 +314,7 @@ const std::vector<std::string>& covered_ops() {
       "log", "sqrt", "abs", "relu", "tanh", "sigmoid", "erf", "clamp", "matmul", "mm", "addmm", "transpose", "t",
       "reshape", "view", "narrow", "expand", "unsqueeze", "squeeze", "stack", "select", "alias", "cat", "sum", "mean", "max", "log_softmax", "softmax",
       "mse_loss", "cross_entropy", "clone", "to_dtype", "batch_norm", "layer_norm", "embedding", "nll_loss", "where",
-      "sin", "cos", "log1p", "expm1"};
+      "sin", "cos", "log1p", "expm1", "index", "index_put", "index_put_", "index_put_through_view_", "slice"};
   return ops;
 }
 

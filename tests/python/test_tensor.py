@@ -223,9 +223,9 @@ def test_indexing_errors_follow_pytorch():
         torch.tensor(1.0)[0]
     with pytest.raises(ValueError, match="step must be greater than zero"):
         t[::-1]
-    with pytest.raises(NotImplementedError, match="one advanced index"):   # t[[0, 1], [1, 2]]: not yet
-        t[[0, 1], [1, 2]]
-    with pytest.raises(TypeError, match="indexed by integers, slices, None"):
+    with pytest.raises(IndexError, match="index 5 is out of bounds for dimension 1 with size 3"):   # advanced
+        t[[0, 1], [1, 5]]
+    with pytest.raises(IndexError, match="only integers, slices .* are valid indices \\(got float\\)"):
         t[1.5]
 
 
