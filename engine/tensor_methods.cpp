@@ -62,7 +62,7 @@ void Tensor::register_hook(GradHook hook) const {
     std::lock_guard<std::mutex> lock(impl_->autograd_mutex);
     impl_->leaf_grad_hooks.push_back(std::move(hook));
   } else {
-    impl_->grad_fn->add_pre_hook(impl_->output_nr, std::move(hook));
+    grad_fn()->add_pre_hook(impl_->output_nr, std::move(hook));
   }
 }
 
@@ -80,10 +80,12 @@ void Tensor::retain_grad() const {
   TINYDDP_CHECK(requires_grad(), "can't retain_grad on Tensor that has requires_grad=False");
   if (is_leaf() || impl_->retains_grad) return;
   impl_->retains_grad = true;
-  // Keep a weak handle: the hook must not keep the tensor alive through its own grad_fn.
+  // Keep a weak handle: the hook must not keep the tensor alive through its own grad_fn. It writes .grad only while
+  // its node is the tensor's history: an in-place op moves it to the new node (autograd::rebase_history).
   std::weak_ptr<TensorImpl> weak = impl_;
-  impl_->grad_fn->add_pre_hook(impl_->output_nr, [weak](const Tensor& g) -> Tensor {
-    if (auto self = weak.lock()) {
+  const std::shared_ptr<autograd::Node>& fn = grad_fn();
+  fn->add_pre_hook(impl_->output_nr, [weak, on = fn.get()](const Tensor& g) -> Tensor {
+    if (auto self = weak.lock(); self && self->grad_fn.get() == on) {
       std::lock_guard<std::mutex> lock(self->autograd_mutex);
       if (!self->grad.defined()) {
         self->grad = GradMode::is_enabled() ? tinyddp::clone(g) : g.detach().clone();   // own copy, as AccumulateGrad
@@ -128,7 +130,7 @@ Tensor Tensor::to(Device device) const { return tinyddp::to_device(*this, device
 Tensor& Tensor::add_(const Tensor& other, double alpha) { return tinyddp::add_(*this, other, alpha); }
 Tensor& Tensor::mul_(double factor) { return tinyddp::mul_(*this, factor); }
 Tensor& Tensor::mul_(const Tensor& other) { return tinyddp::mul_(*this, other); }
-Tensor& Tensor::zero_() { return tinyddp::fill_(*this, 0.0); }
+Tensor& Tensor::zero_() { return tinyddp::zero_(*this); }
 Tensor& Tensor::fill_(double value) { return tinyddp::fill_(*this, value); }
 Tensor& Tensor::copy_(const Tensor& src) { return tinyddp::copy_(*this, src); }
 

@@ -19,12 +19,21 @@ namespace {
 // buffer, when no one else can see that buffer and it has the layout a .grad must have. "No one else": the
 // tensor's handle is held only by `expected_refs` (this node, plus the engine's copy of the inputs when the
 // node has post hooks, as the engine keeps one then), and its storage only by this handle; a user's hook that
-// kept the gradient, a gradient handed to two leaves (AddBackward0) or a view of a shared buffer all fail it.
+// kept the gradient, a gradient handed to two leaves (AddBackward0) or a view of a shared buffer all fail it. A view
+// made by a backward rule (TBackward0's transpose) also holds its base, which shares its storage: the storage is
+// still private when only the view holds that base, and the view is stolen as a plain tensor (.grad is no view).
 // The layout: contiguous, the whole buffer, so that optimizers and DDP's bucket copies see a plain
 // tensor of its own (the reducer's Note [The reducer's hook]). Under grad mode (create_graph) never: the
 // .grad must be a differentiable copy.
+bool private_storage(const Tensor& g) {
+  const long holders = g.storage().use_count();
+  if (holders == 1) return true;
+  const Tensor& base = g.view_base();
+  return holders == 2 && base.defined() && base.impl_ptr().use_count() == 1 && base.storage() == g.storage();
+}
+
 bool stealable(const Tensor& g, long expected_refs) {
-  return !GradMode::is_enabled() && g.impl_ptr().use_count() <= expected_refs && g.storage().use_count() == 1 &&
+  return !GradMode::is_enabled() && g.impl_ptr().use_count() <= expected_refs && private_storage(g) &&
          g.offset() == 0 && g.strides() == contiguous_strides(g.shape()) &&
          g.storage()->nbytes == static_cast<size_t>(g.numel()) * element_size(g.dtype());
 }
@@ -55,7 +64,7 @@ TensorList AccumulateGrad::apply(TensorList&& grads) {
     if (!impl.grad.defined()) {
       if (stealable(new_grad, 1 + (has_post_hooks() ? 1 : 0))) {
         // Note [Stealing the incoming gradient]. A replacement from a hook may carry history: drop it.
-        impl.grad = new_grad.requires_grad() ? new_grad.detach() : std::move(new_grad);
+        impl.grad = new_grad.requires_grad() || new_grad.is_view() ? new_grad.detach() : std::move(new_grad);
       } else {
         // Under create_graph keep the gradient's history (it is differentiable); either way own a fresh copy.
         impl.grad = GradMode::is_enabled() ? clone(new_grad) : new_grad.detach().clone();

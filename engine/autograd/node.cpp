@@ -95,6 +95,12 @@ SavedTensor::SavedTensor(const Tensor& t, bool is_output)
   data_ = is_output ? t.detach() : t;
 }
 
+void SavedTensor::rebind_output(const Tensor& t) {
+  if (!defined_ || released_ || hooks_) return;
+  data_ = t.detach();
+  saved_version_ = t.version();
+}
+
 void SavedTensor::release() {
   data_ = Tensor();
   packed_.reset();
@@ -112,13 +118,11 @@ Tensor SavedTensor::unpack(Node& owner) const {
     std::ostringstream msg;
     msg << "one of the variables needed for gradient computation has been modified by an inplace operation: ["
         << legacy_type_name(data_.dtype()) << " " << shape_str(data_.shape()) << "]";
-    // Note [Views of a modified base]: 1.13 regenerates the grad_fn of a view whose base was modified in place
-    // (an optimizer's step on W, saved as W.t() by addmm) when it is read, as the strided view it is: the message
-    // names AsStridedBackward0, not the op that made the view.
+    // The saved tensor's history now: a view whose base changed in place (an optimizer's step on W, saved as W.t()
+    // by addmm) has had its grad_fn rebuilt as AsStridedBackward0 (Note [In-place ops under autograd]).
     const std::string grad_fn_name = is_output_          ? owner.name()
                                      : !data_.grad_fn() ? ""
-                                     : data_.impl()->is_view ? "AsStridedBackward0"
-                                                             : data_.grad_fn()->name();
+                                                        : data_.grad_fn()->name();
     if (!grad_fn_name.empty()) msg << ", which is output " << output_nr_ << " of " << grad_fn_name << ",";
     msg << " is at version " << current << "; expected version " << saved_version_
         << " instead. Hint: enable anomaly detection to find the operation that failed to compute its gradient, "
@@ -176,6 +180,11 @@ TensorList OpNode::apply(TensorList&& grads) {
 
 void OpNode::release_saved() {
   for (auto& s : saved_) s.release();
+}
+
+void OpNode::replace_saved_output(uint32_t output_nr, const Tensor& t) {
+  for (auto& s : saved_)
+    if (s.is_output() && s.output_nr() == output_nr) s.rebind_output(t);
 }
 
 const Tensor& OpNode::saved(size_t i) const {

@@ -70,6 +70,9 @@ class Node : public std::enable_shared_from_this<Node> {
   virtual TensorList apply(TensorList&& grads) = 0;
   // Frees saved tensors after a backward without retain_graph.
   virtual void release_saved() {}
+  // Output `output_nr` was saved, and an in-place op then wrote it into `t` (Note [In-place ops under autograd]):
+  // t is what the node must find unchanged at its backward.
+  virtual void replace_saved_output(uint32_t output_nr, const Tensor& t) { (void)output_nr, (void)t; }
 
   uint64_t sequence_nr() const { return sequence_nr_; }
   uint32_t num_inputs() const { return num_inputs_; }
@@ -122,6 +125,11 @@ class SavedTensor {
   // `owner` is the node that saved this tensor (an output gets owner as its grad_fn back).
   Tensor unpack(Node& owner) const;
   void release();
+  bool is_output() const { return is_output_; }
+  uint32_t output_nr() const { return output_nr_; }
+  // An output saved, then written into `t` by an in-place op: t, at its version now, is what unpack checks. Under
+  // saved-tensor hooks the packed value stays (the values are the same; pack is not called twice).
+  void rebind_output(const Tensor& t);
 
  private:
   Tensor unpack_hooked(Node& owner) const;
@@ -151,6 +159,7 @@ class OpNode : public Node {
   std::string name() const override { return name_; }
   TensorList apply(TensorList&& grads) override;
   void release_saved() override;
+  void replace_saved_output(uint32_t output_nr, const Tensor& t) override;
 
   size_t save(const Tensor& t, bool is_output = false);   // returns the index for saved()
   // Saved tensor i, inside the rule. Every saved tensor is unpacked once, in save order, before the rule

@@ -59,7 +59,11 @@ template int64_t* Tensor::data_ptr<int64_t>() const;
 template bool* Tensor::data_ptr<bool>() const;
 
 // ---- autograd ----
-bool Tensor::requires_grad() const { return impl_->requires_grad || impl_->grad_fn != nullptr; }
+// A view requires grad when its base does, even before its grad_fn is rebuilt (PyTorch's DifferentiableViewMeta).
+bool Tensor::requires_grad() const {
+  return impl_->requires_grad || impl_->grad_fn != nullptr ||
+         (impl_->view_base.defined() && impl_->view_base.requires_grad());
+}
 
 Tensor& Tensor::requires_grad_(bool requires_grad) {
   TINYDDP_CHECK(is_leaf() || requires_grad,
@@ -70,13 +74,15 @@ Tensor& Tensor::requires_grad_(bool requires_grad) {
   return *this;
 }
 
-bool Tensor::is_leaf() const { return impl_->grad_fn == nullptr; }
+bool Tensor::is_leaf() const { return grad_fn() == nullptr; }
+bool Tensor::is_view() const { return impl_->view_base.defined(); }
+const Tensor& Tensor::view_base() const { return impl_->view_base; }
 const Tensor& Tensor::grad() const { return impl_->grad; }
 void Tensor::set_grad(const Tensor& grad) const {
   TINYDDP_CHECK(!grad.defined() || grad.shape() == shape(), "assigned grad has data of a different size");
   impl_->grad = grad;
 }
-const std::shared_ptr<autograd::Node>& Tensor::grad_fn() const { return impl_->grad_fn; }
+// Tensor::grad_fn() is defined in engine/autograd/inplace.cpp: a view's history may have to be rebuilt.
 uint32_t Tensor::output_nr() const { return impl_->output_nr; }
 
 Tensor Tensor::detach() const {

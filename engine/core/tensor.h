@@ -14,7 +14,9 @@
 //    memory from the caching allocator), and every op's inputs must share it (engine/core/backend.h picks
 //    the kernels); a tensor and all its views share one version counter, bumped by every in-place op;
 //  - requires_grad() is true for leaves marked with requires_grad_() and for every op result with a grad_fn;
-//  - a leaf's AccumulateGrad node is created lazily and cached weakly (the graph keeps it alive), as PyTorch.
+//  - a leaf's AccumulateGrad node is created lazily and cached weakly (the graph keeps it alive), as PyTorch;
+//  - a view op's output knows its base (the root of its chain of views): an in-place op on it is recorded on the
+//    base, and its grad_fn is rebuilt when the base changed in place since (Note [In-place ops under autograd]).
 #pragma once
 
 #include <atomic>
@@ -98,8 +100,13 @@ class Tensor {
   bool requires_grad() const;
   Tensor& requires_grad_(bool requires_grad = true);
   bool is_leaf() const;
+  // The output of a view op (PyTorch's _is_view()), and the tensor it views (._base): the root of a chain of views,
+  // never itself a view. detach() and tinyddp's internal aliases are not views.
+  bool is_view() const;
+  const Tensor& view_base() const;
   const Tensor& grad() const;
   void set_grad(const Tensor& grad) const;
+  // For a view whose base was modified in place since its grad_fn was set, rebuilt here as AsStridedBackward0.
   const std::shared_ptr<autograd::Node>& grad_fn() const;
   uint32_t output_nr() const;
   Tensor detach() const;                       // same storage and version counter, no history
@@ -151,6 +158,13 @@ class Tensor {
   std::shared_ptr<TensorImpl> impl_;
 };
 
+// How a view was made, for the in-place ops that 1.13 refuses on it (autograd/inplace.h's check_inplace).
+enum class ViewCreation : uint8_t {
+  normal,
+  no_grad_mode,   // under no_grad: an in-place op on it, or on its base, with grad mode on is refused
+  multi_output,   // one of several views one op returned (split, unbind): never modified in place under autograd
+};
+
 struct TensorImpl {
   ~TensorImpl();   // releases grad_fn without recursing through the graph (autograd::release_node)
   std::shared_ptr<Storage> storage;
@@ -165,7 +179,13 @@ struct TensorImpl {
   // Autograd. A tensor requires grad iff it is a leaf with requires_grad set, or has a grad_fn.
   bool requires_grad = false;
   bool retains_grad = false;
-  bool is_view = false;   // the output of a view op (t, view, transpose, narrow, expand, unsqueeze)
+  // Views (set by autograd::mark_view on a view op's output). view_base: the root of its chain of views; undefined
+  // for a tensor that is not a view. view_version: the version counter's value when grad_fn was last set; when
+  // they differ, the base changed in place and grad_fn() rebuilds the history.
+  Tensor view_base;
+  uint64_t view_version = 0;
+  ViewCreation view_creation = ViewCreation::normal;
+  std::mutex view_mutex;   // guards rebuilding a view's grad_fn
   Tensor grad;
   std::shared_ptr<autograd::Node> grad_fn;   // the node that produced this tensor (null for leaves)
   uint32_t output_nr = 0;                    // which output of grad_fn this tensor is

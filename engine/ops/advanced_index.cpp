@@ -18,6 +18,7 @@
 #include "engine/ops/op_utils.h"
 
 #include "base/warning.h"
+#include "engine/autograd/inplace.h"
 #include "engine/core/promotion.h"
 
 namespace tinyddp {
@@ -301,26 +302,23 @@ std::vector<Tensor> put_into(Tensor& self, const std::vector<Tensor>& indices, c
   return info.expanded;
 }
 
-// IndexPutBackward0, and CopySlices when `flat` (the index is then one tensor of positions in self's row-major order,
-// applied to the gradient flattened): the written elements' gradient goes to values (summed where values was
-// broadcast), the others' to self; with accumulate, all of it to self as well.
+// IndexPutBackward0: the written elements' gradient goes to values (summed where values was broadcast), the others'
+// to self; with accumulate, all of it to self as well.
 std::shared_ptr<OpNode> put_node(const char* name, const Tensor& self, const Tensor& values,
-                                 const std::vector<Tensor>& index_list, bool accumulate, bool flat) {
+                                 const std::vector<Tensor>& index_list, bool accumulate) {
   std::vector<bool> defined;
   for (const Tensor& index : index_list) defined.push_back(index.defined());
-  auto node = autograd::make_node(name, {self, values}, [defined, accumulate, flat, self_shape = self.shape(),
+  auto node = autograd::make_node(name, {self, values}, [defined, accumulate,
                                                           values_shape = values.shape(), values_dtype = values.dtype(),
                                                           values_numel = values.numel()](const TensorList& g,
                                                                                          OpNode& n) {
     std::vector<Tensor> idx;
     size_t next = 0;
     for (bool d : defined) idx.push_back(d ? n.saved(next++) : Tensor());
-    const Tensor grad = flat ? reshape(g[0], {-1}) : g[0];
+    const Tensor& grad = g[0];
     TensorList out(2);
-    if (n.needs_input_grad(0)) {
-      const Tensor rest = accumulate ? grad : index_put(grad, idx, zeros({}, grad.dtype(), grad.device()), false);
-      out[0] = flat ? reshape(rest, self_shape) : rest;
-    }
+    if (n.needs_input_grad(0))
+      out[0] = accumulate ? grad : index_put(grad, idx, zeros({}, grad.dtype(), grad.device()), false);
     if (n.needs_input_grad(1)) {
       const Tensor picked = index(grad, idx);
       // One value (a masked_fill in 1.13) takes the sum, whatever its shape; otherwise the broadcast is undone.
@@ -333,41 +331,6 @@ std::shared_ptr<OpNode> put_node(const char* name, const Tensor& self, const Ten
     for (const Tensor& index : index_list)
       if (index.defined()) node->save(index);
   return node;
-}
-
-// Where an in-place write into self may be recorded: never into a leaf that requires grad (PyTorch's text), and not
-// into a view, whose base tinyddp does not know to give CopySlices (PyTorch records the write on the base).
-void check_recordable(const Tensor& self, const char* op) {
-  // A view that requires grad and is a leaf itself (x = t.reshape(2, 3).requires_grad_()) or one view op away from
-  // one: PyTorch's "view of a leaf", checked before its "leaf".
-  const auto& fn = self.grad_fn();
-  const bool view_of_leaf = self.impl()->is_view && self.requires_grad() &&
-                            (!fn || (fn->next_edges().size() == 1 && fn->next_edges()[0].valid() &&
-                                     fn->next_edges()[0].node->name() == "AccumulateGrad"));
-  TINYDDP_CHECK(!view_of_leaf, "a view of a leaf Variable that requires grad is being used in an in-place operation.");
-  TINYDDP_CHECK(!(self.requires_grad() && self.is_leaf()),
-                "a leaf Variable that requires grad is being used in an in-place operation.");
-  TINYDDP_CHECK(!self.impl()->is_view, op, ": tinyddp does not record an in-place write into a view of another tensor "
-                "(PyTorch records it on the view's base, as CopySlices). Index the base in one go (base[0, idx] = v "
-                "rather than base[0][idx] = v), or write into a clone.");
-}
-
-// The row-major positions, in `base`, of the elements of `view` (a view of base's storage).
-Tensor base_positions(const Tensor& base, const Tensor& view) {
-  const std::vector<int64_t> view_offsets = dim_offsets(view.shape(), view.strides(), 0, view.shape().size());
-  std::vector<int64_t> out(view_offsets.size());
-  if (base.is_contiguous()) {
-    for (size_t k = 0; k < out.size(); ++k) out[k] = view.offset() + view_offsets[k] - base.offset();
-  } else {   // storage offset -> row-major position, over the span base covers
-    const std::vector<int64_t> base_offsets = dim_offsets(base.shape(), base.strides(), 0, base.shape().size());
-    const auto [lo, hi] = std::minmax_element(base_offsets.begin(), base_offsets.end());
-    std::vector<int64_t> position(static_cast<size_t>(*hi - *lo + 1), -1);
-    for (size_t r = 0; r < base_offsets.size(); ++r) position[base_offsets[r] - *lo] = static_cast<int64_t>(r);
-    for (size_t k = 0; k < out.size(); ++k) out[k] = position[view.offset() - base.offset() + view_offsets[k] - *lo];
-  }
-  for (int64_t p : out)
-    TINYDDP_INTERNAL_ASSERT(p >= 0 && p < base.numel(), "index_put_ through a view: the view reaches outside its base");
-  return from_vector(out, view.shape(), DType::i64);
 }
 
 Tensor index_put_named(const Tensor& self, const std::vector<Tensor>& indices, const Tensor& values, bool accumulate,
@@ -405,7 +368,7 @@ Tensor index_put_named(const Tensor& self, const std::vector<Tensor>& indices, c
   check_defined(values, "index_put", "values");
   Tensor out = clone(self.detach());
   const std::vector<Tensor> index_list = put_into(out, indices, values, accumulate);
-  autograd::set_history(out, put_node(name, self, values, index_list, accumulate, /*flat=*/false));
+  autograd::set_history(out, put_node(name, self, values, index_list, accumulate));
   return out;
 }
 
@@ -419,30 +382,12 @@ Tensor& index_put_(Tensor& self, const std::vector<Tensor>& indices, const Tenso
   check_defined(self, "index_put_", "tensor modified in place");
   check_defined(values, "index_put_", "values");
   const bool record = GradMode::is_enabled() && (self.requires_grad() || values.requires_grad());
-  if (record) check_recordable(self, "index_put_");
+  autograd::check_inplace(self, record);
   const std::vector<Tensor> index_list = put_into(self, indices, values, accumulate);
-  // The node takes self's history before the write as its input; self then has the node as its grad_fn.
-  if (record) autograd::set_history(self, put_node("IndexPutBackward0", self, values, index_list, accumulate, false));
+  // The node's input 0 is self's history before the write (it saves only the indices, so self may change); it then
+  // becomes self's history (on a view: CopySlices on the base).
+  if (record) autograd::rebase_history(self, put_node("IndexPutBackward0", self, values, index_list, accumulate));
   return self;
-}
-
-Tensor& index_put_through_view_(Tensor& base, const Tensor& view, const std::vector<Tensor>& indices,
-                                const Tensor& values) {
-  check_defined(base, "index_put_", "tensor modified in place");
-  check_defined(view, "index_put_", "view");
-  check_defined(values, "index_put_", "values");
-  TINYDDP_INTERNAL_ASSERT(view.storage() == base.storage(), "index_put_through_view_: the view is not of base");
-  const bool grad_mode = GradMode::is_enabled();
-  TINYDDP_CHECK(!(grad_mode && base.requires_grad() && base.is_leaf()),
-                "a view of a leaf Variable that requires grad is being used in an in-place operation.");
-  const bool record = grad_mode && (base.requires_grad() || values.requires_grad());
-  if (record) check_recordable(base, "index_put_");
-  Tensor target = view.detach();   // base's storage and version counter
-  const std::vector<Tensor> index_list = put_into(target, indices, values, /*accumulate=*/false);
-  if (!record) return base;
-  const Tensor written = index(base_positions(base, view), index_list);   // positions in base, row-major
-  autograd::set_history(base, put_node("CopySlices", base, values, {written}, false, /*flat=*/true));
-  return base;
 }
 
 }  // namespace tinyddp

@@ -1,12 +1,14 @@
 // In-place ops. They bump the version counter shared by a tensor and its views, which is how a saved
 // tensor notices it was modified before the backward that needs it.
 //
-// When they are allowed: on tensors that do not require grad, and on anything under NoGradGuard (how an
-// optimizer updates parameters). A leaf that requires grad is refused outside NoGradGuard with PyTorch's
-// message; tinyddp does not record in-place ops in the graph, so a non-leaf that requires grad is refused
-// too, with the out-of-place op to use instead.
+// Without autograd (grad mode off, as in an optimizer's update, or no input that requires grad) they write in
+// place, the hot ones (the optimizer's and the reducer's) in one fused pass. Under autograd they are recorded as
+// PyTorch 1.13 records them (Note [In-place ops under autograd] in engine/autograd/inplace.h): the out-of-place
+// op runs on a copy of self's values that carries self's history, its result is written into self, and its node
+// becomes self's history (on a view: the base's, through CopySlices).
 #include "engine/ops/op_utils.h"
 
+#include "engine/autograd/inplace.h"
 #include "engine/core/promotion.h"
 
 namespace tinyddp {
@@ -15,18 +17,24 @@ using namespace detail;
 
 namespace {
 
-void check_inplace(const Tensor& self, const Tensor* other, const char* op) {
+bool records(const Tensor& self, const TensorList& others) {
+  if (!GradMode::is_enabled()) return false;
+  bool any = self.requires_grad();
+  for (const Tensor& t : others) any = any || (t.defined() && t.requires_grad());
+  return any;
+}
+
+// The checks every in-place op makes before anything else, as 1.13 does: the writes autograd refuses, and a tensor
+// whose elements share memory (an expanded one), which no write may target. Returns whether the op records.
+bool begin_inplace(const Tensor& self, const TensorList& others, const char* op) {
   check_defined(self, op, "tensor modified in place");
-  if (!GradMode::is_enabled()) return;
-  if (self.requires_grad()) {
-    TINYDDP_CHECK(!self.is_leaf(), "a leaf Variable that requires grad is being used in an in-place operation.");
-    TINYDDP_CHECK(false, op, ": in-place ops on a tensor that is part of an autograd graph (grad_fn=",
-                  self.grad_fn()->name(), ") are not recorded by tinyddp. Use the out-of-place op (e.g. y = y + x) "
-                  "or run it under NoGradGuard if no gradient should flow.");
-  }
-  TINYDDP_CHECK(other == nullptr || !other->requires_grad(), op,
-                ": the source requires grad but the result of an in-place op would not record it. Use the "
-                "out-of-place op, or detach() the source.");
+  const bool record = records(self, others);
+  autograd::check_inplace(self, record);
+  for (int64_t d = 0; d < self.dim(); ++d)
+    TINYDDP_CHECK(self.shape()[d] <= 1 || self.strides()[d] != 0,
+                  "unsupported operation: more than one element of the written-to tensor refers to a single memory "
+                  "location. Please clone() the tensor before performing the operation.");
+  return record;
 }
 
 // Writes `value` (any layout, broadcastable to self) into self's elements, through self's strides.
@@ -51,6 +59,66 @@ void check_cast_into(DType result, const Tensor& self) {
                 " can't be cast to the desired output type ", scalar_type_name(self.dtype()));
 }
 
+// self's values in a tensor of their own that carries self's history: what an in-place op's node sees as self.
+// A copy, so that the node may save it (mul_ saves it for other's gradient, log_ for its own) while self changes.
+Tensor with_history_of(const Tensor& self) {
+  Tensor out = clone(self.detach());
+  out.impl()->grad_fn = self.grad_fn();
+  out.impl()->output_nr = self.output_nr();
+  return out;
+}
+
+// Runs `op` out of place on self's values and history, writes its result into self (one version bump) and makes
+// its node self's history (Note [In-place ops under autograd]).
+Tensor& record_inplace(Tensor& self, const std::function<Tensor(const Tensor&)>& op) {
+  const Tensor input = with_history_of(self);
+  const Tensor result = op(input);
+  TINYDDP_CHECK(result.shape() == self.shape(), "output with shape ", shape_str(self.shape()),
+                " doesn't match the broadcast shape ", shape_str(result.shape()));
+  check_cast_into(result.dtype(), self);
+  {
+    NoGradGuard no_grad;
+    write_into(self, to_dtype(result.detach(), self.dtype()));
+  }
+  const std::shared_ptr<autograd::Node>& fn = result.grad_fn();
+  if (!fn || fn == input.grad_fn()) return self;   // the op gave its input back: self's history stands
+  fn->replace_saved_output(result.output_nr(), self);
+  autograd::rebase_history(self, fn);
+  return self;
+}
+
+// The node of an in-place op that overwrites self whatever it held (fill_, zero_, copy_): self's old values get a
+// zero gradient.
+Tensor overwritten(const Tensor& self, Tensor result, const char* name, const Tensor& source) {
+  auto node = autograd::make_node(name, source.defined() ? TensorList{self, source} : TensorList{self}, [src_shape = source.defined() ? source.shape() : Shape{},
+                                                         src_dtype = source.defined() ? source.dtype() : self.dtype(),
+                                                         src_device = source.defined() ? source.device()
+                                                                                       : self.device()](
+                                                            const TensorList& g, OpNode& n) {
+    TensorList out(n.next_edges().size());
+    if (n.needs_input_grad(0)) out[0] = zeros_like(g[0]);
+    if (n.needs_input_grad(1)) out[1] = to_device(to_dtype(sum_to(g[0], src_shape), src_dtype), src_device);
+    return out;
+  });
+  autograd::set_history(result, node);
+  return result;
+}
+
+}  // namespace
+
+Tensor& apply_inplace(Tensor& self, const TensorList& others, const std::function<Tensor(const Tensor&)>& op) {
+  if (begin_inplace(self, others, "in-place op")) return record_inplace(self, op);
+  const Tensor result = op(self.detach());
+  TINYDDP_CHECK(result.shape() == self.shape(), "output with shape ", shape_str(self.shape()),
+                " doesn't match the broadcast shape ", shape_str(result.shape()));
+  check_cast_into(result.dtype(), self);
+  NoGradGuard no_grad;
+  write_into(self, to_dtype(result.detach(), self.dtype()));
+  return self;
+}
+
+namespace {
+
 // Whether the op must promote (mixed dtypes, or an integer or bool self): then it runs out of place and the
 // result is written into self, instead of the floating-point fast paths below.
 bool needs_promotion(const Tensor& self, const Tensor& other) {
@@ -69,12 +137,14 @@ Tensor alpha_operand(double alpha, DType result, Device device) {
 
 // self += alpha * other (other broadcast to self's shape).
 Tensor& add_(Tensor& self, const Tensor& other, double alpha) {
-  check_inplace(self, &other, "add_");
   check_defined(other, "add_", "source");
+  const bool record = begin_inplace(self, {other}, "add_");
   check_same_device(self, other, "add_");
   TINYDDP_CHECK(broadcast_shapes(self.shape(), other.shape()) == self.shape(), "add_: the source of shape ",
                 shape_str(other.shape()), " does not broadcast to the destination's shape ", shape_str(self.shape()),
                 ".");
+  if (record)
+    return record_inplace(self, [&](const Tensor& x) { return alpha == 1.0 ? add(x, other) : add(x, mul(other, alpha)); });
   if (needs_promotion(self, other)) {
     const DType result = result_type(self, other);
     check_cast_into(result, self);
@@ -106,13 +176,17 @@ Tensor& sub_(Tensor& self, const Tensor& other, double alpha) {
     NoGradGuard no_grad;
     sub(self.detach(), other.detach());   // throws PyTorch's text for bool operands
   }
+  if (records(self, {other})) {   // recorded as sub (SubBackward0), not as add of a negated source
+    begin_inplace(self, {other}, "sub_");
+    return record_inplace(self, [&](const Tensor& x) { return alpha == 1.0 ? sub(x, other) : sub(x, mul(other, alpha)); });
+  }
   return add_(self, other, -alpha);
 }
 
 Tensor& mul_(Tensor& self, double factor) {
   check_defined(self, "mul_", "tensor modified in place");
   if (!is_floating(self.dtype())) return mul_(self, wrapped_number(factor, self.device()));
-  check_inplace(self, nullptr, "mul_");
+  if (begin_inplace(self, {}, "mul_")) return record_inplace(self, [&](const Tensor& x) { return mul(x, factor); });
   if (self.is_contiguous()) {   // the reducer's divide of a bucket view: one pass, in place, no buffer
     dispatch_floating(self.dtype(), "mul_", [&]<typename T>() {
       backend::unary<T>(self.device(), kernels::UnaryOp::mul_scalar, self.data_ptr<T>(), self.data_ptr<T>(),
@@ -127,35 +201,41 @@ Tensor& mul_(Tensor& self, double factor) {
 }
 
 Tensor& mul_(Tensor& self, const Tensor& other) {
-  check_inplace(self, &other, "mul_");
   check_defined(other, "mul_", "source");
+  const bool record = begin_inplace(self, {other}, "mul_");
   check_same_device(self, other, "mul_");
   if (needs_promotion(self, other)) check_cast_into(result_type(self, other), self);
+  TINYDDP_CHECK(broadcast_shapes(self.shape(), other.shape()) == self.shape(), "mul_: the source of shape ",
+                shape_str(other.shape()), " does not broadcast to the destination's shape ", shape_str(self.shape()),
+                ".");
+  if (record) return record_inplace(self, [&](const Tensor& x) { return mul(x, other); });
   NoGradGuard no_grad;
-  const Tensor product = mul(self.detach(), other.detach());
-  TINYDDP_CHECK(product.shape() == self.shape(), "mul_: the source of shape ", shape_str(other.shape()),
-                " does not broadcast to the destination's shape ", shape_str(self.shape()), ".");
-  write_into(self, to_dtype(product, self.dtype()));
+  write_into(self, to_dtype(mul(self.detach(), other.detach()), self.dtype()));
   return self;
 }
 
 // self /= other (true division: an integer self is refused, as its quotient is floating).
 Tensor& div_(Tensor& self, const Tensor& other) {
-  check_inplace(self, &other, "div_");
   check_defined(other, "div_", "source");
+  const bool record = begin_inplace(self, {other}, "div_");
   check_same_device(self, other, "div_");
   const DType promoted = result_type(self, other);
   check_cast_into(is_floating(promoted) ? promoted : kDefaultFloatDType, self);
+  TINYDDP_CHECK(broadcast_shapes(self.shape(), other.shape()) == self.shape(), "div_: the source of shape ",
+                shape_str(other.shape()), " does not broadcast to the destination's shape ", shape_str(self.shape()),
+                ".");
+  if (record) return record_inplace(self, [&](const Tensor& x) { return div(x, other); });
   NoGradGuard no_grad;
-  const Tensor quotient = div(self.detach(), other.detach());
-  TINYDDP_CHECK(quotient.shape() == self.shape(), "div_: the source of shape ", shape_str(other.shape()),
-                " does not broadcast to the destination's shape ", shape_str(self.shape()), ".");
-  write_into(self, to_dtype(quotient, self.dtype()));
+  write_into(self, to_dtype(div(self.detach(), other.detach()), self.dtype()));
   return self;
 }
 
+// self = value everywhere: FillBackward2 under autograd, as 1.13's fill_ with a number.
 Tensor& fill_(Tensor& self, double value) {
-  check_inplace(self, nullptr, "fill_");
+  if (begin_inplace(self, {}, "fill_"))
+    return record_inplace(self, [&](const Tensor& x) {
+      return overwritten(x, full(x.shape(), value, x.dtype(), x.device()), "FillBackward2", Tensor());
+    });
   if (self.device().is_cpu() && self.is_contiguous()) {
     dispatch_all(self.dtype(), [&]<typename T>() {
       std::fill(self.data_ptr<T>(), self.data_ptr<T>() + self.numel(), static_cast<T>(value));
@@ -167,14 +247,42 @@ Tensor& fill_(Tensor& self, double value) {
   return self;
 }
 
+// fill_ with a one-element tensor (setitem's number): FillBackward3, the value's gradient the sum of self's.
+Tensor& fill_(Tensor& self, const Tensor& value) {
+  check_defined(value, "fill_", "value");
+  TINYDDP_CHECK(value.dim() == 0, "fill_ only supports 0-dimension value tensor but got tensor with ", value.dim(),
+                " dimensions.");
+  const bool record = begin_inplace(self, {value}, "fill_");
+  if (!record) return fill_(self, value.item());
+  return record_inplace(self, [&](const Tensor& x) {
+    const Tensor filled = to_dtype(expand(reshape(value.detach(), {}), x.shape()), x.dtype()).contiguous();
+    return overwritten(x, clone(filled), "FillBackward3", value);
+  });
+}
+
+// fill_(0), recorded as 1.13's zero_ (ZeroBackward0).
+Tensor& zero_(Tensor& self) {
+  if (begin_inplace(self, {}, "zero_"))
+    return record_inplace(self, [&](const Tensor& x) {
+      return overwritten(x, zeros(x.shape(), x.dtype(), x.device()), "ZeroBackward0", Tensor());
+    });
+  return fill_(self, 0.0);
+}
+
 Tensor& copy_(Tensor& self, const Tensor& src) {
-  check_inplace(self, &src, "copy_");
   check_defined(src, "copy_", "source");
+  const bool record = begin_inplace(self, {src}, "copy_");
   TINYDDP_CHECK(broadcast_shapes(self.shape(), src.shape()) == self.shape(), "copy_: the source of shape ",
                 shape_str(src.shape()), " does not broadcast to the destination's shape ", shape_str(self.shape()), ".");
-  NoGradGuard no_grad;
   // Like PyTorch's copy_, the source may live on another device and hold another dtype.
-  write_into(self, to_device(to_dtype(src.detach(), self.dtype()), self.device()));
+  const auto copied = [&](const Tensor& like) {
+    NoGradGuard no_grad;
+    return to_device(to_dtype(expand(src.detach(), like.shape()), like.dtype()), like.device()).contiguous();
+  };
+  if (record)
+    return record_inplace(self, [&](const Tensor& x) { return overwritten(x, clone(copied(x)), "CopyBackwards", src); });
+  NoGradGuard no_grad;
+  write_into(self, copied(self));
   return self;
 }
 

@@ -167,20 +167,15 @@ Tensor index(const Tensor& x, const std::vector<Tensor>& indices);
 // single mask is a masked_fill in 1.13, its dtype converted. IndexPutBackward0.
 Tensor index_put(const Tensor& x, const std::vector<Tensor>& indices, const Tensor& values, bool accumulate = false);
 // In place (one version bump). Under grad mode, when x or values requires grad, x's history becomes
-// IndexPutBackward0 (its input: x's history before the write); refused on a leaf that requires grad (PyTorch's
-// text) and on a view (PyTorch records that on the view's base; tinyddp does not know the base).
+// IndexPutBackward0 (its input: x's history before the write), or on a view CopySlices on its base.
 Tensor& index_put_(Tensor& x, const std::vector<Tensor>& indices, const Tensor& values, bool accumulate = false);
-// Tensor.__setitem__ with basic and advanced indices: base[basic][indices] = values, written through `view` (base
-// seen through the basic indices: select, slice, unsqueeze of base's storage). Recorded as PyTorch records an in-place
-// op on a view: CopySlices on base (its input: base's history before the write).
-Tensor& index_put_through_view_(Tensor& base, const Tensor& view, const std::vector<Tensor>& indices,
-                                const Tensor& values);
 // where(condition, a, b): a's element where the bool condition is true, else b's, the three broadcast to one
 // shape; a and b of one dtype. Elements are picked, not blended, so infinities and NaNs in the unpicked
 // operand stay out. WhereBackward0: the gradient goes to the picked operand (where(c, g, 0), where(c, 0, g)).
 Tensor where(const Tensor& condition, const Tensor& a, const Tensor& b);
 
-// ---- in-place: bump the version counter; see check_inplace in inplace.cpp for when they are allowed ----
+// ---- in-place: bump the version counter; under autograd recorded as 1.13 records them (Note [In-place ops under
+// autograd] in engine/autograd/inplace.h), refusing what 1.13 refuses (a leaf that requires grad, ...) ----
 // add_, sub_, mul_ and div_ promote as their out-of-place ops and write the result into self when its dtype can
 // be cast to self's (else PyTorch's "result type Float can't be cast to the desired output type Long").
 Tensor& add_(Tensor& self, const Tensor& other, double alpha = 1.0);
@@ -189,7 +184,13 @@ Tensor& mul_(Tensor& self, double factor);
 Tensor& mul_(Tensor& self, const Tensor& other);
 Tensor& div_(Tensor& self, const Tensor& other);
 Tensor& fill_(Tensor& self, double value);
+Tensor& fill_(Tensor& self, const Tensor& value);   // value: one element, its gradient the sum of self's
+Tensor& zero_(Tensor& self);
 Tensor& copy_(Tensor& self, const Tensor& src);
+// The in-place form of any out-of-place op: writes op(self) into self, and under autograd gives self op's node
+// as its history (op runs on a copy of self's values that carries self's history). `others`: op's other tensor
+// inputs, which decide with self whether the op is recorded. How the front end makes exp_, clamp_, relu_ ...
+Tensor& apply_inplace(Tensor& self, const std::vector<Tensor>& others, const std::function<Tensor(const Tensor&)>& op);
 
 // ---- random numbers (generator.h): PyTorch 1.13's values for a seed; gen = nullptr draws from the calling
 // thread's default generator ----

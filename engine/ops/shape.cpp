@@ -4,6 +4,8 @@
 
 #include "engine/ops/op_utils.h"
 
+#include "engine/autograd/inplace.h"
+
 #include "engine/core/promotion.h"
 
 namespace tinyddp {
@@ -12,10 +14,10 @@ using namespace detail;
 
 namespace {
 
-// A view op's output (Note [Views of a modified base] in engine/autograd/node.cpp).
+// A view op's output: it knows its base (Note [In-place ops under autograd] in engine/autograd/inplace.h).
 Tensor view_op_result(const Tensor& x, Shape shape, Shape strides, int64_t offset) {
   Tensor out = make_view(x, std::move(shape), std::move(strides), offset);
-  out.impl()->is_view = true;
+  autograd::mark_view(out, x);
   return out;
 }
 

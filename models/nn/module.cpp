@@ -219,7 +219,7 @@ void zero_grad_of(const std::vector<Tensor>& params, bool set_to_none) {
     if (grad.grad_fn() != nullptr) {
       // PyTorch's detach_() refuses a view (a weight's gradient is a transpose of a product under
       // create_graph), with its text.
-      TINYDDP_CHECK(!grad.impl()->is_view,
+      TINYDDP_CHECK(!grad.is_view(),
                     "Can't detach views in-place. Use detach() instead. If you are using DistributedDataParallel "
                     "(DDP) for training, and gradient_as_bucket_view is set as True, gradients are views of DDP "
                     "buckets, and hence detach_() cannot be called on these gradients. To fix this error, please "

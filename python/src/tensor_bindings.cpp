@@ -614,15 +614,13 @@ void bind_tensor(py::module_& m) {
     }
     return self;
   });
-  m.def("_index_put_through_view_", [](py::object base, const Tensor& view, const py::handle& indices,
-                                       const Tensor& values) {
-    Tensor& t = base.cast<Tensor&>();
-    const std::vector<Tensor> list = tensors_from_py(indices);
+  m.def("_fill_", [](py::object self, const Tensor& value) {   // fill_ with a one-element tensor (FillBackward3)
+    Tensor& t = self.cast<Tensor&>();
     {
       py::gil_scoped_release gil;
-      index_put_through_view_(t, view, list, values);
+      fill_(t, value);
     }
-    return base;
+    return self;
   });
   m.def("squeeze", [](const Tensor& x, std::optional<int64_t> dim) { return squeeze(x, dim); }, release());
   m.def("where", [](const Tensor& c, const Tensor& a, const Tensor& b) { return where(c, a, b); }, release());

@@ -217,14 +217,13 @@ def _strip_leading_ones(value):
     return value.view(shape[k:]) if k else value
 
 
-def _copy_to(self, view, value):
-    """view[...] = value, value broadcast to the view. Recorded, when it must be, as 1.13 records a copy into a view
-    (CopySlices on self); else a plain copy_, which also converts the dtype."""
-    value = _C.expand(_strip_leading_ones(value), list(view._shape()))
-    if view is not self and _C.is_grad_enabled() and (self.requires_grad or value.requires_grad):
-        _C._index_put_through_view_(self, view, [], value.to(self.dtype))
+def _copy_to(view, value):
+    """view[...] = value as 1.13's copy_to: a one-element number tensor fills (FillBackward3 under autograd), anything
+    else is broadcast and copied (CopyBackwards); through a view, the engine records either on the view's base."""
+    if value._shape() != view._shape() and value.dim() == 0 and value.device.type == "cpu":
+        _C._fill_(view, value)
         return
-    view.copy_(value)
+    view.copy_(_C.expand(_strip_leading_ones(value), list(view._shape())))
 
 
 def setitem(self, index, value):
@@ -233,26 +232,22 @@ def setitem(self, index, value):
     if index is False:   # nothing (1.13 does not even check the sizes)
         return
     if index is Ellipsis:
-        _copy_to(self, self, value)
+        _copy_to(self, value)
         return
     if index is None or index is True:
-        _copy_to(self, _C.unsqueeze(self, 0), value)
+        _copy_to(_C.unsqueeze(self, 0), value)
         return
     if _is_int(index):
-        _copy_to(self, _select(self, 0, builtins.int(index), 0), value)
+        _copy_to(_select(self, 0, builtins.int(index), 0), value)
         return
     if isinstance(index, slice):
-        _copy_to(self, _slice(self, 0, index, always=False), value)
+        _copy_to(_slice(self, 0, index, always=False), value)
         return
     sliced, indices = _apply_slicing(self, _as_tuple(index))
     if not indices:
-        _copy_to(self, sliced, value)
+        _copy_to(sliced, value)
         return
-    value = _strip_leading_ones(value)
-    if sliced is self:
-        _C.index_put_(self, indices, value, False)
-    else:
-        _C._index_put_through_view_(self, sliced, indices, value)
+    _C.index_put_(sliced, indices, _strip_leading_ones(value), False)   # on a view: CopySlices on self
 
 
 def _take(input, dim, index):

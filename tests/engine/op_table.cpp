@@ -230,9 +230,42 @@ std::vector<OpCase> build() {
     index_put_(y, {ids({0, 2}, {2}, x[0]), ids({3, 1}, {2}, x[0])}, x[1]);
     return pow(y, 2.0);
   });
-  add_case("index_put_through_view_squared", "index_put_through_view_", {{3, 4}, {2}}, [ids](In x) {
+  // Through a view: recorded on the base as CopySlices (Note [In-place ops under autograd]).
+  add_case("index_put_into_view_squared", "index_put_", {{3, 4}, {2}}, [ids](In x) {
     Tensor base = x[0] * 1.0;
-    index_put_through_view_(base, select(base, 0, 1), {ids({3, 0}, {2}, x[0])}, x[1] * 3.0);
+    Tensor row = select(base, 0, 1);
+    index_put_(row, {ids({3, 0}, {2}, x[0])}, x[1] * 3.0);
+    return pow(base, 2.0);
+  });
+  // ---- in place under autograd: the op's node on the tensor, CopySlices on a view's base, AsStridedBackward0 on
+  // views of a base that changed; squared so that the second-order rules of each run too ----
+  add_case("inplace_mul_squared", "mul_", {{2, 3}, {3}}, [](In x) {
+    Tensor y = x[0] * 2.0;
+    mul_(y, x[1]);   // saves y's old values for x[1]'s gradient
+    return pow(y, 2.0);
+  });
+  add_case("inplace_apply_exp_squared", "apply_inplace", {{2, 3}}, [](In x) {
+    Tensor y = x[0] * 0.5;
+    apply_inplace(y, {}, [](const Tensor& current) { return exp(current); });
+    return pow(y, 2.0);
+  });
+  add_case("inplace_copy_into_view_squared", "copy_", {{3, 4}, {3, 2}}, [](In x) {
+    Tensor base = x[0] * 1.0;
+    Tensor columns = slice(base, 1, 1, 3);
+    copy_(columns, x[1] * x[1]);
+    return pow(base, 2.0);
+  });
+  add_case("inplace_add_into_view_then_view_squared", "add_", {{3, 4}, {4}}, [](In x) {
+    Tensor base = x[0] * 1.0;
+    Tensor row = select(base, 0, 2);
+    Tensor column = select(base, 1, 1);   // made before the write: its history is rebuilt (AsStridedBackward0)
+    add_(row, x[1]);
+    return sum(pow(base, 2.0)) + sum(pow(column, 3.0)) + sum(pow(row, 2.0));
+  });
+  add_case("inplace_fill_view_with_value", "fill_", {{3, 4}, {2}}, [](In x) {
+    Tensor base = x[0] * 1.0;
+    Tensor row = select(base, 0, 0);
+    fill_(row, sum(x[1] * x[1]));
     return pow(base, 2.0);
   });
   add_case("slice_step_squared", "slice", {{3, 7}}, [](In x) { return pow(slice(x[0], 1, 1, 7, 3), 2.0); });
@@ -314,7 +347,8 @@ const std::vector<std::string>& covered_ops() {
       "log", "sqrt", "abs", "relu", "tanh", "sigmoid", "erf", "clamp", "matmul", "mm", "addmm", "transpose", "t",
       "reshape", "view", "narrow", "expand", "unsqueeze", "squeeze", "stack", "select", "alias", "cat", "sum", "mean", "max", "log_softmax", "softmax",
       "mse_loss", "cross_entropy", "clone", "to_dtype", "batch_norm", "layer_norm", "embedding", "nll_loss", "where",
-      "sin", "cos", "log1p", "expm1", "index", "index_put", "index_put_", "index_put_through_view_", "slice"};
+      "sin", "cos", "log1p", "expm1", "index", "index_put", "index_put_", "slice",
+      "add_", "mul_", "copy_", "fill_", "apply_inplace"};
   return ops;
 }
 

@@ -127,12 +127,15 @@ def test_the_history_before_a_write_flows_through_the_unwritten_elements():
     assert y.grad_fn.next_functions[0][0].name() == "IndexPutBackward0"
 
 
-def test_a_view_of_another_tensor_is_refused_when_the_write_must_be_recorded():
-    # PyTorch records such a write on the view's base (CopySlices); tinyddp does not know the base, so it says so
+def test_a_write_into_a_view_of_another_tensor_is_recorded_on_its_base():
+    # PyTorch records such a write on the view's base: CopySlices over IndexPutBackward0
     x = torch.ones(2, 3, requires_grad=True)
-    row = (x * 2)[0]
-    with pytest.raises(RuntimeError, match="does not record an in-place write into a view of another tensor"):
-        row[[0, 1]] = 0.0
+    doubled = x * 2
+    row = doubled[0]
+    row[[0, 1]] = 0.0
+    assert doubled.grad_fn.name() == "CopySlices" and row.grad_fn.name() == "AsStridedBackward0"
+    doubled.sum().backward()
+    assert x.grad.tolist() == [[0.0, 0.0, 2.0], [2.0, 2.0, 2.0]]
     plain = torch.zeros(2, 3)[0]         # nothing requires grad: written, as in PyTorch
     plain[[2]] = 7.0
     assert plain.tolist() == [0.0, 0.0, 7.0]

@@ -239,8 +239,10 @@ def test_inplace_arithmetic_methods_bump_the_version_once_and_return_the_tensor(
     assert x.div_(torch.tensor([5.0, 0.5])).tolist() == [[1.0, 21.0], [1.2000000476837158, 23.0]]
     assert x._version == v + 5
     w = torch.ones(2, requires_grad=True)
-    with pytest.raises(RuntimeError, match="in-place ops on a tensor that is part of an autograd graph"):
-        (w * 3).div_(2)   # the engine does not record in-place ops (docs/python.md)
+    y = (w * 3).div_(2)   # recorded: DivBackward0 over MulBackward0
+    assert y.grad_fn.name() == "DivBackward0" and y._version == 1
+    y.sum().backward()
+    assert w.grad.tolist() == [1.5, 1.5]
     with pytest.raises(RuntimeError, match="a leaf Variable that requires grad is being used in an in-place operation"):
         w.mul_(2)
 
