@@ -158,7 +158,8 @@ Tensor where(const Tensor& condition, const Tensor& a, const Tensor& b);
 // norm_backward (0 where the norm is 0). 1.13's texts for integer inputs and empty inputs of an inf/negative ord.
 Tensor linalg_vector_norm(const Tensor& x, double ord, const std::vector<int64_t>& dims = {}, bool keepdim = false,
                           std::optional<DType> dtype = std::nullopt);
-// torch.norm(x, p, dim): the same norm and backward recorded as NormBackward1 (an empty input's inf norm is 0).
+// torch.norm(x, p, dim): the same norm and backward recorded as NormBackward1 (NormBackward3 with a dtype, as
+// 1.13's overloads); an empty input's inf norm is 0.
 Tensor norm(const Tensor& x, double p, const std::vector<int64_t>& dims = {}, bool keepdim = false,
             std::optional<DType> dtype = std::nullopt);
 // PyTorch's amax / amin: the largest / smallest element over dims (every dim when empty), of any dtype. Their

@@ -57,6 +57,18 @@ CASES = [
                         "float('nan')), torch.linalg.vector_norm(torch.ones(3), True))"),
     ("vector_norm_float64", "t = torch.tensor([[1e-3, 2.5], [-7.25, 1e3]], dtype=torch.float64, requires_grad=True)\n"
                             "out = (torch.linalg.vector_norm(t), torch.linalg.vector_norm(t, 4, 1))"),
+    # the orders 2, 1, 0, inf and -inf are 1.13's CPU kernel bit for bit: sizes around its 8 lanes and 4-element
+    # epilogue, last-dim and strided reductions, transposed inputs, a float64 result of float32 input
+    ("vector_norm_bitwise", SEED + "inf = float('inf')\nres = []\nfor n in (1, 3, 4, 5, 7, 8, 9, 12, 15, 16, 17, 31, "
+                            "100, 1000, 4099):\n    v = torch.randn(n) * 3\n    res += [torch.linalg.vector_norm(v, o) "
+                            "for o in (2, 1, 0, inf, -inf)] + [v.norm(), v.double().norm()]\n"
+                            "for shape in ((37, 53), (4, 5, 6), (2, 3, 4, 5), (9, 16)):\n    m = torch.randn(*shape)\n"
+                            "    for t in (m, m.transpose(0, -1), m.permute(*reversed(range(m.dim())))):\n"
+                            "        d = t.dim()\n        for dims in (None, (0,), (d - 1,), (0, d - 1), "
+                            "tuple(range(1, d))):\n            res += [torch.linalg.vector_norm(t, o, dims) for o in "
+                            "(2, 1, inf)]\n            res.append(torch.linalg.vector_norm(t, 2, dims, "
+                            "dtype=torch.float64))\n            res.append(torch.norm(t, 2, dims if dims else None))\n"
+                            "out = tuple(res)"),
     ("vector_norm_grad2", "t = torch.tensor([0.3, -0.7, 0.5], dtype=torch.float64, requires_grad=True)\n"
                           "y = torch.linalg.vector_norm(t) ** 3 + torch.linalg.vector_norm(t, 3) * 2 + "
                           "torch.linalg.vector_norm(t, 1.5)\nout = torch.autograd.grad(y, t, create_graph=True)[0]"),
