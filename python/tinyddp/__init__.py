@@ -142,3 +142,17 @@ __all__ += ["amp", "are_deterministic_algorithms_enabled", "autocast", "backends
             "is_inference", "is_inference_mode_enabled", "isin", "linalg", "logspace", "set_default_dtype",
             "set_deterministic_debug_mode", "set_num_interop_threads", "set_num_threads", "short", "uint8",
             "use_deterministic_algorithms", "version"]
+
+from tinyddp._tensor_more import (argwhere, clamp_max, clamp_min, is_complex, is_nonzero,  # noqa: E402
+                                  randint_like, take_along_dim, tensor_split, typename)
+
+__all__ += ["argwhere", "clamp_max", "clamp_min", "is_complex", "is_nonzero", "randint_like", "take_along_dim",
+            "tensor_split", "typename"]
+
+
+def __getattr__(name):
+    """torch.default_generator: the calling thread's default generator (tinyddp's are per thread, so that each
+    spawn rank seeds its own, as each process does in PyTorch)."""
+    if name == "default_generator":
+        return _C.default_generator()
+    raise AttributeError(f"module 'tinyddp' has no attribute '{name}'")

@@ -380,6 +380,52 @@ CASES = [
                  "type(v).__name__, torch.autograd.Variable(), w, w.is_leaf, w.requires_grad, "
                  "torch.autograd.Variable(x, volatile=True))"),
     ("err_variable_list", "out = torch.autograd.Variable([1, 2])"),
+    # ---- clip_grad_norm_ of other orders (1.13's composition of per-parameter norms) ----
+    ("clip_grad_norm_orders", SEED + "m = torch.nn.Sequential(torch.nn.Linear(4, 5), torch.nn.Tanh(), "
+                              "torch.nn.Linear(5, 2))\nx = torch.randn(6, 4)\nres = []\nfor nt in (1, 3.0, "
+                              "float('inf'), 'inf', 0.5, 2):\n    for p in m.parameters():\n        p.grad = None\n"
+                              "    (m(x) ** 2).sum().backward()\n    res.append(torch.nn.utils.clip_grad_norm_("
+                              "m.parameters(), 0.5, norm_type=nt))\n    res += [p.grad.clone() for p in "
+                              "m.parameters()]\nout = tuple(res)"),
+    ("err_clip_grad_norm_nonfinite_1", "p = torch.nn.Parameter(torch.ones(2))\np.grad = torch.tensor([1., "
+                                       "float('nan')])\nout = torch.nn.utils.clip_grad_norm_([p], 1.0, norm_type=1, "
+                                       "error_if_nonfinite=True)"),
+    # ---- take_along_dim, tensor_split, argwhere, randint_like, clamp_min/max, is_nonzero, typename ----
+    ("take_along_dim", "x = torch.tensor([[10., 30., 20.], [60., 40., 50.]], requires_grad=True)\n"
+                       "out = (torch.take_along_dim(x, torch.tensor([[0, 2], [1, 0]]), dim=1), torch.take_along_dim(x, "
+                       "torch.argsort(x, dim=1), dim=1), torch.take_along_dim(x, torch.tensor([5, 0])), "
+                       "x.take_along_dim(torch.tensor([[1], [2]]), 1), torch.take_along_dim(x, torch.tensor([[1, 0, "
+                       "2]]), 1), torch.take_along_dim(x, x.argmax(dim=0, keepdim=True), dim=0))"),
+    ("tensor_split", "t = torch.arange(12.).reshape(3, 4).requires_grad_()\nout = (torch.tensor_split(torch.arange(7), "
+                     "3), torch.tensor_split(torch.arange(7), [1, 5]), t.tensor_split(2, dim=1), "
+                     "torch.tensor_split(torch.arange(7), torch.tensor([2])), torch.tensor_split(torch.arange(7), [5, "
+                     "2, -1]), torch.tensor_split(torch.arange(5), 7), torch.tensor_split(t, 3), "
+                     "torch.tensor_split(torch.arange(7), torch.tensor(2)))"),
+    ("err_tensor_split_sections", "out = torch.tensor_split(torch.arange(7), 0)"),
+    ("misc_functions", "x = torch.tensor([-1.5, 0., 2.5])\nout = (torch.argwhere(torch.tensor([[0, 1], [2, 0]])), "
+                       "torch.clamp_min(x, 0), torch.clamp_max(x, 0), torch.is_nonzero(torch.tensor([1.])), "
+                       "torch.is_nonzero(torch.tensor([0])), torch.is_complex(x), torch.typename(x), "
+                       "torch.typename(torch.tensor([1])), torch.typename(3), torch.typename(math.sqrt), "
+                       "torch.ones(2).is_pinned(), torch.ones(1).is_shared(), torch.ones(1).share_memory_().is_shared()"
+                       ", x.argwhere())"),
+    ("randint_like", SEED + "out = (torch.randint_like(torch.ones(2, 3), 10), torch.randint_like(torch.ones(4, "
+                     "dtype=torch.int64), 5, 9), torch.randint_like(torch.ones(2), 3, dtype=torch.float64))"),
+    ("err_is_nonzero_many", "out = torch.is_nonzero(torch.tensor([1., 2.]))"),
+    ("err_is_nonzero_empty", "out = torch.is_nonzero(torch.tensor([]))"),
+    ("default_generator", "torch.manual_seed(3)\na = torch.rand(2)\ntorch.default_generator.manual_seed(3)\n"
+                          "out = (torch.equal(a, torch.rand(2)), torch.default_generator.initial_seed(), "
+                          "torch.initial_seed())"),
+    ("multiprocessing_module", "import torch.multiprocessing as mp\ns0 = mp.get_sharing_strategy()\n"
+                               "mp.set_sharing_strategy('file_system')\ns1 = mp.get_sharing_strategy()\n"
+                               "mp.set_sharing_strategy(s0)\nout = (s0, s1, sorted(mp.get_all_sharing_strategies()), "
+                               "mp.cpu_count() >= 1, callable(mp.set_start_method), mp.get_start_method(allow_none=True),"
+                               " callable(mp.spawn), mp.Process.__name__)"),
+    ("err_sharing_strategy", "import torch.multiprocessing as mp\nout = mp.set_sharing_strategy('shm')"),
+    ("err_tensorboard", "from torch.utils.tensorboard import SummaryWriter\nout = 1"),
+    ("data_parallel", SEED + "m = torch.nn.Linear(3, 2)\ndp = torch.nn.DataParallel(m)\nx = torch.randn(4, 3)\n"
+                      "out = (repr(dp), dp.device_ids, list(dp.state_dict()), dp(x), dp.module is m, "
+                      "torch.nn.parallel.DataParallel is torch.nn.DataParallel, "
+                      "repr(torch.nn.DataParallel(m, device_ids=[0, 1])))"),
 ]
 
 

@@ -23,9 +23,9 @@ RTOL, ATOL = 2e-6, 1e-6
 # cases whose float32 values must be 1.13's bit for bit (the same arithmetic in the same order)
 EXACT = {"logspace", "bincount", "bincount_float32_order", "bincount_labels", "amax_amin", "amax_amin_dtypes",
          "vector_norm_bitwise", "torch_norm_zero_grad", "matrix_norm_ties"}
-# grad_fn names that are composed ops' in tinyddp (docs/python.md): logsumexp (1.13: LogsumexpBackward0) and a
-# custom autograd.Function's output (1.13: FBackward)
-GRAD_FN_DIVERGES = {"logsumexp_after_amax", "custom_fwd_bwd"}
+# grad_fn names that are composed ops' in tinyddp (docs/python.md): logsumexp (1.13: LogsumexpBackward0), a
+# custom autograd.Function's output (1.13: FBackward) and gather, under take_along_dim (1.13: GatherBackward0)
+GRAD_FN_DIVERGES = {"logsumexp_after_amax", "custom_fwd_bwd", "take_along_dim"}
 
 
 def _cases_module():
