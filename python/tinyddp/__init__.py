@@ -144,10 +144,10 @@ __all__ += ["amp", "are_deterministic_algorithms_enabled", "autocast", "backends
             "use_deterministic_algorithms", "version"]
 
 from tinyddp._tensor_more import (argwhere, clamp_max, clamp_min, is_complex, is_nonzero,  # noqa: E402
-                                  randint_like, take_along_dim, tensor_split, typename)
+                                  randint_like, range, take_along_dim, tensor_split, typename)
 
-__all__ += ["argwhere", "clamp_max", "clamp_min", "is_complex", "is_nonzero", "randint_like", "take_along_dim",
-            "tensor_split", "typename"]
+__all__ += ["argwhere", "clamp_max", "clamp_min", "is_complex", "is_nonzero", "randint_like", "range",
+            "take_along_dim", "tensor_split", "typename"]
 
 
 def __getattr__(name):

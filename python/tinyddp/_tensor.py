@@ -412,7 +412,7 @@ def _read_nested(data, dim, shape, flat):
     if dim == len(shape):
         if isinstance(data, Tensor):
             data = data.item()
-        if not isinstance(data, (int, builtins.float)):   # bool is an int
+        if not isinstance(data, (int, builtins.float)) and not _is_numpy_scalar(data):   # bool is an int
             raise TypeError(f"new(): invalid data type '{type(data).__name__}'")
         flat.append(data)
         return
@@ -422,6 +422,31 @@ def _read_nested(data, dim, shape, flat):
         raise ValueError(f"expected sequence of length {shape[dim]} at dim {dim} (got {len(data)})")
     for item in data:
         _read_nested(item, dim + 1, shape, flat)
+
+
+def _is_numpy_scalar(v):
+    return type(v).__module__ == "numpy" and getattr(v, "ndim", None) == 0 and hasattr(v, "item")
+
+
+# The dtype 1.13 infers from a sequence's elements: each element's own (a Python float is the default float32, a
+# NumPy scalar keeps its dtype), promoted across the elements.
+_NUMPY_SCALAR_DTYPES = {"float64": float64, "float32": float32, "float16": float16, "int64": int64, "int32": int32,
+                        "int16": int16, "int8": int8, "uint8": uint8, "bool": bool}
+_PROMOTION_ORDER = [bool, uint8, int8, int16, int32, int64, float16, float32, float64]
+
+
+def _element_dtype(v):
+    if _is_numpy_scalar(v):
+        return _NUMPY_SCALAR_DTYPES.get(str(v.dtype), float64)
+    if isinstance(v, builtins.bool):
+        return bool
+    return int64 if isinstance(v, int) else float32
+
+
+def _inferred_dtype(flat):
+    if not flat:
+        return float32
+    return builtins.max({_element_dtype(v) for v in flat}, key=_PROMOTION_ORDER.index)
 
 
 def tensor(data, dtype=None, device=None, requires_grad=False):
@@ -434,8 +459,9 @@ def tensor(data, dtype=None, device=None, requires_grad=False):
                       UserWarning, stacklevel=2)
         out = data.detach().clone()
         return _finish(out if dtype is None else out.to(dtype), requires_grad)
-    if type(data).__module__ == "numpy":
-        out = from_numpy(data)
+    if type(data).__module__ == "numpy":   # an array, or a NumPy scalar (its dtype kept, as 1.13's)
+        import numpy
+        out = from_numpy(numpy.asarray(data))
         return _finish(out if dtype is None else out.to(dtype), requires_grad)
     shape, probe = [], data
     while isinstance(probe, (list, tuple)):
@@ -446,11 +472,9 @@ def tensor(data, dtype=None, device=None, requires_grad=False):
     flat = []
     _read_nested(data, 0, shape, flat)
     if dtype is None:
-        if not flat or builtins.any(isinstance(v, builtins.float) for v in flat):
-            dtype = float32
-        else:
-            dtype = bool if builtins.all(isinstance(v, builtins.bool) for v in flat) else int64
-    elif dtype is int64:
+        dtype = _inferred_dtype(flat)
+    flat = [v.item() if _is_numpy_scalar(v) else v for v in flat]
+    if dtype is int64:
         flat = [builtins.int(v) for v in flat]    # floats truncate toward zero, as 1.13's cast
     elif dtype is bool:
         flat = [builtins.bool(v) for v in flat]

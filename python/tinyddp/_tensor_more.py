@@ -44,7 +44,7 @@ def tensor_split(input, indices_or_sections, dim=0):
             raise RuntimeError(f"number of sections must be larger than 0, got {sections}")
         small, extra = divmod(size, sections)
         bounds, start = [], 0
-        for k in range(sections):
+        for k in builtins.range(sections):
             length = small + (1 if k < extra else 0)
             bounds.append((start, length))
             start += length
@@ -129,3 +129,37 @@ Tensor.pin_memory = _pin_memory
 Tensor.is_pinned = lambda self, device=None: False
 Tensor.share_memory_ = _share_memory_
 Tensor.is_shared = lambda self: getattr(self, "_tinyddp_shared", False)
+
+
+def range(start=0, end=None, step=1, *, out=None, dtype=None, layout=None, device=None,  # noqa: A001
+          requires_grad=False):
+    """Deprecated torch.range: start, start + step, ... up to end included, float32 by default, computed as
+    1.13's kernel (start + i * step in double, rounded once into the dtype), with its warning."""
+    import warnings
+    warnings.warn("torch.range is deprecated and will be removed in a future release because its behavior is "
+                  "inconsistent with Python's range builtin. Instead, use torch.arange, which produces values in "
+                  "[start, end).", UserWarning, stacklevel=2)
+    if end is None:
+        start, end = 0, start
+    start, end, step = (v.item() if isinstance(v, Tensor) else v for v in (start, end, step))
+    if step == 0:
+        raise RuntimeError("step must be nonzero")
+    if (step > 0 and end < start) or (step < 0 and start < end):
+        raise RuntimeError("upper bound and lower bound inconsistent with step sign")
+    dtype = dtype or _tensor.float32
+    size = int((end - start) / step + 1)   # truncated, as 1.13's
+    if dtype.is_floating_point:
+        values = [builtins.float(start) + i * builtins.float(step) for i in builtins.range(size)]
+        out_t = _tensor.tensor(values, dtype=_tensor.float64).to(dtype) if values else _tensor.empty(0, dtype=dtype)
+    else:
+        out_t = _tensor.tensor([int(start) + i * int(step) for i in builtins.range(size)], dtype=dtype)
+    return out_t.requires_grad_() if requires_grad else out_t
+
+
+def _new(self, *args, **kwargs):
+    """Tensor.new, the legacy constructor of self's dtype: new(*sizes) uninitialized (zeros here), new(data)."""
+    from tinyddp._legacy import legacy_new
+    return legacy_new(self.dtype, args, kwargs, typed=True)
+
+
+Tensor.new = _new

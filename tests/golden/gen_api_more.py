@@ -422,6 +422,23 @@ CASES = [
                                " callable(mp.spawn), mp.Process.__name__)"),
     ("err_sharing_strategy", "import torch.multiprocessing as mp\nout = mp.set_sharing_strategy('shm')"),
     ("err_tensorboard", "from torch.utils.tensorboard import SummaryWriter\nout = 1"),
+    # ---- deprecated spellings old scripts use: their warnings ----
+    ("deprecated_functional", "x = torch.tensor([-1., 0.5, 2.])\nF = torch.nn.functional\nout = (F.sigmoid(x), "
+                              "F.tanh(x), torch.nn.Sigmoid()(x), torch.nn.Tanh()(x), F.upsample(torch.ones(1, 1, 2, 2), "
+                              "scale_factor=2).shape)"),
+    ("deprecated_clip_grad_norm", "p = torch.nn.Parameter(torch.ones(3))\np.grad = torch.tensor([3., 4., 0.])\n"
+                                  "out = (torch.nn.utils.clip_grad_norm(p, 1.0), p.grad)"),
+    ("deprecated_range", "out = (torch.range(0, 3), torch.range(1, 2, 0.25), torch.range(0, 1, 0.1), "
+                         "torch.range(5, 1, -2), torch.range(0, 3, dtype=torch.int64), torch.range(2.5, 4), "
+                         "torch.range(0, 3, requires_grad=True), torch.range(0, 1, 0.3, dtype=torch.float64))"),
+    ("err_range_step", "out = torch.range(0, 3, 0)"),
+    ("err_range_sign", "out = torch.range(0, 3, -1)"),
+    ("numpy_scalars", "import numpy as np\nout = tuple(torch.tensor(v) for v in (np.float32(2.5), np.float64(2.5), "
+                      "np.int64(3), [np.float32(2.5)], [np.float64(1.5), 2], [np.int64(1), "
+                      "np.int64(2)], [[np.int64(1)], [2]], [np.float32(1), 2.5], [np.int64(1), True], np.array(3.5)))"
+                      " + (torch.tensor(np.float32(1.5), dtype=torch.float64), torch.as_tensor(np.float64(2.5)))"),
+    ("tensor_new", "x = torch.ones(2)\ni = torch.ones(2, dtype=torch.int64)\nout = (x.new(2, 3).shape, x.new([1, 2]), "
+                   "x.new(), x.new(torch.Size([2])).shape, i.new([1.7]), i.new(2).dtype, x.new((3, 4)))"),
     ("data_parallel", SEED + "m = torch.nn.Linear(3, 2)\ndp = torch.nn.DataParallel(m)\nx = torch.randn(4, 3)\n"
                       "out = (repr(dp), dp.device_ids, list(dp.state_dict()), dp(x), dp.module is m, "
                       "torch.nn.parallel.DataParallel is torch.nn.DataParallel, "

@@ -33,6 +33,14 @@ def clip_grad_norm_(parameters, max_norm, norm_type=2.0, error_if_nonfinite=Fals
     return _C._nn.clip_grad_norm_(parameters, max_norm)
 
 
+def clip_grad_norm(parameters, max_norm, norm_type=2., error_if_nonfinite=False):
+    """Deprecated alias of clip_grad_norm_, with 1.13's warning."""
+    import warnings
+    warnings.warn("torch.nn.utils.clip_grad_norm is now deprecated in favor of torch.nn.utils.clip_grad_norm_.",
+                  stacklevel=2)
+    return clip_grad_norm_(parameters, max_norm, norm_type, error_if_nonfinite)
+
+
 def _clip_other_norm_(parameters, max_norm, norm_type, error_if_nonfinite):
     """1.13's composition for orders other than 2: the norm of the per-parameter norms (the largest |g| for inf),
     then every .grad scaled by min(max_norm / (norm + 1e-6), 1)."""
