@@ -13,6 +13,19 @@
 
 namespace tinyddp {
 
+Tensor& Tensor::detach_() {
+  TINYDDP_CHECK(!impl_->is_view,
+                "Can't detach views in-place. Use detach() instead. If you are using DistributedDataParallel (DDP) for "
+                "training, and gradient_as_bucket_view is set as True, gradients are views of DDP buckets, and hence "
+                "detach_() cannot be called on these gradients. To fix this error, please refer to the "
+                "Optimizer.zero_grad() function in torch/optim/optimizer.py as the solution.");
+  impl_->requires_grad = false;
+  autograd::release_node(std::move(impl_->grad_fn));
+  impl_->grad_fn = nullptr;
+  impl_->output_nr = 0;
+  return *this;
+}
+
 // ---- host copies ----
 template <typename T>
 std::vector<T> Tensor::to_vector() const {

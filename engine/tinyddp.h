@@ -7,6 +7,7 @@
 #include "engine/autograd/functional.h"
 #include "engine/autograd/grad_mode.h"
 #include "engine/autograd/saved_tensor_hooks.h"
+#include "engine/core/inference_mode.h"
 #include "engine/core/tensor.h"
 #include "engine/ops/generator.h"
 #include "engine/ops/ops.h"

@@ -6,6 +6,7 @@
 #include <algorithm>
 
 #include "engine/core/backend.h"
+#include "engine/core/inference_mode.h"
 #include "engine/core/promotion.h"
 
 namespace tinyddp {
@@ -28,9 +29,15 @@ DType Tensor::dtype() const { return impl_->dtype; }
 Device Tensor::device() const { return impl_->storage->device; }
 const std::shared_ptr<Storage>& Tensor::storage() const { return impl_->storage; }
 uint64_t Tensor::version() const { return impl_->version->load(); }
-void Tensor::bump_version() const { impl_->version->fetch_add(1); }
+// An in-place write to an inference tensor outside inference mode is refused here, after the write, as PyTorch's
+// VariableVersion::bump refuses it (so the data is changed, then the RuntimeError raised).
+void Tensor::bump_version() const {
+  check_inference_inplace(*this);
+  impl_->version->fetch_add(1);
+}
 
 bool Tensor::is_wrapped_number() const { return impl_->is_wrapped_number; }
+bool Tensor::is_inference() const { return impl_->is_inference; }
 
 bool Tensor::is_contiguous() const {
   int64_t expected = 1;
@@ -66,6 +73,8 @@ bool Tensor::requires_grad() const {
 }
 
 Tensor& Tensor::requires_grad_(bool requires_grad) {
+  TINYDDP_CHECK(!requires_grad || !is_inference() || InferenceMode::is_enabled(),
+                "Setting requires_grad=True on inference tensor outside InferenceMode is not allowed.");
   TINYDDP_CHECK(is_leaf() || requires_grad,
                 "you can only change requires_grad flags of leaf variables. If you want to use a computed variable "
                 "in a subgraph that doesn't require differentiation use var_no_grad = var.detach().");
@@ -100,6 +109,7 @@ Tensor empty(const Shape& shape, DType dtype, Device device) {
   impl->strides = contiguous_strides(shape);
   impl->dtype = dtype;
   impl->version = std::make_shared<std::atomic<uint64_t>>(0);
+  impl->is_inference = InferenceMode::is_enabled();
   return Tensor(std::move(impl));
 }
 
@@ -182,6 +192,7 @@ Tensor make_view(const Tensor& base, Shape shape, Shape strides, int64_t offset)
   impl->offset = offset;
   impl->dtype = base.dtype();
   impl->version = base.impl()->version;   // views share the version counter with their base
+  impl->is_inference = base.is_inference();   // a view of a normal tensor is normal, even under inference mode
   return Tensor(std::move(impl));
 }
 

@@ -85,6 +85,8 @@ class Tensor {
   bool is_contiguous() const;
   // A Python number wrapped for an op (engine/core/promotion.h): it ranks below every tensor in promotion.
   bool is_wrapped_number() const;
+  // Allocated under inference mode, or a view of such a tensor (engine/core/inference_mode.h).
+  bool is_inference() const;
   const std::shared_ptr<Storage>& storage() const;
   uint64_t version() const;          // bumped by each in-place op on this tensor or any view of it
   void bump_version() const;
@@ -110,6 +112,9 @@ class Tensor {
   const std::shared_ptr<autograd::Node>& grad_fn() const;
   uint32_t output_nr() const;
   Tensor detach() const;                       // same storage and version counter, no history
+  // PyTorch's detach_(): this tensor becomes a leaf that does not require grad (its grad_fn is dropped). Views
+  // are refused with PyTorch's text (a view's history is its base's).
+  Tensor& detach_();
   // PyTorch's `t.data = new_data`: this handle now sees new_data's storage, layout, dtype and device,
   // keeping its autograd identity (requires_grad, .grad, hooks). How Module::to moves parameters, so that
   // optimizers and DDP built on the handles keep working. Only for leaves.
@@ -173,6 +178,7 @@ struct TensorImpl {
   int64_t offset = 0;
   DType dtype = DType::f32;
   bool is_wrapped_number = false;   // set only by wrapped_number(); views and results are plain tensors
+  bool is_inference = false;        // allocated under inference mode, or a view of such a tensor
   // Shared by a tensor and all its views: empty() makes one, make_view shares its base's (never null after).
   std::shared_ptr<std::atomic<uint64_t>> version;
 

@@ -173,6 +173,20 @@ Tensor& index_put_(Tensor& x, const std::vector<Tensor>& indices, const Tensor& 
 // shape; a and b of one dtype. Elements are picked, not blended, so infinities and NaNs in the unpicked
 // operand stay out. WhereBackward0: the gradient goes to the picked operand (where(c, g, 0), where(c, 0, g)).
 Tensor where(const Tensor& condition, const Tensor& a, const Tensor& b);
+// PyTorch's linalg.vector_norm: (sum |x|^ord)^(1/ord) over dims (every dim when empty), ord = inf / -inf the
+// largest / smallest |x|, ord = 0 the count of nonzeros; dtype: the result's (and the computation's) dtype, at
+// least x's. The value is rounded once from a float64 accumulation; LinalgVectorNormBackward0 is 1.13's
+// norm_backward (0 where the norm is 0). 1.13's texts for integer inputs and empty inputs of an inf/negative ord.
+Tensor linalg_vector_norm(const Tensor& x, double ord, const std::vector<int64_t>& dims = {}, bool keepdim = false,
+                          std::optional<DType> dtype = std::nullopt);
+// torch.norm(x, p, dim): the same norm and backward recorded as NormBackward1 (NormBackward3 with a dtype, as
+// 1.13's overloads); an empty input's inf norm is 0.
+Tensor norm(const Tensor& x, double p, const std::vector<int64_t>& dims = {}, bool keepdim = false,
+            std::optional<DType> dtype = std::nullopt);
+// PyTorch's amax / amin: the largest / smallest element over dims (every dim when empty), of any dtype. Their
+// gradient (AmaxBackward0 / AminBackward0) is shared evenly by the elements equal to the result.
+Tensor amax(const Tensor& x, const std::vector<int64_t>& dims = {}, bool keepdim = false);
+Tensor amin(const Tensor& x, const std::vector<int64_t>& dims = {}, bool keepdim = false);
 
 // ---- in-place: bump the version counter; under autograd recorded as 1.13 records them (Note [In-place ops under
 // autograd] in engine/autograd/inplace.h), refusing what 1.13 refuses (a leaf that requires grad, ...) ----

@@ -91,22 +91,23 @@ void check_mean_dtype(const Tensor& x) {
 
 namespace {
 
-// mean = sum * (1 / count), recorded as one node named as PyTorch's (MeanBackward0 for all elements,
-// MeanBackward1 over dims), so that grad_fn reads as there. Its backward is the composition's, op for op:
-// g * (1 / count), then sum's expand, so the gradient's bits are those of sum(x) * (1 / count).
+// mean = sum / count, as 1.13's CPU mean_out computes it (sum, then div_ by the count: a correctly rounded
+// quotient, which sum * (1 / count) is not: 36 / 40 is 0.9f, 36 * 0.025f is the float above), recorded as one
+// node named as PyTorch's (MeanBackward0 for all elements, MeanBackward1 over dims). Its backward is 1.13's
+// mean_backward: g divided by the count, then sum's expand.
 Tensor mean_of(const Tensor& x, const std::vector<bool>& mask, bool keepdim, const char* node_name) {
   int64_t count = 1;
   for (size_t d = 0; d < mask.size(); ++d)
     if (mask[d]) count *= x.shape()[d];
-  const double scale = 1.0 / static_cast<double>(count);
   Tensor out;
   {
     NoGradGuard no_grad;
-    out = mul(sum_kernel(x, mask, keepdim), scale);
+    out = div(sum_kernel(x, mask, keepdim), wrapped_number(static_cast<double>(count), x.device()));
   }
   auto node = autograd::make_node(node_name, {x}, [shape = x.shape(), kshape = keepdim_shape(x.shape(), mask),
-                                                   scale](const TensorList& g, OpNode&) {
-    return TensorList{expand(reshape(mul(g[0], scale), kshape), shape)};
+                                                   count](const TensorList& g, OpNode&) {
+    const Tensor quotient = div(g[0], wrapped_number(static_cast<double>(count), g[0].device()));
+    return TensorList{expand(reshape(quotient, kshape), shape)};
   });
   autograd::set_history(out, node);
   return out;

@@ -47,18 +47,33 @@ std::string Linear::extra_repr() const {
                         ", bias=", bias_.defined() ? "True" : "False");
 }
 
+// PyTorch 1.13's texts for a wrong input (F.linear's: addmm for a 2-D input, or a contiguous 3-D one, with a
+// bias; matmul otherwise), which is what users search for: the input's rows (its leading dims flattened) by its
+// last dim against the transposed weight's in_features x out_features.
+namespace {
+const char* scalar_name(DType t) {
+  switch (t) {
+    case DType::f32: return "Float";
+    case DType::f64: return "Double";
+    case DType::i64: return "Long";
+    case DType::b8: return "Bool";
+  }
+  return "?";
+}
+}  // namespace
+
 Tensor Linear::forward(const Tensor& x) {
   TINYDDP_CHECK(x.defined(), type_name(), "(", extra_repr(), ").forward: the input is an undefined tensor.");
-  TINYDDP_CHECK(x.dim() >= 1 && x.size(-1) == in_features_, type_name(), "(", extra_repr(),
-                "): expected an input whose last dimension is in_features=", in_features_, ", but got input of shape ",
-                shape_str(x.shape()), " (weight has shape ", shape_str(weight_.shape()), "). Reshape the input to (..., ",
-                in_features_, ")",
-                x.dim() >= 1 ? detail::concat(", or build the layer as Linear(", x.size(-1), ", ", out_features_, ")")
-                             : std::string(),
-                ".");
-  TINYDDP_CHECK(x.dtype() == weight_.dtype(), type_name(), "(", extra_repr(), "): the input is ",
-                dtype_name(x.dtype()), " but the weight is ", dtype_name(weight_.dtype()), ". Convert the input with ",
-                "x.to(DType::", weight_.dtype() == DType::f64 ? "f64" : "f32", "), or build the layer with that dtype.");
+  TINYDDP_CHECK(x.dim() >= 1, "both arguments to matmul need to be at least 1D, but they are ", x.dim(),
+                "D and 2D");
+  int64_t rows = 1;
+  for (int64_t d = 0; d + 1 < x.dim(); ++d) rows *= x.size(d);
+  TINYDDP_CHECK(x.size(-1) == in_features_, "mat1 and mat2 shapes cannot be multiplied (", rows, "x", x.size(-1),
+                " and ", in_features_, "x", out_features_, ")");
+  const bool addmm_path = bias_.defined() && (x.dim() == 2 || (x.dim() == 3 && x.is_contiguous()));
+  TINYDDP_CHECK(x.dtype() == weight_.dtype() || !addmm_path, "mat1 and mat2 must have the same dtype");
+  TINYDDP_CHECK(x.dtype() == weight_.dtype(), "expected scalar type ", scalar_name(x.dtype()), " but found ",
+                scalar_name(weight_.dtype()));
   if (!bias_.defined()) return matmul(x, t(weight_));
   if (x.dim() == 2) return addmm(bias_, x, t(weight_));
   return matmul(x, t(weight_)) + bias_;

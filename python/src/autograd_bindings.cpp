@@ -178,6 +178,9 @@ void bind_autograd(py::module_& m) {
   // Grad mode is per thread (each rank thread has its own), as PyTorch's.
   m.def("is_grad_enabled", &GradMode::is_enabled);
   m.def("_set_grad_enabled", &GradMode::set_enabled);
+  // Inference mode, per thread too (engine/core/inference_mode.h); autograd/grad_mode.py pairs it with grad mode.
+  m.def("is_inference_mode_enabled", &InferenceMode::is_enabled);
+  m.def("_set_inference_mode", &InferenceMode::set_enabled);
   m.def("_set_detect_anomaly", &autograd::set_detect_anomaly);
   m.def("is_anomaly_enabled", &autograd::is_anomaly_enabled);
 }

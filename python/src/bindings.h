@@ -64,5 +64,6 @@ void bind_autograd(py::module_& m);
 void bind_nn(py::module_& m);
 void bind_dist(py::module_& m);
 void bind_models(py::module_& m);
+void bind_linalg(py::module_& m);
 
 }  // namespace tinyddp::python

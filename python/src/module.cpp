@@ -40,4 +40,5 @@ PYBIND11_MODULE(_C, m) {
   tinyddp::python::bind_nn(m);
   tinyddp::python::bind_dist(m);
   tinyddp::python::bind_models(m);
+  tinyddp::python::bind_linalg(m);
 }

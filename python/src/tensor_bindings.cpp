@@ -283,7 +283,17 @@ void bind_tensor(py::module_& m) {
       .def("numel", &Tensor::numel)
       .def_property_readonly("ndim", &Tensor::dim)
       .def("is_contiguous", &Tensor::is_contiguous)
-      .def_property_readonly("_version", &Tensor::version)   // an int attribute, as PyTorch's
+      .def_property_readonly("_version",   // an int attribute, as PyTorch's
+                             [](const Tensor& t) {
+                               TINYDDP_CHECK(!t.is_inference(), "Inference tensors do not track version counter.");
+                               return t.version();
+                             })
+      .def("is_inference", &Tensor::is_inference)
+      .def("detach_",
+           [](py::object self) {
+             self.cast<Tensor&>().detach_();
+             return self;
+           })
       .def("item",
            [](const Tensor& t) -> py::object {
              if (!t.defined() || t.numel() != 1)   // PyTorch's Python text and type

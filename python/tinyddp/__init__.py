@@ -100,3 +100,60 @@ __all__ += ["acos", "acosh", "addbmm", "addcdiv", "addcmul", "addmm", "addmv", "
             "repeat_interleave", "reshape", "rot90", "row_stack", "scatter", "scatter_add", "scatter_reduce",
             "searchsorted", "sinh", "std_mean", "take", "tan", "tensordot", "tile", "trace", "trapezoid", "trapz",
             "tril_indices", "triu_indices", "unflatten", "var_mean", "vstack", "xlogy"]
+
+# ---- torch.linalg, inference mode, autocast and AMP, dtypes, versions, backends and process-wide settings ----
+from tinyddp import amp, backends, cpu, linalg  # noqa: E402
+from tinyddp._tensor import (bfloat16, complex32, complex64, complex128, float16, int8, int16, int32,  # noqa: E402
+                             uint8)
+from tinyddp._finfo import finfo, iinfo  # noqa: E402
+from tinyddp._runtime import (are_deterministic_algorithms_enabled, get_default_dtype,  # noqa: E402
+                              get_deterministic_debug_mode, get_num_interop_threads, get_num_threads,
+                              is_deterministic_algorithms_warn_only_enabled, set_default_dtype,
+                              set_deterministic_debug_mode, set_num_interop_threads, set_num_threads,
+                              use_deterministic_algorithms)
+from tinyddp._tensor_counts import bincount, isin  # noqa: E402
+from tinyddp._tensor_ops import logspace  # noqa: E402
+from tinyddp.amp.autocast_mode import (autocast, autocast_decrement_nesting,  # noqa: E402
+                                       autocast_increment_nesting, clear_autocast_cache, get_autocast_cpu_dtype,
+                                       get_autocast_gpu_dtype, is_autocast_cache_enabled, is_autocast_cpu_enabled,
+                                       is_autocast_enabled, set_autocast_cache_enabled, set_autocast_cpu_dtype,
+                                       set_autocast_cpu_enabled, set_autocast_enabled, set_autocast_gpu_dtype)
+from tinyddp.autograd.grad_mode import inference_mode  # noqa: E402
+from tinyddp import torch_version, version  # noqa: E402
+from tinyddp.torch_version import __version__  # noqa: E402
+
+is_inference_mode_enabled = _C.is_inference_mode_enabled
+half = float16
+int = int32  # noqa: A001
+short = int16
+cfloat = complex64
+cdouble = complex128
+chalf = complex32
+
+
+def is_inference(input):
+    return input.is_inference()
+
+
+__all__ += ["amp", "are_deterministic_algorithms_enabled", "autocast", "backends", "bfloat16", "bincount", "cdouble",
+            "cfloat", "chalf", "complex128", "complex32", "complex64", "cpu", "finfo", "float16",
+            "get_autocast_cpu_dtype", "get_autocast_gpu_dtype", "get_default_dtype", "get_deterministic_debug_mode",
+            "get_num_interop_threads", "get_num_threads", "half", "iinfo", "inference_mode", "int", "int16", "int32",
+            "int8", "is_autocast_cpu_enabled", "is_autocast_enabled", "is_deterministic_algorithms_warn_only_enabled",
+            "is_inference", "is_inference_mode_enabled", "isin", "linalg", "logspace", "set_default_dtype",
+            "set_deterministic_debug_mode", "set_num_interop_threads", "set_num_threads", "short", "uint8",
+            "use_deterministic_algorithms", "version"]
+
+from tinyddp._tensor_more import (argwhere, clamp_max, clamp_min, is_complex, is_nonzero,  # noqa: E402
+                                  randint_like, range, take_along_dim, tensor_split, typename)
+
+__all__ += ["argwhere", "clamp_max", "clamp_min", "is_complex", "is_nonzero", "randint_like", "range",
+            "take_along_dim", "tensor_split", "typename"]
+
+
+def __getattr__(name):
+    """torch.default_generator: the calling thread's default generator (tinyddp's are per thread, so that each
+    spawn rank seeds its own, as each process does in PyTorch)."""
+    if name == "default_generator":
+        return _C.default_generator()
+    raise AttributeError(f"module 'tinyddp' has no attribute '{name}'")

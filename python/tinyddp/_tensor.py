@@ -16,10 +16,12 @@ Tensor = _C.Tensor
 
 class dtype:
     """torch.dtype: a named element type. Prints as PyTorch does (``torch.float32``), so that scripts run with
-    ``import tinyddp as torch`` print the same."""
+    ``import tinyddp as torch`` print the same. Every dtype of 1.13 exists as an object (for comparisons,
+    torch.finfo and iinfo, and messages); tensors hold the four the engine has (``_c`` is None for the others)."""
 
-    def __init__(self, name, c_dtype, is_floating_point, itemsize):
+    def __init__(self, name, c_dtype, is_floating_point, itemsize, is_signed=True, is_complex=False):
         self._name, self._c, self.is_floating_point, self.itemsize = name, c_dtype, is_floating_point, itemsize
+        self.is_signed, self.is_complex = is_signed, is_complex
 
     def __repr__(self):
         return "torch." + self._name
@@ -31,8 +33,18 @@ class dtype:
 float32 = dtype("float32", _C.DType.f32, True, 4)
 float64 = dtype("float64", _C.DType.f64, True, 8)
 int64 = dtype("int64", _C.DType.i64, False, 8)
-bool = dtype("bool", _C.DType.b8, False, 1)  # noqa: A001  (torch.bool; builtins.bool is spelled in full here)
+bool = dtype("bool", _C.DType.b8, False, 1, is_signed=False)  # noqa: A001  (builtins.bool is spelled in full here)
 _BY_C = {d._c: d for d in (float32, float64, int64, bool)}
+# 1.13's other dtypes: no tensor holds them in tinyddp (_c_dtype refuses them, naming the four it has)
+float16 = dtype("float16", None, True, 2)
+bfloat16 = dtype("bfloat16", None, True, 2)
+uint8 = dtype("uint8", None, False, 1, is_signed=False)
+int8 = dtype("int8", None, False, 1)
+int16 = dtype("int16", None, False, 2)
+int32 = dtype("int32", None, False, 4)
+complex32 = dtype("complex32", None, False, 4, is_complex=True)
+complex64 = dtype("complex64", None, False, 8, is_complex=True)
+complex128 = dtype("complex128", None, False, 16, is_complex=True)
 
 
 def _c_dtype(d, default=float32):
@@ -40,6 +52,11 @@ def _c_dtype(d, default=float32):
         d = default
     if not isinstance(d, dtype):
         raise TypeError(f"dtype must be tinyddp.float32, tinyddp.float64, tinyddp.int64 or tinyddp.bool, not {d!r}")
+    if d._c is None:
+        raise NotImplementedError(
+            f"tinyddp: tensors of dtype {d!r} are not supported; tinyddp's tensors are torch.float32 (torch.float), "
+            "torch.float64 (torch.double), torch.int64 (torch.long) or torch.bool. Use torch.long for integers "
+            "(class labels, indices) and torch.float32 for floating point.")
     return d._c
 
 
@@ -94,7 +111,7 @@ def _to(self, *args, **kwargs):
     dev, target, copy = _parse_to(args, kwargs, dtype, Tensor)
     # PyTorch returns the tensor itself when nothing changes; an explicit index ("cpu:0") or copy=True copies.
     copy = copy or (dev is not None and dev.index is not None)
-    out = self if target is None or target._c == self._dtype() else self._to_dtype(target._c)
+    out = self if target is None or target._c == self._dtype() else self._to_dtype(_c_dtype(target))
     return out.clone() if copy and out is self else out
 
 
@@ -354,6 +371,12 @@ Tensor.float = lambda self: _to(self, float32)
 Tensor.double = lambda self: _to(self, float64)
 Tensor.long = lambda self: _to(self, int64)
 Tensor.bool = lambda self: _to(self, bool)
+# the conversions to dtypes the engine lacks raise _c_dtype's error naming the four it has (.int() is below)
+Tensor.half = lambda self, memory_format=None: _to(self, float16)
+Tensor.bfloat16 = lambda self, memory_format=None: _to(self, bfloat16)
+Tensor.byte = lambda self, memory_format=None: _to(self, uint8)
+Tensor.char = lambda self, memory_format=None: _to(self, int8)
+Tensor.short = lambda self, memory_format=None: _to(self, int16)
 Tensor.pow = lambda self, exponent: self ** exponent
 Tensor.neg = lambda self: -self
 Tensor.__repr__ = tensor_repr
@@ -389,7 +412,7 @@ def _read_nested(data, dim, shape, flat):
     if dim == len(shape):
         if isinstance(data, Tensor):
             data = data.item()
-        if not isinstance(data, (int, builtins.float)):   # bool is an int
+        if not isinstance(data, (int, builtins.float)) and not _is_numpy_scalar(data):   # bool is an int
             raise TypeError(f"new(): invalid data type '{type(data).__name__}'")
         flat.append(data)
         return
@@ -399,6 +422,31 @@ def _read_nested(data, dim, shape, flat):
         raise ValueError(f"expected sequence of length {shape[dim]} at dim {dim} (got {len(data)})")
     for item in data:
         _read_nested(item, dim + 1, shape, flat)
+
+
+def _is_numpy_scalar(v):
+    return type(v).__module__ == "numpy" and getattr(v, "ndim", None) == 0 and hasattr(v, "item")
+
+
+# The dtype 1.13 infers from a sequence's elements: each element's own (a Python float is the default float32, a
+# NumPy scalar keeps its dtype), promoted across the elements.
+_NUMPY_SCALAR_DTYPES = {"float64": float64, "float32": float32, "float16": float16, "int64": int64, "int32": int32,
+                        "int16": int16, "int8": int8, "uint8": uint8, "bool": bool}
+_PROMOTION_ORDER = [bool, uint8, int8, int16, int32, int64, float16, float32, float64]
+
+
+def _element_dtype(v):
+    if _is_numpy_scalar(v):
+        return _NUMPY_SCALAR_DTYPES.get(str(v.dtype), float64)
+    if isinstance(v, builtins.bool):
+        return bool
+    return int64 if isinstance(v, int) else float32
+
+
+def _inferred_dtype(flat):
+    if not flat:
+        return float32
+    return builtins.max({_element_dtype(v) for v in flat}, key=_PROMOTION_ORDER.index)
 
 
 def tensor(data, dtype=None, device=None, requires_grad=False):
@@ -411,8 +459,9 @@ def tensor(data, dtype=None, device=None, requires_grad=False):
                       UserWarning, stacklevel=2)
         out = data.detach().clone()
         return _finish(out if dtype is None else out.to(dtype), requires_grad)
-    if type(data).__module__ == "numpy":
-        out = from_numpy(data)
+    if type(data).__module__ == "numpy":   # an array, or a NumPy scalar (its dtype kept, as 1.13's)
+        import numpy
+        out = from_numpy(numpy.asarray(data))
         return _finish(out if dtype is None else out.to(dtype), requires_grad)
     shape, probe = [], data
     while isinstance(probe, (list, tuple)):
@@ -423,11 +472,9 @@ def tensor(data, dtype=None, device=None, requires_grad=False):
     flat = []
     _read_nested(data, 0, shape, flat)
     if dtype is None:
-        if not flat or builtins.any(isinstance(v, builtins.float) for v in flat):
-            dtype = float32
-        else:
-            dtype = bool if builtins.all(isinstance(v, builtins.bool) for v in flat) else int64
-    elif dtype is int64:
+        dtype = _inferred_dtype(flat)
+    flat = [v.item() if _is_numpy_scalar(v) else v for v in flat]
+    if dtype is int64:
         flat = [builtins.int(v) for v in flat]    # floats truncate toward zero, as 1.13's cast
     elif dtype is bool:
         flat = [builtins.bool(v) for v in flat]

@@ -353,14 +353,46 @@ def std(self, dim=None, unbiased=True, keepdim=False, *, correction=None):
     return var(self, dim, unbiased, keepdim, correction=correction).sqrt()
 
 
-def norm(self, p="fro", dim=None, keepdim=False, dtype=None):
-    """The 2-norm (p=2 or 'fro') over all elements or dims: sqrt(sum(x * x)); p=1: sum(|x|). At an all-zero
-    input the gradient is NaN where 1.13's is 0."""
-    if p in ("fro", 2, 2.0):
-        return (self * self).sum(dim, keepdim).sqrt()
-    if p in (1, 1.0):
-        return self.abs().sum(dim, keepdim)
-    raise NotImplementedError(f"tinyddp: norm with p={p!r}; p=2 ('fro') and p=1 are supported")
+def norm(input, p="fro", dim=None, keepdim=False, out=None, dtype=None):
+    """torch.norm as 1.13's torch/functional.py routes it: a number p (or 'fro' over all dims or one dim) is the
+    engine's vector norm recorded as NormBackward1 (engine/ops/norm.cpp: 1.13's gradient, 0 at a zero norm);
+    'fro' over two dims is sqrt(sum(x * x)), as 1.13's frobenius_norm computes it (SqrtBackward0); 'nuc' needs
+    singular values, which tinyddp does not compute."""
+    if out is not None:
+        raise NotImplementedError("tinyddp: torch.norm(out=...) is not supported; use the returned tensor")
+    ndim = input.dim()
+    c_dtype = None if dtype is None else _tensor._c_dtype(dtype)
+    if dim is None and dtype is None and p is not None:
+        if isinstance(p, str) and p == "fro":
+            return _C._norm(input, 2.0, [], keepdim, None)
+        if not isinstance(p, str):
+            return _C._norm(input, builtins.float(p), [], keepdim, None)
+    dims = None if dim is None else ([dim] if isinstance(dim, int) else list(dim))
+    if isinstance(p, str):
+        if p == "fro":
+            if dtype is not None:
+                raise ValueError("dtype argument is not supported in frobenius norm")
+            dims = list(range(ndim)) if dims is None else dims
+            if len(dims) > 2:
+                raise RuntimeError(f"Expected at most 2 dimensions, but got {len(dims)} dimensions instead.")
+            if len(dims) <= 1:
+                return _C._norm(input, 2.0, dims, keepdim, None)
+            wrapped = [_wrap_dim(d, ndim) for d in dims]
+            if wrapped[0] == wrapped[1]:
+                raise RuntimeError(f"Expected dims to be different, got {dims} instead")
+            return (input * input).sum(wrapped, keepdim).sqrt()
+        if p == "nuc":
+            if dtype is not None:
+                raise ValueError("dtype argument is not supported in nuclear norm")
+            raise NotImplementedError("tinyddp: the nuclear norm needs singular values, which tinyddp does not "
+                                      "compute; p='fro' and numbers are supported")
+        raise RuntimeError(f"only valid string values are 'fro' and 'nuc', found {p}")
+    dims = list(range(ndim)) if dims is None else dims
+    return _C._norm(input, 2.0 if p is None else builtins.float(p), dims, keepdim, c_dtype)
+
+
+def _tensor_norm(self, p="fro", dim=None, keepdim=False, dtype=None):
+    return norm(self, p, dim, keepdim, dtype=dtype)
 
 
 # ---- whole-tensor comparisons ----
@@ -429,6 +461,38 @@ def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False)
     return out.requires_grad_() if requires_grad else out
 
 
+def logspace(start, end, steps, base=10.0, *, dtype=None, device=None, requires_grad=False):
+    """steps values base ** e, e from start to end, computed as 1.13's CPU kernel: start and end in the dtype,
+    step = (end - start) / (steps - 1) in double, base ** (start + step * i) for the first half and
+    base ** (end - step * (steps - 1 - i)) for the second, each a double pow rounded once into the dtype (an
+    integer dtype: float32 arithmetic, truncated)."""
+    import numpy as np
+    _tensor._check_device(device)
+    start, end = (v.item() if isinstance(v, Tensor) else v for v in (start, end))
+    if steps < 0:
+        raise RuntimeError("number of steps must be non-negative")
+    dtype = dtype or _tensor.float32
+    if steps == 1:
+        values = [builtins.float(base) ** builtins.float(start)]
+    elif dtype.is_floating_point:
+        np_type = np.float32 if dtype is _tensor.float32 else np.float64
+        start_r, end_r = np_type(start), np_type(end)
+        step = builtins.float(end_r - start_r) / (steps - 1)   # the difference rounded in the dtype, as the kernel
+        half = steps // 2
+        values = [builtins.float(base) ** (builtins.float(start_r) + step * i) if i < half else
+                  builtins.float(base) ** (builtins.float(end_r) - step * (steps - i - 1)) for i in range(steps)]
+    else:
+        base_f, start_i, end_i = np.float32(base), builtins.int(start), builtins.int(end)
+        step = np.float32(end_i - start_i) / np.float32(steps - 1)
+        half = steps // 2
+        values = [builtins.int(np.power(base_f, np.float32(start_i) + step * np.float32(i))) if i < half else
+                  builtins.int(np.power(base_f, np.float32(end_i) - step * np.float32(steps - i - 1)))
+                  for i in range(steps)]
+    out = _tensor.tensor(values, dtype=_tensor.float64 if dtype.is_floating_point else _tensor.int64)
+    out = out.to(dtype) if out.dtype is not dtype else out
+    return out.requires_grad_() if requires_grad else out
+
+
 def eye(n, m=None, *, dtype=None, device=None, requires_grad=False):
     m = n if m is None else m
     out = _tensor.tensor([[1 if i == j else 0 for j in range(m)] for i in range(n)],
@@ -480,7 +544,7 @@ Tensor.argmin = argmin
 Tensor.minimum = minimum
 Tensor.var = var
 Tensor.std = std
-Tensor.norm = norm
+Tensor.norm = _tensor_norm
 Tensor.equal = equal
 Tensor.isclose = isclose
 Tensor.allclose = allclose

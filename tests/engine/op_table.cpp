@@ -157,6 +157,33 @@ std::vector<OpCase> build() {
   add_case("max_dim1_keepdim", "max", {{3, 4}}, [](In x) { return max(x[0], 1, true).values; }, {distinct()});
   add_case("max_dim_last_3d", "max", {{2, 3, 2}}, [](In x) { return max(x[0], -1).values; }, {distinct()});
   add_case("max_dim_squared", "max", {{3, 4}}, [](In x) { return pow(max(x[0], 1).values, 2.0); }, {distinct()});
+  // norms: 1, inf and the orders below 1 are kinked at 0 (and inf at ties of |x|): their inputs avoid both
+  const Domain positive_distinct{0.5, 2.0, {}, true};
+  add_case("vector_norm_2", "linalg_vector_norm", {{3, 4}}, [](In x) { return linalg_vector_norm(x[0], 2.0); });
+  add_case("vector_norm_2_dim1", "linalg_vector_norm", {{3, 4}}, [](In x) {
+    return linalg_vector_norm(x[0], 2.0, {1});
+  });
+  add_case("vector_norm_3_dims_keepdim", "linalg_vector_norm", {{2, 3, 2}}, [](In x) {
+    return linalg_vector_norm(x[0], 3.0, {0, 2}, true);
+  });
+  add_case("vector_norm_1", "linalg_vector_norm", {{2, 3}}, [](In x) { return linalg_vector_norm(x[0], 1.0); },
+           {nonzero()});
+  add_case("vector_norm_inf_dim0", "linalg_vector_norm", {{3, 4}}, [](In x) {
+    return linalg_vector_norm(x[0], INFINITY, {0});
+  }, {positive_distinct});
+  add_case("vector_norm_half", "linalg_vector_norm", {{2, 3}}, [](In x) {
+    return linalg_vector_norm(x[0], 0.5, {1});
+  }, {nonzero()});
+  add_case("vector_norm_1_5", "linalg_vector_norm", {{2, 3}}, [](In x) { return linalg_vector_norm(x[0], 1.5); },
+           {nonzero()});
+  add_case("vector_norm_squared", "linalg_vector_norm", {{2, 3}}, [](In x) {
+    return pow(linalg_vector_norm(x[0], 2.0, {1}), 2.0);
+  });
+  add_case("norm_2_dim1_keepdim", "norm", {{3, 4}}, [](In x) { return norm(x[0], 2.0, {1}, true); });
+  add_case("norm_4", "norm", {{2, 3}}, [](In x) { return norm(x[0], 4.0); });
+  add_case("amax_dims", "amax", {{2, 3, 2}}, [](In x) { return amax(x[0], {0, 2}); }, {distinct()});
+  add_case("amax_all_squared", "amax", {{3, 4}}, [](In x) { return pow(amax(x[0]), 2.0); }, {distinct()});
+  add_case("amin_dim1_keepdim", "amin", {{3, 4}}, [](In x) { return amin(x[0], {1}, true); }, {distinct()});
   add_case("log_softmax", "log_softmax", {{3, 4}}, [](In x) { return log_softmax(x[0], 1); });
   add_case("log_softmax_dim0", "log_softmax", {{3, 4}}, [](In x) { return log_softmax(x[0], 0); });
   add_case("log_softmax_3d_middle", "log_softmax", {{2, 3, 2}}, [](In x) { return log_softmax(x[0], 1); });
@@ -347,8 +374,8 @@ const std::vector<std::string>& covered_ops() {
       "log", "sqrt", "abs", "relu", "tanh", "sigmoid", "erf", "clamp", "matmul", "mm", "addmm", "transpose", "t",
       "reshape", "view", "narrow", "expand", "unsqueeze", "squeeze", "stack", "select", "alias", "cat", "sum", "mean", "max", "log_softmax", "softmax",
       "mse_loss", "cross_entropy", "clone", "to_dtype", "batch_norm", "layer_norm", "embedding", "nll_loss", "where",
-      "sin", "cos", "log1p", "expm1", "index", "index_put", "index_put_", "slice",
-      "add_", "mul_", "copy_", "fill_", "apply_inplace"};
+      "sin", "cos", "log1p", "expm1", "index", "index_put", "index_put_", "slice", "linalg_vector_norm", "norm",
+      "amax", "amin", "add_", "mul_", "copy_", "fill_", "apply_inplace"};
   return ops;
 }
 

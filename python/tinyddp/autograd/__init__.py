@@ -3,8 +3,9 @@ from tinyddp import _C
 from tinyddp._tensor import _warn_once
 from tinyddp.autograd import function, graph
 from tinyddp.autograd.function import Function
+from tinyddp.autograd.variable import Variable
 from tinyddp.autograd.anomaly_mode import detect_anomaly, set_detect_anomaly
-from tinyddp.autograd.grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
+from tinyddp.autograd.grad_mode import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
 
 is_anomaly_enabled = _C.is_anomaly_enabled
 
@@ -33,5 +34,5 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
     _C._backward(tensors, grad_tensors, retain_graph, create_graph, inputs)
 
 
-__all__ = ["backward", "detect_anomaly", "enable_grad", "Function", "function", "grad", "graph", "is_anomaly_enabled",
-           "is_grad_enabled", "no_grad", "set_detect_anomaly", "set_grad_enabled"]
+__all__ = ["backward", "detect_anomaly", "enable_grad", "Function", "function", "grad", "graph", "inference_mode",
+           "is_anomaly_enabled", "is_grad_enabled", "no_grad", "set_detect_anomaly", "set_grad_enabled", "Variable"]

@@ -13,6 +13,7 @@ from tinyddp.nn.modules.transformer import (Transformer, TransformerDecoder, Tra
                                             TransformerEncoderLayer)
 from tinyddp.nn.modules.rnn import GRU, GRUCell, LSTM, LSTMCell, RNN, RNNBase, RNNCell, RNNCellBase
 from tinyddp.nn import parallel
+from tinyddp.nn.parallel import DataParallel
 from tinyddp.nn import utils
 
 __all__ = ["AvgPool2d", "BatchNorm1d", "BatchNorm2d", "BCELoss", "BCEWithLogitsLoss", "Conv2d", "CosineSimilarity",
@@ -27,3 +28,4 @@ __all__ += ["Transformer", "TransformerDecoder", "TransformerDecoderLayer", "Tra
 from tinyddp.nn.modules import _MORE_LAYERS
 from tinyddp.nn.modules import *  # noqa: E402,F401,F403 -- the layers of _MORE_LAYERS
 __all__ += _MORE_LAYERS
+__all__ += ["DataParallel"]

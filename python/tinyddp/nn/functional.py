@@ -39,12 +39,22 @@ def gelu(input, approximate="none"):
     return input * 0.5 * (inner.tanh() + 1)
 
 
-def tanh(input):
+def _tanh(input):   # nn.Tanh's (1.13's module calls torch.tanh, without the warning below)
     return _C._nn.tanh(input)
 
 
-def sigmoid(input):
+def _sigmoid(input):
     return _C._nn.sigmoid(input)
+
+
+def tanh(input):
+    warnings.warn("nn.functional.tanh is deprecated. Use torch.tanh instead.")
+    return _tanh(input)
+
+
+def sigmoid(input):
+    warnings.warn("nn.functional.sigmoid is deprecated. Use torch.sigmoid instead.")
+    return _sigmoid(input)
 
 
 def _softmax_dim(name, ndim, stacklevel):

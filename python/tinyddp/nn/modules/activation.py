@@ -21,12 +21,12 @@ class ReLU(Module):
 
 class Tanh(Module):
     def forward(self, input):
-        return F.tanh(input)
+        return F._tanh(input)
 
 
 class Sigmoid(Module):
     def forward(self, input):
-        return F.sigmoid(input)
+        return F._sigmoid(input)
 
 
 class Identity(Module):

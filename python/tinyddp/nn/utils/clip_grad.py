@@ -1,6 +1,7 @@
 """torch.nn.utils.clip_grad_norm_ over the engine's multi-tensor clip_grad_norm_ (engine/ops/multi_tensor.cpp):
-one pass for the norm, one for the scaling, as 1.13's result (a 0-dim tensor, the norm before clipping); and
-clip_grad_value_ over the engine's clamp."""
+one pass for the norm, one for the scaling, as 1.13's result (a 0-dim tensor, the norm before clipping); other
+norm types (1, inf, any p) are 1.13's composition of per-parameter norms; and clip_grad_value_ over the engine's
+clamp."""
 import math
 
 from tinyddp import _C, _tensor
@@ -12,11 +13,10 @@ def clip_grad_norm_(parameters, max_norm, norm_type=2.0, error_if_nonfinite=Fals
         parameters = [parameters]
     parameters = [p for p in parameters if p.grad is not None]
     max_norm, norm_type = float(max_norm), float(norm_type)
-    if norm_type != 2.0:
-        raise NotImplementedError(f"clip_grad_norm_: norm_type={norm_type} is not supported by tinyddp; only the "
-                                  "2-norm (norm_type=2.0, the default) is.")
     if len(parameters) == 0:
         return _tensor.tensor(0.0)
+    if norm_type != 2.0:
+        return _clip_other_norm_(parameters, max_norm, norm_type, error_if_nonfinite)
     if error_if_nonfinite or max_norm <= 0:
         total_norm = _C._nn.grad_norm(parameters)
         value = float(total_norm)
@@ -31,6 +31,36 @@ def clip_grad_norm_(parameters, max_norm, norm_type=2.0, error_if_nonfinite=Fals
                     p.grad.mul_(coef)
             return total_norm
     return _C._nn.clip_grad_norm_(parameters, max_norm)
+
+
+def clip_grad_norm(parameters, max_norm, norm_type=2., error_if_nonfinite=False):
+    """Deprecated alias of clip_grad_norm_, with 1.13's warning."""
+    import warnings
+    warnings.warn("torch.nn.utils.clip_grad_norm is now deprecated in favor of torch.nn.utils.clip_grad_norm_.",
+                  stacklevel=2)
+    return clip_grad_norm_(parameters, max_norm, norm_type, error_if_nonfinite)
+
+
+def _clip_other_norm_(parameters, max_norm, norm_type, error_if_nonfinite):
+    """1.13's composition for orders other than 2: the norm of the per-parameter norms (the largest |g| for inf),
+    then every .grad scaled by min(max_norm / (norm + 1e-6), 1)."""
+    from tinyddp import _tensor_ops
+    if norm_type == math.inf:
+        norms = [p.grad.detach().abs().max() for p in parameters]
+        total_norm = norms[0] if len(norms) == 1 else _tensor.stack(norms).max()
+    else:
+        total_norm = _tensor_ops.norm(_tensor.stack([_tensor_ops.norm(p.grad.detach(), norm_type)
+                                                     for p in parameters]), norm_type)
+    value = float(total_norm)
+    if error_if_nonfinite and (math.isnan(value) or math.isinf(value)):
+        raise RuntimeError(f"The total norm of order {norm_type} for gradients from `parameters` is non-finite, "
+                           "so it cannot be clipped. To disable this error and scale the gradients by the "
+                           "non-finite norm anyway, set `error_if_nonfinite=False`")
+    clip_coef_clamped = (max_norm / (total_norm + 1e-6)).clamp(max=1.0)
+    with no_grad():
+        for p in parameters:
+            p.grad.detach().mul_(clip_coef_clamped)
+    return total_norm
 
 
 def clip_grad_value_(parameters, clip_value):

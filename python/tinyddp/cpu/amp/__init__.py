@@ -1,0 +1,1 @@
+from tinyddp.cpu.amp.autocast_mode import autocast  # noqa: F401
