@@ -14,7 +14,7 @@
 namespace tinyddp {
 
 Tensor& Tensor::detach_() {
-  TINYDDP_CHECK(!impl_->is_view,
+  TINYDDP_CHECK(!is_view(),
                 "Can't detach views in-place. Use detach() instead. If you are using DistributedDataParallel (DDP) for "
                 "training, and gradient_as_bucket_view is set as True, gradients are views of DDP buckets, and hence "
                 "detach_() cannot be called on these gradients. To fix this error, please refer to the "

@@ -72,6 +72,8 @@ constexpr const char* kBackwardTwiceMessage =
 SavedTensor::SavedTensor(const Tensor& t, bool is_output)
     : is_output_(is_output), output_nr_(t.defined() ? t.output_nr() : 0), saved_version_(t.defined() ? t.version() : 0) {
   if (!t.defined()) return;
+  TINYDDP_CHECK(!t.is_inference(), "Inference tensors cannot be saved for backward. To work around you can make a "
+                                   "clone to get a normal tensor and use it in autograd.");
   defined_ = true;
   if (auto hooks = current_saved_tensor_hooks()) {
     // The history unpack gives back: an output's grad_fn is the saving node itself (unpack's owner).
