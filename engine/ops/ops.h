@@ -114,6 +114,7 @@ Tensor reshape(const Tensor& x, const Shape& shape);   // a view when possible, 
 Tensor view(const Tensor& x, const Shape& shape);      // always a view; needs a contiguous tensor
 Tensor transpose(const Tensor& x, int64_t dim0, int64_t dim1);
 Tensor t(const Tensor& x);                              // transpose of a 2-D tensor
+Tensor permute(const Tensor& x, const std::vector<int64_t>& dims);   // dim i of the result is dim dims[i] of x
 Tensor narrow(const Tensor& x, int64_t dim, int64_t start, int64_t length);
 Tensor select(const Tensor& x, int64_t dim, int64_t index);   // x[..., index, ...]: a view without dim
 Tensor alias(const Tensor& x);                                // a view of all of x (x[...])
@@ -121,6 +122,11 @@ Tensor expand(const Tensor& x, const Shape& shape);    // broadcast to shape wit
 Tensor unsqueeze(const Tensor& x, int64_t dim);
 Tensor squeeze(const Tensor& x, std::optional<int64_t> dim = std::nullopt);   // every size-1 dim, or only dim
 Tensor stack(const std::vector<Tensor>& tensors, int64_t dim);   // along a new dim; every tensor of one shape
+// Views of consecutive pieces along dim, one node for all of them as 1.13's: pieces of split_size (the last one
+// smaller; SplitBackward0), of the given sizes (SplitWithSizesBackward0), or every index (unbind, without dim).
+std::vector<Tensor> split(const Tensor& x, int64_t split_size, int64_t dim = 0);
+std::vector<Tensor> split_with_sizes(const Tensor& x, const std::vector<int64_t>& sizes, int64_t dim = 0);
+std::vector<Tensor> unbind(const Tensor& x, int64_t dim = 0);
 Tensor cat(const std::vector<Tensor>& tensors, int64_t dim);
 Tensor clone(const Tensor& x);                          // a contiguous copy, differentiable
 Tensor to_dtype(const Tensor& x, DType dtype);

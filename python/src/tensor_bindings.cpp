@@ -591,6 +591,12 @@ void bind_tensor(py::module_& m) {
   m.def("unsqueeze", [](const Tensor& x, int64_t dim) { return unsqueeze(x, dim); }, release());
   m.def("select", [](const Tensor& x, int64_t dim, int64_t index) { return select(x, dim, index); }, release());
   m.def("alias", [](const Tensor& x) { return alias(x); }, release());
+  m.def("permute", [](const Tensor& x, const std::vector<int64_t>& dims) { return permute(x, dims); }, release());
+  m.def("split", [](const Tensor& x, int64_t size, int64_t dim) { return split(x, size, dim); }, release());
+  m.def("split_with_sizes", [](const Tensor& x, const std::vector<int64_t>& sizes, int64_t dim) {
+    return split_with_sizes(x, sizes, dim);
+  }, release());
+  m.def("unbind", [](const Tensor& x, int64_t dim) { return unbind(x, dim); }, release());
   m.def("squeeze", [](const Tensor& x, std::optional<int64_t> dim) { return squeeze(x, dim); }, release());
   m.def("where", [](const Tensor& c, const Tensor& a, const Tensor& b) { return where(c, a, b); }, release());
   m.def("expand", [](const Tensor& x, const Shape& s) { return expand(x, s); }, release());
