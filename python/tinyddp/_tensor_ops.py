@@ -361,13 +361,14 @@ def std(self, dim=None, unbiased=True, keepdim=False, *, correction=None):
 
 
 def norm(self, p="fro", dim=None, keepdim=False, dtype=None):
-    """The 2-norm (p=2 or 'fro') over all elements or dims: sqrt(sum(x * x)); p=1: sum(|x|). At an all-zero
-    input the gradient is NaN where 1.13's is 0. NormBackward1, but SqrtBackward0 for 'fro' over two dims, as
-    1.13's (its frobenius_norm is sqrt(sum(x * x)) there)."""
+    """The 2-norm (p=2 or 'fro') over all elements or dims: sqrt(sum(x * x)), its gradient 0 at an all-zero input
+    as 1.13's; p=1: sum(|x|). NormBackward1, but SqrtBackward0 for 'fro' over two dims, as 1.13's (its
+    frobenius_norm is sqrt(sum(x * x)) there, NaN gradient at zero included)."""
     if p in ("fro", 2, 2.0):
         if p == "fro" and dim is not None and not isinstance(dim, int) and len(dim) == 2:
             return (self * self).sum(dim, keepdim).sqrt()
-        return recorded("NormBackward1", [self], lambda: (self * self).sum(dim, keepdim).sqrt())
+        from tinyddp._tensor_shape import _safe_sqrt
+        return recorded("NormBackward1", [self], lambda: _safe_sqrt((self * self).sum(dim, keepdim)))
     if p in (1, 1.0):
         return recorded("NormBackward1", [self], lambda: self.abs().sum(dim, keepdim))
     raise NotImplementedError(f"tinyddp: norm with p={p!r}; p=2 ('fro') and p=1 are supported")
