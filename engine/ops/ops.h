@@ -108,6 +108,12 @@ Tensor sum_to(const Tensor& grad, const Shape& shape);
 Tensor matmul(const Tensor& a, const Tensor& b);   // 1-D, 2-D and batched (batch dims broadcast)
 Tensor mm(const Tensor& a, const Tensor& b);       // (m, k) @ (k, n)
 Tensor addmm(const Tensor& bias, const Tensor& a, const Tensor& b);   // bias + a @ b, bias broadcast
+// matmul and F.linear (bias may be undefined) with the nodes 1.13 records for each operand shape (matmul_forms.cpp):
+// DotBackward0, MvBackward0, SqueezeBackward3 over MmBackward0 for a 1-D row, UnsafeViewBackward0 over
+// MmBackward0 for a batch folded into rows and over BmmBackward0 for batches; linear's AddmmBackward0, and
+// ViewBackward0 over it for a contiguous 3-D input. The values are matmul's (and addmm's), bitwise.
+Tensor pytorch_matmul(const Tensor& a, const Tensor& b);
+Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias);
 
 // ---- shape and copies ----
 Tensor reshape(const Tensor& x, const Shape& shape);   // a view when possible, else a copy; one dim may be -1

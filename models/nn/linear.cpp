@@ -59,9 +59,7 @@ Tensor Linear::forward(const Tensor& x) {
   TINYDDP_CHECK(x.dtype() == weight_.dtype(), type_name(), "(", extra_repr(), "): the input is ",
                 dtype_name(x.dtype()), " but the weight is ", dtype_name(weight_.dtype()), ". Convert the input with ",
                 "x.to(DType::", weight_.dtype() == DType::f64 ? "f64" : "f32", "), or build the layer with that dtype.");
-  if (!bias_.defined()) return matmul(x, t(weight_));
-  if (x.dim() == 2) return addmm(bias_, x, t(weight_));
-  return matmul(x, t(weight_)) + bias_;
+  return linear(x, weight_, bias_);   // PyTorch's graph: addmm for a 2-D input with a bias (engine/ops/ops.h)
 }
 
 }  // namespace tinyddp::nn

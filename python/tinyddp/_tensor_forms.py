@@ -380,7 +380,7 @@ def _install():
                      "view_as": lambda self, other: self.view(other._shape()),
                      "reshape_as": lambda self, other: self.reshape(other._shape()),
                      "type_as": lambda self, other: self.to(other.dtype),
-                     "mm": mm, "bmm": mm, "dot": dot, "outer": outer,
+                     "mm": mm, "bmm": bmm, "dot": dot, "outer": outer,
                      "new_zeros": _new(_tensor.zeros), "new_ones": _new(_tensor.ones),
                      "new_empty": _new(_tensor.empty), "new_full": _new_full, "new_tensor": _new_tensor,
                      "type": _type, "nelement": lambda self: self.numel(),
@@ -438,7 +438,8 @@ def mm(input, other):
     return input.matmul(other)
 
 
-bmm = mm
+def bmm(input, mat2):
+    return _C.bmm(input, mat2)   # the engine's batched product itself (BmmBackward0), as 1.13's bmm
 
 
 def dot(input, other):

@@ -235,9 +235,21 @@ def floor_divide(input, other):
 
 
 def remainder(input, other):
-    """input % other with the divisor's sign (1.13's remainder, Python's %). The result carries no history:
-    1.13's RemainderBackward0 (gradient 1 to input) is not recorded."""
-    return _host_elementwise(input, other, "remainder", lambda x, y: x % y, _float_mod)
+    """input % other with the divisor's sign (1.13's remainder, Python's %), computed on the host; the gradient is
+    1.13's: 1 to input (RemainderBackward0), and -floor(input / other) to a tensor divisor (RemainderBackward1)."""
+    out = _host_elementwise(input, other, "remainder", lambda x, y: x % y, _float_mod)
+    tensor_other = isinstance(other, Tensor) and other.is_floating_point()
+    if not input.is_floating_point() or not (input.requires_grad or (tensor_other and other.requires_grad)):
+        return out
+
+    def linked():   # out plus terms that are exactly 0 and carry the gradients
+        linked = out + (input - input.detach())
+        if tensor_other and other.requires_grad:
+            linked = linked - (other - other.detach()) * (input / other).detach().floor()
+        return linked
+    if tensor_other:
+        return recorded("RemainderBackward1", [input, other], linked)
+    return recorded("RemainderBackward0", [input], linked)
 
 
 # ---- gathers ----

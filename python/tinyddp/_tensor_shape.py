@@ -560,8 +560,35 @@ def trapz(y, x=None, *, dx=None, dim=-1):
 
 def einsum(equation, *operands):
     """Sums of products over named dims: the operands contracted pairwise, left to right, each pair as one
-    batched matmul over (shared kept dims, left's own, summed, right's own)."""
+    batched matmul over (shared kept dims, left's own, summed, right's own). The result is recorded under 1.13's
+    last two nodes: each operand permuted, then a view dropping the summed dims (two or more operands), a product
+    (two without summed letters) or a sum (one operand)."""
     operands = _flat_args(operands)
+    inputs, arrow, output = equation.replace(" ", "").partition("->")
+    terms = inputs.split(",")
+    if len(terms) != len(operands) or not any(t.requires_grad for t in operands):
+        return _einsum(equation, operands)
+    letters = [c for c in inputs if c.isalpha()]
+    kept = {c for c in output if c.isalpha()} if arrow else {c for c in letters if letters.count(c) == 1}
+    summed = len(set(letters) - kept)
+    if len(operands) == 1:
+        op = operands[0]
+        if not summed:
+            return recorded("PermuteBackward0", [op], lambda: _einsum(equation, [op]))
+        permuted = _C.permute(op, list(range(op.dim())))
+        return recorded("SumBackward1", [permuted], lambda: _einsum(equation, [permuted]))
+    if not summed and len(operands) == 2:
+        permuted = [_C.permute(op, list(range(op.dim()))) for op in operands]
+        return recorded("MulBackward0", permuted, lambda: _einsum(equation, permuted))
+    spread = recorded("PermuteBackward0", operands, lambda: _with_unit_dims(_einsum(equation, operands), summed))
+    return spread.view(list(spread._shape())[:spread.dim() - summed])
+
+
+def _with_unit_dims(t, count):
+    return t.reshape(list(t._shape()) + [1] * count)
+
+
+def _einsum(equation, operands):
     equation = equation.replace(" ", "")
     inputs, arrow, output = equation.partition("->")
     terms = inputs.split(",")

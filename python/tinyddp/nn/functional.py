@@ -149,8 +149,16 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
         raise ValueError(f"{reduction} is not a valid value for reduction")
     if weight is None and reduction == "mean" and input.dim() == 2 and not bool((target == ignore_index).any()):
         return _C._nn.nll_loss(input, target)
-    # 1.13 records NllLoss2DBackward0 for inputs of more than two dims (its nll_loss2d); its edge is to input
-    return recorded("NllLoss2DBackward0" if input.dim() > 2 else "NllLossBackward0", [input],
+    if input.dim() == 3 or input.dim() > 4:
+        # 1.13's nll_loss_nd: nll_loss2d of the (N, C, 1, -1) view (of the (N, 1, -1) target), viewed back for 'none'
+        shape = list(input.shape)
+        rows = input.contiguous().view([shape[0], shape[1], 1, -1])
+        loss = recorded("NllLoss2DBackward0", [rows], lambda: _nll_loss(
+            rows.view(shape), target, weight, ignore_index, reduction).reshape([shape[0], 1, -1] if reduction == "none"
+                                                                               else []))
+        return loss.view([shape[0]] + shape[2:]) if reduction == "none" else loss
+    # 1.13 records NllLoss2DBackward0 for 4-D inputs (its nll_loss2d); its edge is to input
+    return recorded("NllLoss2DBackward0" if input.dim() == 4 else "NllLossBackward0", [input],
                     lambda: _nll_loss(input, target, weight, ignore_index, reduction))
 
 
@@ -668,7 +676,8 @@ def hinge_embedding_loss(input, target, margin=1.0, size_average=None, reduce=No
 
 
 def soft_margin_loss(input, target, size_average=None, reduce=None, reduction="mean"):
-    return _reduce((-target * input).exp().log1p(), reduction)
+    return recorded("SoftMarginLossBackward0", [input],
+                    lambda: _reduce((-target * input).exp().log1p(), reduction))
 
 
 def bilinear(input1, input2, weight, bias=None):
@@ -870,6 +879,11 @@ def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=
     reduction = _legacy_reduction(size_average, reduce, reduction)
     if p not in (1, 2):
         raise ValueError("only p == 1 and p == 2 supported")
+    return recorded("MultiMarginLossBackward0", [input],
+                    lambda: _multi_margin_loss(input, target, p, margin, weight, reduction))
+
+
+def _multi_margin_loss(input, target, p, margin, weight, reduction):
     x = input if input.dim() == 2 else input.unsqueeze(0)
     y = target.reshape([-1])
     picked = x.gather(1, y.unsqueeze(1))
