@@ -5,6 +5,7 @@
 #include <unordered_map>
 #include <utility>
 
+#include "engine/autograd/engine.h"
 #include "engine/autograd/grad_mode.h"
 #include "engine/ops/ops.h"
 
@@ -32,8 +33,20 @@ class CompositeNode : public Node {
 
   std::string name() const override { return name_; }
   TensorList apply(TensorList&& grads) override;
+  // Note [Releasing a composite's inner graph]: under create_graph, an inner rule's saved tensors (an inner
+  // op's output, say) enter the graph of the gradients with their inner grad_fn, so a later backward through that
+  // graph reaches inner nodes both through this node and directly; one real 1.13 node would be run once there.
+  // The engine runs this node before any of its inner nodes (its sequence number is higher), so releasing the
+  // inner nodes' saved tensors when the backward ends, not when this node has run, lets the direct paths read
+  // them; a backward after that raises PyTorch's text wherever an inner rule needs a saved tensor.
   void release_saved() override {
-    for (const auto& n : inner_) n->release_saved();
+    if (!autograd::Engine::in_backward()) {
+      for (const auto& n : inner_) n->release_saved();
+      return;
+    }
+    autograd::Engine::queue_callback([inner = inner_] {
+      for (const auto& n : inner) n->release_saved();
+    });
   }
 
  private:

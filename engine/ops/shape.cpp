@@ -96,12 +96,13 @@ Tensor view(const Tensor& x, const Shape& shape) {
   return view_as_shape(x, shape, "ViewBackward0");
 }
 
-// A view where the layout allows, else a copy, with 1.13's node names: _reshape_alias of a contiguous tensor,
-// _unsafe_view of a contiguous clone otherwise.
+// A view where the layout allows (Note [Views of strided tensors]), else a copy, with 1.13's node names:
+// _reshape_alias of the view, _unsafe_view of a contiguous clone otherwise.
 Tensor reshape(const Tensor& x, const Shape& shape) {
   check_defined(x, "reshape");
   if (x.is_contiguous()) return view_as_shape(x, shape, "ReshapeAliasBackward0");
-  infer_shape(shape, x.numel());   // check before copying
+  Shape strides;
+  if (view_strides(x, infer_shape(shape, x.numel()), strides)) return view_as_shape(x, shape, "ReshapeAliasBackward0");
   return view_as_shape(clone(x), shape, "UnsafeViewBackward0");
 }
 

@@ -351,8 +351,8 @@ def _addmm(input, mat1, mat2, beta, alpha):
         product = product * alpha
     # input expands to the product's shape (1.13's text when it cannot), never the other way
     input = _C.expand(input, list(product._shape()))
-    if beta == 0:
-        return product.clone()
+    if beta == 0:   # input's values ignored (NaNs too), its gradient 0, as 1.13's
+        return _C.where(_tensor.ones([], dtype=_tensor.bool), product, input)
     return (input * beta if beta != 1 else input) + product
 
 

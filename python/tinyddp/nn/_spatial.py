@@ -227,6 +227,8 @@ def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     separate convolutions over their channel slices, concatenated."""
     stride, dilation = _pair(stride), _pair(dilation)
     padding, extra = _conv_padding(padding, tuple(weight.shape[2:]), stride, dilation, 2)
+    if extra is not None and extra[0::2] == extra[1::2]:   # 'same' of odd kernels: 1.13 pads inside the convolution
+        padding, extra = tuple(reversed(extra[0::2])), None
     if input.dim() == 3:   # unbatched: 1.13 convolves input.unsqueeze(0) and squeezes the batch dim off
         return conv2d(input.unsqueeze(0), weight, bias, stride, padding if extra is None else "same", dilation,
                       groups).squeeze(0)
