@@ -215,12 +215,10 @@ TensorList composite(const std::string& name, const TensorList& inputs, const st
   const auto is_inner = [&](const Node* n) {
     return n->sequence_nr() >= first && n->sequence_nr() != autograd::kAccumulateGradSequenceNr && !is_input_node(n);
   };
-  const auto check_listed = [&](const Edge& e) {
-    const bool listed = std::any_of(input_edges.begin(), input_edges.end(), [&e](const Edge& in) {
+  const auto listed = [&](const Edge& e) {
+    return std::any_of(input_edges.begin(), input_edges.end(), [&e](const Edge& in) {
       return in.node == e.node && in.input_nr == e.input_nr;
     });
-    TINYDDP_INTERNAL_ASSERT(listed, name, ": the composition reads a tensor that requires grad (", e.node->name(),
-                            ") but is not among the op's inputs.");
   };
 
   // The inner graph (Note [What a composite's inner graph is]), walked from the outputs that require grad.
@@ -233,19 +231,21 @@ TensorList composite(const std::string& name, const TensorList& inputs, const st
     any_output = true;
     output_edges[k] = autograd::gradient_edge(outputs[k]);
     const Edge& e = output_edges[k];
-    if (!is_inner(e.node.get()))
-      check_listed(e);
-    else if (seen.emplace(e.node.get(), true).second)
+    if (!is_inner(e.node.get())) {
+      if (!listed(e)) return outputs;   // Note [What a composite's inner graph is]: the graph as recorded
+    } else if (seen.emplace(e.node.get(), true).second) {
       inner.push_back(e.node);
+    }
   }
   if (!any_output) return outputs;
   for (size_t next = 0; next < inner.size(); ++next) {   // inner grows while we walk it
     for (const Edge& e : inner[next]->next_edges()) {
       if (!e.valid()) continue;
-      if (!is_inner(e.node.get()))
-        check_listed(e);
-      else if (seen.emplace(e.node.get(), true).second)
+      if (!is_inner(e.node.get())) {
+        if (!listed(e)) return outputs;
+      } else if (seen.emplace(e.node.get(), true).second) {
         inner.push_back(e.node);
+      }
     }
   }
 

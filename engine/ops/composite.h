@@ -13,10 +13,12 @@
 //
 // Note [What a composite's inner graph is]: the nodes the forward created (their sequence numbers follow the one
 // composite() takes before running it) that the outputs reach without passing an input's node. Every path from
-// an output must end at an input (or at a tensor that does not require grad): a composition that reads another
-// tensor that requires grad without listing it is a bug (an internal assert). Releasing the composite's saved
-// state (a backward without retain_graph) releases every inner node's, so a second backward raises PyTorch's
-// "Trying to backward through the graph a second time" exactly where a saved tensor of the composition is read.
+// an output must end at an input (or at a tensor that does not require grad): where the composition reads another
+// tensor that requires grad (one 1.13 gives no gradient, such as a loss's class weights, passed requiring grad),
+// no node is made and the outputs keep the composition's own graph, so that tensor still gets its gradient.
+// Releasing the composite's saved state (a backward without retain_graph) releases every inner node's (Note
+// [Releasing a composite's inner graph]), so a second backward raises PyTorch's "Trying to backward through the
+// graph a second time" exactly where a saved tensor of the composition is read.
 #pragma once
 
 #include <functional>

@@ -5,7 +5,8 @@ unbind, nonzero, masked_select, isnan/isinf/isfinite, amax/amin, logsumexp, cums
 floor, ceil, trunc and round, which are the engine's).
 
 Each is PyTorch 1.13's signature over an op of the engine or of _tensor_ops, so its values, gradients and errors
-are that op's; grad_fn names are the composed ops' (docs/python.md, "Composed methods' graphs").
+are that op's; a composition is recorded as 1.13's one node (tinyddp/_node.py; docs/python.md, "Composed methods'
+graphs").
 """
 import builtins
 import math

@@ -2,9 +2,9 @@
 masked_fill, clamp), gathers (sort, topk, min), statistics (var, std, norm), comparisons of whole tensors
 (equal, allclose) and the factories arange(start, end, step), linspace and eye.
 
-Each is PyTorch 1.13's signature, values and errors over ops the engine has (transpose, narrow, where, expand,
-cat, embedding as a row gather), so values and gradients are PyTorch's while grad_fn names are those of the
-ops composed (docs/python.md, "Composed tensor methods"). Where the result is a selection (sort's order, topk's
+Each is PyTorch 1.13's signature, values and errors over ops the engine has (permute, split, narrow, where,
+expand, cat, embedding as a row gather), so values and gradients are PyTorch's; a composition is recorded as the
+one node 1.13 records (tinyddp/_node.py; docs/python.md, "Composed methods' graphs"). Where the result is a selection (sort's order, topk's
 indices) it is computed on the host from the detached values, and the values are gathered from the tensor, so
 they carry its gradient.
 """

@@ -406,6 +406,10 @@ CASES = [
     ("triplet_margin_loss", "F.triplet_margin_loss(x, y, y * 2)"),
     ("poisson_nll_loss", "F.poisson_nll_loss(x, y.abs())"),
     ("gaussian_nll_loss", "F.gaussian_nll_loss(x, y, torch.ones(3, 4))"),
+    # ---- autograd.Function (MyExp, ScaleBy below) ----
+    ("custom_function", "MyExp.apply(x)"),
+    ("custom_function_two_outputs", "ScaleBy.apply(x, 2.0, y)"),
+    ("custom_function_constant_input", "ScaleBy.apply(x, 2.0, torch.ones(3, 4))"),
     ("quantile", "x.quantile(0.5)"),
     ("bilinear", "F.bilinear(x, y, torch.ones(2, 4, 4))"),
     ("matmul_2d_3d", "sq @ m.transpose(1, 2)"),
@@ -421,7 +425,7 @@ DOUBLE = ("permute", "chunk", "unbind", "split_sizes", "topk", "sort", "gather",
           "max_pool2d", "avg_pool2d", "adaptive_avg_pool2d", "interpolate_bilinear", "pad_reflect_2d", "mse_loss_sum",
           "smooth_l1_loss", "bce", "bce_with_logits", "cross_entropy_smoothing", "cross_entropy_3d", "kl_div_none",
           "nll_loss_none", "group_norm_affine", "instance_norm", "remainder_tensor", "logaddexp", "rsub",
-          "rdiv", "square", "rsqrt")
+          "rdiv", "square", "rsqrt", "custom_function_two_outputs")
 
 
 def _values(n, offset):
@@ -442,6 +446,35 @@ def leaves(torch):
     return out
 
 
+def functions(torch):
+    """Two autograd.Functions: exp with its saved output, and (x * k * w, x + w) with a number argument."""
+    class MyExp(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            y = x.exp()
+            ctx.save_for_backward(y)
+            return y
+
+        @staticmethod
+        def backward(ctx, grad):
+            y, = ctx.saved_tensors
+            return grad * y
+
+    class ScaleBy(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x, k, w):
+            ctx.save_for_backward(x, w)
+            ctx.k = k
+            return x * k * w, x + w
+
+        @staticmethod
+        def backward(ctx, g1, g2):
+            x, w = ctx.saved_tensors
+            return g1 * w * ctx.k + g2, None, g1 * x * ctx.k + g2
+
+    return {"MyExp": MyExp, "ScaleBy": ScaleBy}
+
+
 def coefficient(n):
     return [((k % 7) - 3) / 2 for k in range(n)]
 
@@ -458,7 +491,7 @@ def run(torch, code, double=False):
     """(results as a flat list, the leaves' gradients by name, and, with double, the gradients of the sum of the
     squared gradients) for the case's expression."""
     torch.manual_seed(0)
-    scope = dict(leaves(torch), torch=torch, F=torch.nn.functional)
+    scope = dict(leaves(torch), torch=torch, F=torch.nn.functional, **functions(torch))
     out = eval(code, scope)
     outs = list(out) if isinstance(out, tuple) else [out]
     names = sorted(k for k, t in scope.items() if isinstance(t, torch.Tensor) and t.requires_grad)

@@ -940,6 +940,13 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale
                                   "GitHub.")
     if mode not in ("sum", "mean", "max"):
         raise ValueError("mode has to be one of sum, mean or max")
+    return recorded("EmbeddingBagBackward0", [weight, per_sample_weights], lambda: _embedding_bag(
+        input, weight, offsets, offsets_list, max_norm, norm_type, scale_grad_by_freq, mode, per_sample_weights,
+        include_last_offset, padding_idx))
+
+
+def _embedding_bag(input, weight, offsets, offsets_list, max_norm, norm_type, scale_grad_by_freq, mode,
+                   per_sample_weights, include_last_offset, padding_idx):
     rows = embedding(input, weight, None, max_norm, norm_type, scale_grad_by_freq)   # (n, D)
     n = input.shape[0]
     ends = offsets_list[1:] + [n] if not include_last_offset or offsets is None else offsets.tolist()[1:]
