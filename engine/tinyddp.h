@@ -9,5 +9,6 @@
 #include "engine/autograd/saved_tensor_hooks.h"
 #include "engine/core/inference_mode.h"
 #include "engine/core/tensor.h"
+#include "engine/ops/composite.h"
 #include "engine/ops/generator.h"
 #include "engine/ops/ops.h"

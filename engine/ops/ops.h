@@ -108,12 +108,19 @@ Tensor sum_to(const Tensor& grad, const Shape& shape);
 Tensor matmul(const Tensor& a, const Tensor& b);   // 1-D, 2-D and batched (batch dims broadcast)
 Tensor mm(const Tensor& a, const Tensor& b);       // (m, k) @ (k, n)
 Tensor addmm(const Tensor& bias, const Tensor& a, const Tensor& b);   // bias + a @ b, bias broadcast
+// matmul and F.linear (bias may be undefined) with the nodes 1.13 records for each operand shape (matmul_forms.cpp):
+// DotBackward0, MvBackward0, SqueezeBackward3 over MmBackward0 for a 1-D row, UnsafeViewBackward0 over
+// MmBackward0 for a batch folded into rows and over BmmBackward0 for batches; linear's AddmmBackward0, and
+// ViewBackward0 over it for a contiguous 3-D input. The values are matmul's (and addmm's), bitwise.
+Tensor pytorch_matmul(const Tensor& a, const Tensor& b);
+Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias);
 
 // ---- shape and copies ----
 Tensor reshape(const Tensor& x, const Shape& shape);   // a view when possible, else a copy; one dim may be -1
 Tensor view(const Tensor& x, const Shape& shape);      // always a view; needs a contiguous tensor
 Tensor transpose(const Tensor& x, int64_t dim0, int64_t dim1);
 Tensor t(const Tensor& x);                              // transpose of a 2-D tensor
+Tensor permute(const Tensor& x, const std::vector<int64_t>& dims);   // dim i of the result is dim dims[i] of x
 Tensor narrow(const Tensor& x, int64_t dim, int64_t start, int64_t length);
 // x[..., start:end:step, ...] (a view; negative start/end count from the back, both clamped into the dim; step > 0,
 // else ValueError "step must be greater than zero"). SliceBackward0, as narrow.
@@ -124,6 +131,11 @@ Tensor expand(const Tensor& x, const Shape& shape);    // broadcast to shape wit
 Tensor unsqueeze(const Tensor& x, int64_t dim);
 Tensor squeeze(const Tensor& x, std::optional<int64_t> dim = std::nullopt);   // every size-1 dim, or only dim
 Tensor stack(const std::vector<Tensor>& tensors, int64_t dim);   // along a new dim; every tensor of one shape
+// Views of consecutive pieces along dim, one node for all of them as 1.13's: pieces of split_size (the last one
+// smaller; SplitBackward0), of the given sizes (SplitWithSizesBackward0), or every index (unbind, without dim).
+std::vector<Tensor> split(const Tensor& x, int64_t split_size, int64_t dim = 0);
+std::vector<Tensor> split_with_sizes(const Tensor& x, const std::vector<int64_t>& sizes, int64_t dim = 0);
+std::vector<Tensor> unbind(const Tensor& x, int64_t dim = 0);
 Tensor cat(const std::vector<Tensor>& tensors, int64_t dim);
 Tensor clone(const Tensor& x);                          // a contiguous copy, differentiable
 Tensor to_dtype(const Tensor& x, DType dtype);

@@ -15,9 +15,10 @@ using namespace detail;
 namespace {
 
 // A view op's output: it knows its base (Note [In-place ops under autograd] in engine/autograd/inplace.h).
-Tensor view_op_result(const Tensor& x, Shape shape, Shape strides, int64_t offset) {
+// multi_output: one of several views the op returns (split, unbind), never written in place under autograd.
+Tensor view_op_result(const Tensor& x, Shape shape, Shape strides, int64_t offset, bool multi_output = false) {
   Tensor out = make_view(x, std::move(shape), std::move(strides), offset);
-  autograd::mark_view(out, x);
+  autograd::mark_view(out, x, multi_output);
   return out;
 }
 
@@ -98,12 +99,13 @@ Tensor view(const Tensor& x, const Shape& shape) {
   return view_as_shape(x, shape, "ViewBackward0");
 }
 
-// A view where the layout allows, else a copy, with 1.13's node names: _reshape_alias of a contiguous tensor,
-// _unsafe_view of a contiguous clone otherwise.
+// A view where the layout allows (Note [Views of strided tensors]), else a copy, with 1.13's node names:
+// _reshape_alias of the view, _unsafe_view of a contiguous clone otherwise.
 Tensor reshape(const Tensor& x, const Shape& shape) {
   check_defined(x, "reshape");
   if (x.is_contiguous()) return view_as_shape(x, shape, "ReshapeAliasBackward0");
-  infer_shape(shape, x.numel());   // check before copying
+  Shape strides;
+  if (view_strides(x, infer_shape(shape, x.numel()), strides)) return view_as_shape(x, shape, "ReshapeAliasBackward0");
   return view_as_shape(clone(x), shape, "UnsafeViewBackward0");
 }
 
@@ -133,6 +135,115 @@ Tensor t(const Tensor& x) {
     return TensorList{t(g[0])};
   }));
   return out;
+}
+
+// Reorders the dims (a view): dim i of the result is dim dims[i] of x.  dx = g permuted back.
+Tensor permute(const Tensor& x, const std::vector<int64_t>& dims) {
+  check_defined(x, "permute");
+  const int64_t n = x.dim();
+  TINYDDP_CHECK(static_cast<int64_t>(dims.size()) == n, "permute(sparse_coo): number of dimensions in the tensor "
+                "input does not match the length of the desired ordering of dimensions i.e. input.dim() = ", n,
+                " is not equal to len(dims) = ", dims.size());
+  std::vector<int64_t> inverse(n, -1);
+  Shape shape(n), strides(n);
+  for (int64_t i = 0; i < n; ++i) {
+    const int64_t d = wrap_dim(dims[i], n);
+    TINYDDP_CHECK(inverse[d] < 0, "permute(): duplicate dims are not allowed.");
+    inverse[d] = i;
+    shape[i] = x.shape()[d];
+    strides[i] = x.strides()[d];
+  }
+  Tensor out = view_op_result(x, shape, strides, x.offset());
+  autograd::set_history(out, autograd::make_node("PermuteBackward0", {x}, [inverse](const TensorList& g, OpNode&) {
+    return TensorList{permute(g[0], inverse)};
+  }));
+  return out;
+}
+
+namespace {
+
+// Views of consecutive pieces of x along dim, of the given sizes, as outputs 0, 1, ... of one node named
+// `node_name`.  dx = the pieces' gradients concatenated, zeros for a piece that got none (as 1.13's split_backward).
+std::vector<Tensor> split_into(const Tensor& x, const std::vector<int64_t>& sizes, int64_t dim,
+                               const char* node_name) {
+  std::vector<Tensor> pieces;
+  int64_t start = 0;
+  for (int64_t length : sizes) {
+    Shape shape = x.shape();
+    shape[dim] = length;
+    pieces.push_back(view_op_result(x, shape, x.strides(), x.offset() + start * x.strides()[dim], true));
+    start += length;
+  }
+  auto node = autograd::make_node(node_name, {x}, [in = x.shape(), sizes, dim](const TensorList& g, OpNode&) {
+    std::vector<Tensor> parts;
+    for (size_t i = 0; i < sizes.size(); ++i) {
+      Shape shape = in;
+      shape[dim] = sizes[i];
+      const Tensor& any = *std::find_if(g.begin(), g.end(), [](const Tensor& t) { return t.defined(); });
+      parts.push_back(g[i].defined() ? g[i] : zeros(shape, any.dtype(), any.device()));
+    }
+    return TensorList{cat(parts, dim)};
+  });
+  if (node) {
+    node->set_num_inputs(static_cast<uint32_t>(pieces.size()));
+    for (size_t i = 0; i < pieces.size(); ++i) autograd::set_history(pieces[i], node, static_cast<uint32_t>(i));
+  }
+  return pieces;
+}
+
+}  // namespace
+
+std::vector<Tensor> split(const Tensor& x, int64_t split_size, int64_t dim) {
+  check_defined(x, "split");
+  TINYDDP_CHECK(x.dim() != 0, "split expects at least a 1-dimensional tensor");
+  TINYDDP_CHECK(split_size >= 0, "split expects split_size be non-negative, but got split_size=", split_size);
+  dim = wrap_dim(dim, x.dim());
+  const int64_t size = x.shape()[dim];
+  TINYDDP_CHECK(split_size != 0 || size == 0, "split_size can only be 0 if dimension size is 0, but got dimension "
+                "size of ", size);
+  std::vector<int64_t> sizes;
+  for (int64_t start = 0; start < size; start += split_size) sizes.push_back(std::min(split_size, size - start));
+  if (sizes.empty()) sizes.push_back(0);   // one empty piece, as 1.13's
+  return split_into(x, sizes, dim, "SplitBackward0");
+}
+
+std::vector<Tensor> split_with_sizes(const Tensor& x, const std::vector<int64_t>& sizes, int64_t dim) {
+  check_defined(x, "split_with_sizes");
+  TINYDDP_CHECK(x.dim() != 0, "split expects at least a 1-dimensional tensor");
+  dim = wrap_dim(dim, x.dim());
+  int64_t total = 0;
+  for (int64_t s : sizes) {
+    TINYDDP_CHECK(s >= 0, "split_with_sizes expects split_sizes have only non-negative entries, but got "
+                  "split_sizes=", shape_str(sizes));
+    total += s;
+  }
+  TINYDDP_CHECK(total == x.shape()[dim], "split_with_sizes expects split_sizes to sum exactly to ", x.shape()[dim],
+                " (input tensor's size at dimension ", dim, "), but got split_sizes=", shape_str(sizes));
+  return split_into(x, sizes, dim, "SplitWithSizesBackward0");
+}
+
+// x[..., i, ...] for every i along dim (views without dim).  dx = the gradients stacked, zeros for those missing.
+std::vector<Tensor> unbind(const Tensor& x, int64_t dim) {
+  check_defined(x, "unbind");
+  TINYDDP_CHECK(x.dim() > 0, "Dimension specified as 0 but tensor has no dimensions");
+  dim = wrap_dim(dim, x.dim());
+  Shape shape = x.shape(), strides = x.strides();
+  shape.erase(shape.begin() + dim);
+  strides.erase(strides.begin() + dim);
+  std::vector<Tensor> slices;
+  for (int64_t i = 0; i < x.shape()[dim]; ++i)
+    slices.push_back(view_op_result(x, shape, strides, x.offset() + i * x.strides()[dim], true));
+  auto node = autograd::make_node("UnbindBackward0", {x}, [shape, dim](const TensorList& g, OpNode&) {
+    const Tensor& any = *std::find_if(g.begin(), g.end(), [](const Tensor& t) { return t.defined(); });
+    std::vector<Tensor> parts;
+    for (const Tensor& gi : g) parts.push_back(gi.defined() ? gi : zeros(shape, any.dtype(), any.device()));
+    return TensorList{stack(parts, dim)};
+  });
+  if (node) {
+    node->set_num_inputs(static_cast<uint32_t>(slices.size()));
+    for (size_t i = 0; i < slices.size(); ++i) autograd::set_history(slices[i], node, static_cast<uint32_t>(i));
+  }
+  return slices;
 }
 
 namespace {

@@ -74,9 +74,7 @@ Tensor Linear::forward(const Tensor& x) {
   TINYDDP_CHECK(x.dtype() == weight_.dtype() || !addmm_path, "mat1 and mat2 must have the same dtype");
   TINYDDP_CHECK(x.dtype() == weight_.dtype(), "expected scalar type ", scalar_name(x.dtype()), " but found ",
                 scalar_name(weight_.dtype()));
-  if (!bias_.defined()) return matmul(x, t(weight_));
-  if (x.dim() == 2) return addmm(bias_, x, t(weight_));
-  return matmul(x, t(weight_)) + bias_;
+  return linear(x, weight_, bias_);   // PyTorch's graph: addmm for a 2-D input with a bias (engine/ops/ops.h)
 }
 
 }  // namespace tinyddp::nn

@@ -32,13 +32,10 @@ void bind_nn(py::module_& m) {
       .def_property_readonly("bias", [](const nn::Linear& l) { return to_py(l.bias()); })
       .def("extra_repr", &nn::Linear::extra_repr);
 
-  // F.linear: PyTorch's graph, addmm for a 2-D input with a bias (AddmmBackward0), else matmul (+ bias).
+  // F.linear: PyTorch's graph (engine/ops/matmul_forms.cpp), addmm for a 2-D input with a bias (AddmmBackward0),
+  // else matmul (+ bias).
   nn.def("linear",
-         [](const Tensor& x, const Tensor& w, const std::optional<Tensor>& b) {
-           if (b && x.dim() == 2) return addmm(*b, x, t(w));
-           Tensor y = matmul(x, t(w));
-           return b ? y + *b : y;
-         },
+         [](const Tensor& x, const Tensor& w, const std::optional<Tensor>& b) { return linear(x, w, b ? *b : Tensor()); },
          py::arg("input"), py::arg("weight"), py::arg("bias") = py::none(), release());
   nn.def("relu", [](const Tensor& x) { return relu(x); }, release());
   nn.def("tanh", [](const Tensor& x) { return tanh(x); }, release());

@@ -399,7 +399,7 @@ void bind_tensor(py::module_& m) {
       .def("contiguous", &Tensor::contiguous, release())
       .def("transpose", &Tensor::transpose, release())
       .def("narrow", &Tensor::narrow, py::arg("dim"), py::arg("start"), py::arg("length"), release())
-      .def("matmul", &Tensor::matmul, release())
+      .def("matmul", [](const Tensor& a, const Tensor& b) { return pytorch_matmul(a, b); }, release())
       .def("_to_dtype", [](const Tensor& t, DType d) { return t.to(d); }, release())
       .def("sum", [](const Tensor& t, const py::object& dim, bool keepdim) {
              return reduce(t, dim, keepdim, [](const Tensor& x, const std::vector<int64_t>& d, bool k) {
@@ -436,7 +436,8 @@ void bind_tensor(py::module_& m) {
              py::gil_scoped_release gil;
              t.fill_(v);
            }))
-      .def("__matmul__", [](const Tensor& a, const Tensor& b) { return matmul(a, b); }, py::is_operator(), release())
+      .def("__matmul__", [](const Tensor& a, const Tensor& b) { return pytorch_matmul(a, b); }, py::is_operator(),
+           release())
       .def("__neg__", [](const Tensor& a) { return neg(a); }, release())
       .def("__abs__", [](const Tensor& a) { return abs(a); }, release());
 
@@ -451,16 +452,19 @@ void bind_tensor(py::module_& m) {
       .def("__rmul__", binary_operator([](const Tensor& a, const Tensor& b) { return mul(a, b); }), py::is_operator())
       .def("__truediv__", binary_operator([](const Tensor& a, const Tensor& b) { return div(a, b); }),
            py::is_operator())
-      // number - t: a floating t as the engine's scalar op (AddBackward1 over NegBackward0, where PyTorch has
-      // RsubBackward1), else the promoted sub (an int64 t stays int64; a bool t or True gives sub's error).
+      // number - t: a floating t as the engine's scalar op (AddBackward1 over NegBackward0), recorded as 1.13's
+      // RsubBackward1; else the promoted sub (an int64 t stays int64; a bool t or True gives sub's error).
       .def("__rsub__", binary_operator([](const Tensor& a, const Tensor& b) {
-             if (is_floating(a.dtype()) && b.is_wrapped_number() && b.dtype() != DType::b8)
-               return b.to(DType::f64).item<double>() - a;
+             if (is_floating(a.dtype()) && b.is_wrapped_number() && b.dtype() != DType::b8) {
+               const double number = b.to(DType::f64).item<double>();
+               return composite("RsubBackward1", {a}, [&] { return autograd::TensorList{number - a}; })[0];
+             }
              return sub(b, a);
            }), py::is_operator())
-      // PyTorch: number / t = t.reciprocal() * number (MulBackward0 at the top; float32 for an int64 t).
-      .def("__rtruediv__", binary_operator([](const Tensor& a, const Tensor& b) { return mul(pow(a, -1.0), b); }),
-           py::is_operator())
+      // PyTorch: number / t = t.reciprocal() * number (MulBackward0 over ReciprocalBackward0; float32 for an int64 t).
+      .def("__rtruediv__", binary_operator([](const Tensor& a, const Tensor& b) {
+             return mul(composite("ReciprocalBackward0", {a}, [&] { return autograd::TensorList{pow(a, -1.0)}; })[0], b);
+           }), py::is_operator())
       // t ** n: an int (or bool) exponent keeps an int64 t int64; a float exponent makes it float32.
       // t ** u and number ** t: the promoted pow of two tensors (PowBackward1; PowBackward2 for a number base).
       .def("__rpow__", binary_operator([](const Tensor& a, const Tensor& b) { return pow(b, a); }), py::is_operator())
@@ -632,6 +636,13 @@ void bind_tensor(py::module_& m) {
     }
     return self;
   });
+  m.def("bmm", [](const Tensor& a, const Tensor& b) { return matmul(a, b); }, release());   // BmmBackward0
+  m.def("permute", [](const Tensor& x, const std::vector<int64_t>& dims) { return permute(x, dims); }, release());
+  m.def("split", [](const Tensor& x, int64_t size, int64_t dim) { return split(x, size, dim); }, release());
+  m.def("split_with_sizes", [](const Tensor& x, const std::vector<int64_t>& sizes, int64_t dim) {
+    return split_with_sizes(x, sizes, dim);
+  }, release());
+  m.def("unbind", [](const Tensor& x, int64_t dim) { return unbind(x, dim); }, release());
   m.def("squeeze", [](const Tensor& x, std::optional<int64_t> dim) { return squeeze(x, dim); }, release());
   m.def("where", [](const Tensor& c, const Tensor& a, const Tensor& b) { return where(c, a, b); }, release());
   m.def("expand", [](const Tensor& x, const Shape& s) { return expand(x, s); }, release());

@@ -22,6 +22,7 @@ from tinyddp._tensor_forms import (add, amax, amin, bmm, clone, count_nonzero, c
                                    swapaxes, swapdims, t, transpose, true_divide, unbind, sin, cos, erf, log1p, expm1,
                                    floor, ceil, trunc, round, unique)
 from tinyddp._tensor_forms import div as divide, mul as multiply, sub as subtract  # noqa: E402
+from tinyddp._tensor_forms import clamp_max, clamp_min  # noqa: E402
 from tinyddp._legacy import BoolTensor, DoubleTensor, FloatTensor, LongTensor
 from tinyddp.random import Generator, get_rng_state, initial_seed, manual_seed, seed, set_rng_state
 from tinyddp.autograd.grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
@@ -34,7 +35,7 @@ double = float64
 long = int64
 
 __all__ = ["abs", "add", "allclose", "amax", "amin", "arange", "argmax", "argmin", "argsort", "autograd", "bmm", "bool",
-           "BoolTensor", "cat", "ceil", "chunk", "clamp", "clip", "clone", "cos", "count_nonzero", "cuda", "cumsum",
+           "BoolTensor", "cat", "ceil", "chunk", "clamp", "clamp_max", "clamp_min", "clip", "clone", "cos", "count_nonzero", "cuda", "cumsum",
            "device", "distributed", "div", "divide", "dot", "double", "DoubleTensor", "dtype", "empty", "empty_like",
            "enable_grad", "eq", "equal", "erf", "exp", "expm1", "eye", "flatten", "flip", "float", "float32", "float64",
            "FloatTensor", "floor", "floor_divide", "from_numpy", "full", "full_like", "futures", "gather", "ge",
@@ -144,10 +145,10 @@ __all__ += ["amp", "are_deterministic_algorithms_enabled", "autocast", "backends
             "set_deterministic_debug_mode", "set_num_interop_threads", "set_num_threads", "short", "uint8",
             "use_deterministic_algorithms", "version"]
 
-from tinyddp._tensor_more import (argwhere, clamp_max, clamp_min, is_complex, is_nonzero,  # noqa: E402
-                                  randint_like, range, take_along_dim, tensor_split, typename)
+from tinyddp._tensor_more import (argwhere, is_complex, is_nonzero, randint_like, range,  # noqa: E402
+                                  take_along_dim, tensor_split, typename)
 
-__all__ += ["argwhere", "clamp_max", "clamp_min", "is_complex", "is_nonzero", "randint_like", "range",
+__all__ += ["argwhere", "is_complex", "is_nonzero", "randint_like", "range",
             "take_along_dim", "tensor_split", "typename"]
 
 

@@ -171,21 +171,15 @@ def _squeeze(self, dim=None):
 
 
 def _numpy_T(self):
-    """Tensor.T: the dims reversed. PyTorch 1.13 deprecates it for other than 2 dims (and warns once)."""
+    """Tensor.T: the dims reversed (a permute, PermuteBackward0, as 1.13's). PyTorch 1.13 deprecates it for other
+    than 2 dims (and warns once)."""
     n = self.dim()
-    if n == 2:
-        return self.t()
-    if n != 0:
+    if n not in (0, 2):
         _warn_once("The use of `x.T` on tensors of dimension other than 2 to reverse their shape is deprecated and "
                    "it will throw an error in a future release. Consider `x.mT` to transpose batches of matrices or "
                    "`x.permute(*torch.arange(x.ndim - 1, -1, -1))` to reverse the dimensions of a tensor. (Triggered "
                    "internally at  ./aten/src/ATen/native/TensorShape.cpp:3277.)", stacklevel=2)
-    if n < 2:
-        return self.view(self._shape())
-    out = self
-    for i in range(n // 2):   # swapping dim i with dim n-1-i for each i < n/2 reverses them
-        out = out.transpose(i, n - 1 - i)
-    return out
+    return _C.permute(self, list(range(n - 1, -1, -1)))
 
 
 _warned = set()
@@ -259,7 +253,7 @@ class _MaxResult(tuple):
 def _maximum(self, other):
     """torch.maximum (and max(a, b)): elementwise, broadcasting, NaN where either is NaN. Written with masks
     (the engine has no maximum or where) so that the values are the selected elements exactly and the gradient
-    is 1.13's: all to the larger, half to each at a tie. grad_fn is SubBackward0 (PyTorch: MaximumBackward0)."""
+    is 1.13's: all to the larger, half to each at a tie; one node, MaximumBackward0."""
     if not isinstance(other, Tensor):
         raise TypeError(f"maximum(): argument 'other' (position 2) must be Tensor, not {type(other).__name__}")
     for t in (self, other):
@@ -269,6 +263,11 @@ def _maximum(self, other):
                                       "supported (it is computed with masks, and inf * 0 is NaN); the supported "
                                       "forms are max(), max(dim, keepdim) and maximum/max(input, other) of finite "
                                       "(or NaN) values.")
+    from tinyddp._node import recorded
+    return recorded("MaximumBackward0", [self, other], lambda: _masked_maximum(self, other))
+
+
+def _masked_maximum(self, other):
     dt = self.dtype
     greater, less, tie = (self > other).to(dt), (self < other).to(dt), (self == other).to(dt)
     selected = self * (greater + tie) + other * less   # exactly the larger element (self at a tie)

@@ -5,13 +5,15 @@ unbind, nonzero, masked_select, isnan/isinf/isfinite, amax/amin, logsumexp, cums
 floor, ceil, trunc and round, which are the engine's).
 
 Each is PyTorch 1.13's signature over an op of the engine or of _tensor_ops, so its values, gradients and errors
-are that op's; grad_fn names are the composed ops' (docs/python.md, "Composed methods' graphs").
+are that op's; a composition is recorded as 1.13's one node (tinyddp/_node.py; docs/python.md, "Composed methods'
+graphs").
 """
 import builtins
 import math
 
 from tinyddp import _C, _tensor, _tensor_ops
 from tinyddp._indexing import _take
+from tinyddp._node import recorded
 from tinyddp._tensor import Tensor, _wrap_dim
 from tinyddp._tensor_ops import _dims
 
@@ -19,11 +21,15 @@ from tinyddp._tensor_ops import _dims
 # ---- arithmetic as methods and functions ----
 
 def add(input, other, *, alpha=1):
-    return input + other * alpha if alpha != 1 else input + other
+    if alpha == 1:
+        return input + other
+    return recorded("AddBackward0", [input, other], lambda: input + other * alpha)   # 1.13 scales inside the node
 
 
 def sub(input, other, *, alpha=1):
-    return input - other * alpha if alpha != 1 else input - other
+    if alpha == 1:
+        return input - other
+    return recorded("SubBackward0", [input, other], lambda: input - other * alpha)
 
 
 def mul(input, other):
@@ -64,21 +70,25 @@ def round(input, *, decimals=0):  # noqa: A001
 
 
 def square(input):
-    return input * input
+    return recorded("PowBackward0", [input], lambda: input * input)   # 1.13's square is pow(input, 2)
 
 
 def reciprocal(input):
-    return 1 / input
+    return recorded("ReciprocalBackward0", [input], lambda: 1 / input)
 
 
 def rsqrt(input):
-    return 1 / input.sqrt()
+    return recorded("RsqrtBackward0", [input], lambda: 1 / input.sqrt())
 
 
 def sign(input):
-    """-1, 0 or 1 in input's dtype (bool stays bool), NaN for NaN: where over comparisons."""
+    """-1, 0 or 1 in input's dtype (bool stays bool), NaN for NaN: where over comparisons (SignBackward0)."""
     if input.dtype is _tensor.bool:
         return input.clone()
+    return recorded("SignBackward0", [input], lambda: _sign(input))
+
+
+def _sign(input):
     positive = _C.where(input > 0, _tensor.ones([], dtype=input.dtype), _tensor.zeros([], dtype=input.dtype))
     out = _C.where(input < 0, _tensor.full([], -1, dtype=input.dtype), positive)
     return _C.where(input != input, input, out) if input.is_floating_point() else out
@@ -120,7 +130,11 @@ def amin(input, dim=(), keepdim=False):
 
 def logsumexp(input, dim, keepdim=False):
     """log(sum(exp(x))) over dim, shifted by the (detached) maximum as 1.13 shifts it; an infinite maximum
-    shifts by 0."""
+    shifts by 0 (LogsumexpBackward0)."""
+    return recorded("LogsumexpBackward0", [input], lambda: _logsumexp(input, dim, keepdim))
+
+
+def _logsumexp(input, dim, keepdim):
     shift = amax(input.detach(), dim, True)
     shift = _C.where(shift.abs() == math.inf, _tensor.zeros([], dtype=shift.dtype), shift)
     out = (input - shift).exp().sum(dim, True).log() + shift
@@ -135,7 +149,11 @@ def count_nonzero(input, dim=None):
 def cumsum(input, dim, *, dtype=None):
     """Running sums along dim. The values are summed on the host in double and rounded once (1.13's CPU kernel
     accumulates float32 in double); the gradient is the reversed running sum (a product with a triangle of
-    ones), so floating results carry it (PyTorch records CumsumBackward0)."""
+    ones), so floating results carry it (CumsumBackward0, its edge to input itself, as 1.13's with a dtype)."""
+    return recorded("CumsumBackward0", [input], lambda: _cumsum(input, dim, dtype))
+
+
+def _cumsum(input, dim, dtype):
     if dtype is not None:
         input = input.to(dtype)
     dim = _wrap_dim(dim, input.dim())
@@ -167,7 +185,8 @@ def cumsum(input, dim, *, dtype=None):
 def index_select(input, dim, index):
     if index.dim() > 1:
         raise IndexError("index_select(): Index is supposed to be a vector")
-    return _take(input, _wrap_dim(dim, input.dim()), index.reshape([-1]))
+    return recorded("IndexSelectBackward0", [input],
+                    lambda: _take(input, _wrap_dim(dim, input.dim()), index.reshape([-1])))
 
 
 def _broadcast_shape(a, b):
@@ -184,7 +203,7 @@ def _broadcast_shape(a, b):
 def masked_select(input, mask):
     """The elements of input (broadcast with mask) where mask is true, as a vector."""
     shape = _broadcast_shape(input._shape(), mask._shape())
-    return _C.expand(input, shape)[_C.expand(mask, shape)]
+    return recorded("MaskedSelectBackward0", [input], lambda: _C.expand(input, shape)[_C.expand(mask, shape)])
 
 
 def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=None):  # noqa: A002
@@ -225,7 +244,11 @@ def nonzero(input, *, as_tuple=False):
 
 
 def flip(input, dims):
-    """The elements in reverse order along each of dims (a copy, as 1.13's)."""
+    """The elements in reverse order along each of dims (a copy, as 1.13's; FlipBackward0)."""
+    return recorded("FlipBackward0", [input], lambda: _flip(input, dims))
+
+
+def _flip(input, dims):
     out = input
     for d in _dims((dims,) if isinstance(dims, int) else (dims,)):
         d = _wrap_dim(d, input.dim())
@@ -235,9 +258,14 @@ def flip(input, dims):
 
 
 def roll(input, shifts, dims=None):
-    """Elements shifted along dims (wrapping around): cat of two narrows per dim; flattened when dims is None."""
+    """Elements shifted along dims (wrapping around): cat of two narrows per dim; flattened when dims is None
+    (RollBackward0)."""
+    return recorded("RollBackward0", [input], lambda: _roll(input, shifts, dims))
+
+
+def _roll(input, shifts, dims):
     if dims is None:
-        return roll(input.reshape([-1]), shifts, 0).reshape(list(input._shape()))
+        return _roll(input.reshape([-1]), shifts, 0).reshape(list(input._shape()))
     shifts = [shifts] if isinstance(shifts, int) else list(shifts)
     dims = [dims] if isinstance(dims, int) else list(dims)
     if len(shifts) != len(dims):
@@ -253,8 +281,7 @@ def roll(input, shifts, dims=None):
 
 
 def unbind(input, dim=0):
-    dim = _wrap_dim(dim, input.dim())
-    return tuple(input.select(dim, i) for i in range(input._shape()[dim]))
+    return tuple(_C.unbind(input, _wrap_dim(dim, input.dim())))
 
 
 def select(input, dim, index):
@@ -263,7 +290,7 @@ def select(input, dim, index):
     if not -size <= index < size:
         raise IndexError(f"select(): index {index} out of range for tensor of size {list(input._shape())} at "
                          f"dimension {dim}")
-    return input.narrow(dim, index % size, 1).reshape([s for k, s in enumerate(input._shape()) if k != dim])
+    return _C.select(input, dim, index % size)
 
 
 def movedim(input, source, destination):
@@ -341,12 +368,12 @@ def _install():
                      "unbind": unbind, "select": select, "movedim": movedim, "moveaxis": movedim,
                      "swapaxes": transpose, "swapdims": transpose,
                      "absolute": lambda self: self.abs(), "negative": lambda self: -self,
-                     "positive": lambda self: self, "clamp_min": lambda self, m: self.clamp(min=m),
-                     "clamp_max": lambda self, m: self.clamp(max=m),
+                     "positive": lambda self: self, "clamp_min": clamp_min,
+                     "clamp_max": clamp_max,
                      "view_as": lambda self, other: self.view(other._shape()),
                      "reshape_as": lambda self, other: self.reshape(other._shape()),
                      "type_as": lambda self, other: self.to(other.dtype),
-                     "mm": mm, "bmm": mm, "dot": mm, "outer": outer,
+                     "mm": mm, "bmm": bmm, "dot": dot, "outer": outer,
                      "new_zeros": _new(_tensor.zeros), "new_ones": _new(_tensor.ones),
                      "new_empty": _new(_tensor.empty), "new_full": _new_full, "new_tensor": _new_tensor,
                      "type": _type, "nelement": lambda self: self.numel(),
@@ -404,11 +431,24 @@ def mm(input, other):
     return input.matmul(other)
 
 
-bmm = dot = mm
+def bmm(input, mat2):
+    return _C.bmm(input, mat2)   # the engine's batched product itself (BmmBackward0), as 1.13's bmm
+
+
+def dot(input, other):
+    return recorded("DotBackward0", [input, other], lambda: input.matmul(other))
 
 
 def outer(input, other):
-    return input.reshape([-1, 1]) * other.reshape([1, -1])
+    return input.reshape([-1, 1]) * other   # 1.13's: a column times the row
+
+
+def clamp_min(input, min):  # noqa: A002
+    return recorded("ClampMinBackward0", [input], lambda: input.clamp(min=min))
+
+
+def clamp_max(input, max):  # noqa: A002
+    return recorded("ClampMaxBackward0", [input], lambda: input.clamp(max=max))
 
 
 def _function_form(name):

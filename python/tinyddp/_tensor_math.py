@@ -5,8 +5,8 @@ and the searches (searchsorted, bucketize, histc). The random forms are in _tens
 
 Functions without an engine op are evaluated on the host in float64 from the detached values and rounded once
 to the dtype (1.13's kernels are within an ulp of that); their gradient is attached by _host_function (an
-autograd.Function whose backward is written with differentiable ops, so create_graph works). grad_fn names are
-those of the ops composed (docs/python.md, "Composed methods' graphs").
+autograd.Function whose backward is written with differentiable ops, so create_graph works). Each op is recorded as
+1.13's one node (tinyddp/_node.py), so grad_fn names are 1.13's.
 """
 import builtins
 import math
@@ -14,6 +14,7 @@ import math
 import numpy as np
 
 from tinyddp import _C, _tensor, _tensor_ops
+from tinyddp._node import recorded
 from tinyddp._tensor import Tensor, _wrap_dim
 from tinyddp._tensor_forms import isnan
 from tinyddp._tensor_ops import _result_type
@@ -38,10 +39,10 @@ def _host(x):
 
 class _HostFunction:
     """value (computed on the host) with the gradient sum_i grad * derivative_i(inputs): derivative_i written with
-    engine ops, so a second derivative (create_graph) is that of the formula."""
+    engine ops, so a second derivative (create_graph) is that of the formula; one node named `name`."""
 
     @staticmethod
-    def apply(value, inputs, derivatives):
+    def apply(value, inputs, derivatives, name):
         from tinyddp.autograd.function import Function
 
         class Host(Function):
@@ -61,7 +62,7 @@ class _HostFunction:
                     g = grad * d(*args)
                     grads.append(_sum_to(g, a.shape))
                 return tuple(grads)
-        return Host.apply(*inputs)
+        return recorded(name, inputs, lambda: Host.apply(*inputs))
 
 
 def _sum_to(grad, shape):
@@ -95,18 +96,20 @@ def _elementwise_libm(name, np_fn):
 
     def fn(input):
         x = input if input.is_floating_point() else input.to(_tensor.float32)
+        node = name.capitalize() + "Backward0"
         if functions is None:
-            return _host_function(np_fn, _DERIVATIVES[name], x)
+            return _host_function(np_fn, _DERIVATIVES[name], x, name=node)
         f = functions[0] if x.dtype is _tensor.float32 else functions[1]
         value = _tensor.tensor([f(v) for v in x.detach().reshape([-1]).tolist()], dtype=_tensor.float64)
         value = value.to(x.dtype).reshape(list(x._shape()))
-        return _HostFunction.apply(value, [x], _DERIVATIVES[name]) if x.requires_grad else value
+        return _HostFunction.apply(value, [x], _DERIVATIVES[name], node) if x.requires_grad else value
     fn.__name__ = fn.__qualname__ = name
     return fn
 
 
-def _host_function(np_fn, derivatives, *inputs):
-    """np_fn over the float64 values of inputs (broadcast), in the result dtype, differentiable by derivatives."""
+def _host_function(np_fn, derivatives, *inputs, name):
+    """np_fn over the float64 values of inputs (broadcast), in the result dtype, differentiable by derivatives
+    (the node `name`)."""
     tensors = [i for i in inputs if isinstance(i, Tensor)]
     probe = tensors[0]
     for t in tensors[1:]:
@@ -118,38 +121,38 @@ def _host_function(np_fn, derivatives, *inputs):
         value = _from_host(np_fn(*[_host(i) for i in inputs]), dtype)
     if not builtins.any(i.requires_grad for i in inputs):
         return value
-    return _HostFunction.apply(value, inputs, derivatives)
+    return _HostFunction.apply(value, inputs, derivatives, name)
 
 
 # ---- elementwise ----
 
 def tan(input):
-    return _host_function(np.tan, [lambda x: 1 + x.tan() * x.tan()], input)
+    return _host_function(np.tan, [lambda x: 1 + x.tan() * x.tan()], input, name="TanBackward0")
 
 
 def asin(input):
-    return _host_function(np.arcsin, [lambda x: (1 - x * x).rsqrt()], input)
+    return _host_function(np.arcsin, [lambda x: (1 - x * x).rsqrt()], input, name="AsinBackward0")
 
 
 def acos(input):
-    return _host_function(np.arccos, [lambda x: -(1 - x * x).rsqrt()], input)
+    return _host_function(np.arccos, [lambda x: -(1 - x * x).rsqrt()], input, name="AcosBackward0")
 
 
 def atan(input):
-    return _host_function(np.arctan, [lambda x: 1 / (1 + x * x)], input)
+    return _host_function(np.arctan, [lambda x: 1 / (1 + x * x)], input, name="AtanBackward0")
 
 
 def atan2(input, other):
     return _host_function(np.arctan2, [lambda y, x: x / (x * x + y * y), lambda y, x: -y / (x * x + y * y)],
-                          input, other)
+                          input, other, name="Atan2Backward0")
 
 
 def sinh(input):
-    return _host_function(np.sinh, [lambda x: x.cosh()], input)
+    return _host_function(np.sinh, [lambda x: x.cosh()], input, name="SinhBackward0")
 
 
 def cosh(input):
-    return _host_function(np.cosh, [lambda x: x.sinh()], input)
+    return _host_function(np.cosh, [lambda x: x.sinh()], input, name="CoshBackward0")
 
 
 _DERIVATIVES = {"asinh": [lambda x: (x * x + 1).rsqrt()], "acosh": [lambda x: (x * x - 1).rsqrt()],
@@ -160,32 +163,38 @@ atanh = _elementwise_libm("atanh", np.arctanh)
 
 
 def log2(input):
-    return _host_function(np.log2, [lambda x: 1 / (x * math.log(2.0))], input)
+    return _host_function(np.log2, [lambda x: 1 / (x * math.log(2.0))], input, name="Log2Backward0")
 
 
 def log10(input):
-    return _host_function(np.log10, [lambda x: 1 / (x * math.log(10.0))], input)
+    return _host_function(np.log10, [lambda x: 1 / (x * math.log(10.0))], input, name="Log10Backward0")
 
 
 def exp2(input):
-    return _host_function(np.exp2, [lambda x: exp2(x) * math.log(2.0)], input)
+    return _host_function(np.exp2, [lambda x: exp2(x) * math.log(2.0)], input, name="Exp2Backward0")
 
 
 def hypot(input, other):
-    return _host_function(np.hypot, [lambda a, b: a / hypot(a, b), lambda a, b: b / hypot(a, b)], input, other)
+    return _host_function(np.hypot, [lambda a, b: a / hypot(a, b), lambda a, b: b / hypot(a, b)], input, other, name="HypotBackward0")
 
 
 def fmod(input, other):
-    """The remainder with the dividend's sign (C's fmod); the gradient is 1 to input, as 1.13's FmodBackward0."""
+    """The remainder with the dividend's sign (C's fmod); the gradient is 1 to input, as 1.13's FmodBackward0 (no
+    gradient to a tensor divisor: 1.13's FmodBackward1 gives it -trunc(input / other))."""
     out = _tensor_ops._host_elementwise(input, other, "fmod", lambda x, y: int(math.fmod(x, y)),
                                         lambda x, y: math.fmod(x, y) if y != 0 and math.isfinite(x) else math.nan)
     if isinstance(input, Tensor) and input.requires_grad:
-        out = out + (input - input.detach())
+        return recorded("FmodBackward0", [input], lambda: out + (input - input.detach()))
     return out
 
 
 def logaddexp(input, other):
-    """log(exp(a) + exp(b)) as max(a, b) + log1p(exp(-|a - b|)); equal infinities give themselves."""
+    """log(exp(a) + exp(b)) as max(a, b) + log1p(exp(-|a - b|)); equal infinities give themselves
+    (LogaddexpBackward0)."""
+    return recorded("LogaddexpBackward0", [input, other], lambda: _logaddexp(input, other))
+
+
+def _logaddexp(input, other):
     m = input.maximum(other) if not _has_inf(input, other) else _where_max(input, other)
     out = m + (-(input - other).abs()).exp().log1p()
     same_inf = (input == other) & (input.abs() == math.inf)
@@ -201,24 +210,35 @@ def _where_max(a, b):
 
 
 def logaddexp2(input, other):
-    return logaddexp(input * math.log(2.0), other * math.log(2.0)) / math.log(2.0)
+    return recorded("Logaddexp2Backward0", [input, other],
+                    lambda: _logaddexp(input * math.log(2.0), other * math.log(2.0)) / math.log(2.0))
 
 
 def xlogy(input, other):
-    """input * log(other), 0 where input is 0 (unless other is NaN)."""
+    """input * log(other), 0 where input is 0 (unless other is NaN): XlogyBackward0, and XlogyBackward1 or 2 with
+    a number for input or other, as 1.13's."""
+    node, edges = "XlogyBackward0", [input, other]
     if not isinstance(input, Tensor):
+        node, edges = "XlogyBackward1", [other]
         input = _tensor.tensor(input, dtype=_float_dtype(other))
     if not isinstance(other, Tensor):
+        node, edges = "XlogyBackward2", [input]
         other = _tensor.tensor(other, dtype=_float_dtype(input))
+    return recorded(node, edges, lambda: _xlogy(input, other))
+
+
+def _xlogy(input, other):
     product = input * other.log()
     zero = (input == 0) & (other == other)
     return _C.where(zero, _tensor.zeros([], dtype=product.dtype), product)
 
 
 def logit(input, eps=None):
-    """log(x / (1 - x)), x clamped to [eps, 1 - eps] first when eps is given."""
-    x = input if eps is None else input.clamp(eps, 1 - eps)
-    return (x / (1 - x)).log()
+    """log(x / (1 - x)), x clamped to [eps, 1 - eps] first when eps is given (LogitBackward0)."""
+    def composed():
+        x = input if eps is None else input.clamp(eps, 1 - eps)
+        return (x / (1 - x)).log()
+    return recorded("LogitBackward0", [input], composed)
 
 
 def heaviside(input, values):
@@ -242,8 +262,13 @@ def _fused(x, y, z, composed):
 
 def lerp(input, end, weight):
     """input + weight * (end - input), written from the end for weight >= 0.5 as 1.13's kernel (so that
-    lerp(a, b, 1) is b exactly), each one fused multiply-add."""
-    weight = _tensor_of(weight, input)
+    lerp(a, b, 1) is b exactly), each one fused multiply-add (LerpBackward0, LerpBackward1 for a tensor weight)."""
+    node, edges = ("LerpBackward1", [input, end, weight]) if isinstance(weight, Tensor) else ("LerpBackward0",
+                                                                                            [input, end])
+    return recorded(node, edges, lambda: _lerp(input, end, _tensor_of(weight, input)))
+
+
+def _lerp(input, end, weight):
     span = end - input
     low = _fused(weight, span, input, input + weight * span)
     rest = 1 - weight
@@ -253,8 +278,10 @@ def lerp(input, end, weight):
 
 def addcmul(input, tensor1, tensor2, *, value=1):
     """input + value * tensor1 * tensor2 as 1.13's kernel: (value * t1) * t2 + input, one fused multiply-add."""
-    scaled = tensor1 * value if value != 1 else tensor1
-    return _fused(scaled, tensor2, input, input + scaled * tensor2)
+    def composed():
+        scaled = tensor1 * value if value != 1 else tensor1
+        return _fused(scaled, tensor2, input, input + scaled * tensor2)
+    return recorded("AddcmulBackward0", [input, tensor1, tensor2], composed)
 
 
 def addcdiv(input, tensor1, tensor2, *, value=1):
@@ -266,13 +293,18 @@ def addcdiv(input, tensor1, tensor2, *, value=1):
                            "integer inputs and as (input + value * tensor1 / tensor2) for float inputs. The future "
                            "addcdiv behavior is just the latter implementation: (input + value * tensor1 / "
                            "tensor2), for all dtypes.")
-    return input + (tensor1 * value if value != 1 else tensor1) / tensor2
+    return recorded("AddcdivBackward0", [input, tensor1, tensor2],
+                    lambda: input + (tensor1 * value if value != 1 else tensor1) / tensor2)
 
 
 def nan_to_num(input, nan=0.0, posinf=None, neginf=None):
     """NaN, +inf and -inf replaced (by 0 and the dtype's largest and lowest finite values by default)."""
     if not input.is_floating_point():
         return input.clone()
+    return recorded("NanToNumBackward0", [input], lambda: _nan_to_num(input, nan, posinf, neginf))
+
+
+def _nan_to_num(input, nan, posinf, neginf):
     big = 3.4028234663852886e38 if input.dtype is _tensor.float32 else 1.7976931348623157e308
     posinf = big if posinf is None else posinf
     neginf = -big if neginf is None else neginf
@@ -309,8 +341,13 @@ def _lines(input, dim):
 
 
 def prod(input, dim=None, keepdim=False, *, dtype=None):
-    """The product of all elements or along dim: successive multiplications (MulBackward0; PyTorch:
-    ProdBackward0/1), so zeros get 1.13's gradients; bool and int64 give int64."""
+    """The product of all elements or along dim: successive multiplications, so zeros get 1.13's gradients
+    (ProdBackward0, ProdBackward1 along dim); bool and int64 give int64."""
+    return recorded("ProdBackward0" if dim is None else "ProdBackward1", [input],
+                    lambda: _prod(input, dim, keepdim, dtype))
+
+
+def _prod(input, dim, keepdim, dtype):
     if dtype is not None:
         input = input.to(dtype)
     elif input.dtype is _tensor.bool:
@@ -336,7 +373,11 @@ def prod(input, dim=None, keepdim=False, *, dtype=None):
 
 def cumprod(input, dim, *, dtype=None):
     """Running products along dim. Values are accumulated on the host in double (1.13's CPU kernel accumulates
-    float32 in double) and rounded once; the gradient is that of the successive products."""
+    float32 in double) and rounded once; the gradient is that of the successive products (CumprodBackward0)."""
+    return recorded("CumprodBackward0", [input], lambda: _cumprod(input, dim, dtype))
+
+
+def _cumprod(input, dim, dtype):
     if dtype is not None:
         input = input.to(dtype)
     elif input.dtype is _tensor.bool:
@@ -374,7 +415,11 @@ _MedianResult, _KthvalueResult, _ModeResult = (_result_type("median"), _result_t
 
 
 def kthvalue(input, k, dim=-1, keepdim=False):
-    """The k-th smallest element along dim (k from 1) and its index."""
+    """The k-th smallest element along dim (k from 1) and its index (KthvalueBackward0)."""
+    return recorded("KthvalueBackward0", [input], lambda: _kthvalue(input, k, dim, keepdim))
+
+
+def _kthvalue(input, k, dim, keepdim):
     d = _wrap_dim(dim, input.dim())
     size = input._shape()[d] if input.dim() else 1
     if not 1 <= k <= size:
@@ -390,16 +435,22 @@ def kthvalue(input, k, dim=-1, keepdim=False):
 
 def median(input, dim=None, keepdim=False):
     """The lower median (the ((n - 1) // 2)-th smallest): of all elements (0-dim), or along dim with its index;
-    a line holding NaN gives NaN and the index of its first NaN, as 1.13's."""
+    a line holding NaN gives NaN and the index of its first NaN, as 1.13's (MedianBackward0, MedianBackward1 along
+    dim)."""
+    return recorded("MedianBackward0" if dim is None else "MedianBackward1", [input],
+                    lambda: _median(input, dim, keepdim))
+
+
+def _median(input, dim, keepdim):
     if dim is None:
         flat = input.reshape([-1])
         n = flat._shape()[0]
         if n == 0 or (input.is_floating_point() and builtins.bool(isnan(flat).any())):
             return _tensor.full([], math.nan, dtype=input.dtype)
-        return kthvalue(flat, (n - 1) // 2 + 1, 0)[0]
+        return _kthvalue(flat, (n - 1) // 2 + 1, 0, False)[0]
     d = _wrap_dim(dim, input.dim())
     n = input._shape()[d] if input.dim() else 1
-    values, indices = kthvalue(input, (n - 1) // 2 + 1, d, keepdim)
+    values, indices = _kthvalue(input, (n - 1) // 2 + 1, d, keepdim)
     if input.is_floating_point() and builtins.bool(isnan(input).any()):
         nan = isnan(input)
         has_nan = nan.any(d, keepdim) if input.dim() else nan
@@ -413,13 +464,18 @@ def nanmedian(input, dim=None, keepdim=False):
     if dim is None:
         flat = input.reshape([-1])
         kept = flat[flat == flat] if input.is_floating_point() else flat
-        return median(kept) if kept.numel() else _tensor.full([], math.nan, dtype=input.dtype)
+        return recorded("NanmedianBackward0", [input], lambda: _median(kept, None, False) if kept.numel() else
+                        _tensor.full([], math.nan, dtype=input.dtype))
     raise NotImplementedError("tinyddp: nanmedian(dim=...) is not supported; nanmedian(input) is")
 
 
 def mode(input, dim=-1, keepdim=False):
     """The most frequent value along dim (the smallest of equally frequent ones) and the index of its last
-    occurrence, as 1.13's CPU mode."""
+    occurrence, as 1.13's CPU mode (ModeBackward0)."""
+    return _ModeResult(recorded("ModeBackward0", [input], lambda: _mode(input, dim, keepdim)))
+
+
+def _mode(input, dim, keepdim):
     d = _wrap_dim(dim, input.dim())
     x, last = _lines(input, d)
     shape = list(x._shape()) or [1]
@@ -503,6 +559,10 @@ def nanquantile(input, q, dim=None, keepdim=False, *, interpolation="linear"):
 # ---- reductions skipping NaN ----
 
 def nansum(input, dim=None, keepdim=False, *, dtype=None):
+    return recorded("NansumBackward0", [input], lambda: _nansum(input, dim, keepdim, dtype))
+
+
+def _nansum(input, dim, keepdim, dtype):
     if dtype is not None:
         input = input.to(dtype)
     if input.is_floating_point():
@@ -519,11 +579,17 @@ def nanmean(input, dim=None, keepdim=False, *, dtype=None):
 
 
 def std_mean(input, dim=None, unbiased=True, keepdim=False, *, correction=None):
-    return (_tensor_ops.std(input, dim, unbiased, keepdim, correction=correction), input.mean(dim, keepdim))
+    if not input.is_floating_point():
+        raise RuntimeError("std and var only support floating point and complex dtypes")
+    return recorded("StdMeanBackward0", [input], lambda: (
+        _tensor_ops._var(input, dim, unbiased, keepdim, correction).sqrt(), input.mean(dim, keepdim)))
 
 
 def var_mean(input, dim=None, unbiased=True, keepdim=False, *, correction=None):
-    return (_tensor_ops.var(input, dim, unbiased, keepdim, correction=correction), input.mean(dim, keepdim))
+    if not input.is_floating_point():
+        raise RuntimeError("std and var only support floating point and complex dtypes")
+    return recorded("VarMeanBackward0", [input], lambda: (
+        _tensor_ops._var(input, dim, unbiased, keepdim, correction), input.mean(dim, keepdim)))
 
 
 # ---- searches and histograms (host, int64, no gradient) ----

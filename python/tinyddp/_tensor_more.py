@@ -1,6 +1,6 @@
 """More of torch's functions that training scripts call, composed of tinyddp's ops as PyTorch 1.13 defines them:
-take_along_dim (a gather after broadcasting), tensor_split (narrow views), argwhere, randint_like, clamp_min and
-clamp_max, is_nonzero, is_complex, typename; and the Tensor methods of memory placement a CPU-only PyTorch
+take_along_dim (a gather after broadcasting), tensor_split (narrow views), argwhere, randint_like, is_nonzero,
+is_complex, typename; and the Tensor methods of memory placement a CPU-only PyTorch
 answers (pin_memory, is_pinned, share_memory_, is_shared)."""
 import builtins
 
@@ -68,14 +68,6 @@ def randint_like(input, low=0, high=None, *, dtype=None, layout=None, device=Non
     if high is None:
         low, high = 0, low
     return _tensor.randint(low, high, tuple(input.shape), dtype=dtype or input.dtype, requires_grad=requires_grad)
-
-
-def clamp_min(input, min):  # noqa: A002
-    return input.clamp(min=min)
-
-
-def clamp_max(input, max):  # noqa: A002
-    return input.clamp(max=max)
 
 
 def is_nonzero(input):

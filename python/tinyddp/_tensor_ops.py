@@ -2,9 +2,9 @@
 masked_fill, clamp), gathers (sort, topk, min), statistics (var, std, norm), comparisons of whole tensors
 (equal, allclose) and the factories arange(start, end, step), linspace and eye.
 
-Each is PyTorch 1.13's signature, values and errors over ops the engine has (transpose, narrow, where, expand,
-cat, embedding as a row gather), so values and gradients are PyTorch's while grad_fn names are those of the
-ops composed (docs/python.md, "Composed tensor methods"). Where the result is a selection (sort's order, topk's
+Each is PyTorch 1.13's signature, values and errors over ops the engine has (permute, split, narrow, where,
+expand, cat, embedding as a row gather), so values and gradients are PyTorch's; a composition is recorded as the
+one node 1.13 records (tinyddp/_node.py; docs/python.md, "Composed methods' graphs"). Where the result is a selection (sort's order, topk's
 indices) it is computed on the host from the detached values, and the values are gathered from the tensor, so
 they carry its gradient.
 """
@@ -14,6 +14,7 @@ import struct
 from fractions import Fraction
 
 from tinyddp import _C, _tensor
+from tinyddp._node import recorded
 from tinyddp._tensor import Tensor, _wrap_dim
 
 
@@ -38,8 +39,7 @@ _SortResult, _TopkResult, _MinResult = _result_type("sort"), _result_type("topk"
 # ---- shape ----
 
 def permute(self, *dims):
-    """The dims reordered: dim i of the result is dim dims[i] of self, as a chain of transposes (each swap puts
-    one dim in place), so grad_fn is TransposeBackward0 where PyTorch's is PermuteBackward0."""
+    """The dims reordered: dim i of the result is dim dims[i] of self (the engine's view, PermuteBackward0)."""
     dims = _dims(dims)
     n = self.dim()
     if len(dims) != n:
@@ -49,35 +49,24 @@ def permute(self, *dims):
     dims = [_wrap_dim(d, n) for d in dims]
     if len(set(dims)) != n:
         raise RuntimeError("permute(): duplicate dims are not allowed.")
-    out, order = self, list(range(n))
-    for i in range(n):
-        j = order.index(dims[i])
-        if j != i:
-            out = out.transpose(i, j)
-            order[i], order[j] = order[j], order[i]
-    return out if out is not self else self.view(list(self._shape()))
+    return _C.permute(self, dims)
 
 
 def split(self, split_size_or_sections, dim=0):
-    """Views of consecutive pieces along dim (narrow): pieces of split_size (the last smaller) or of the listed
-    sizes, which must add up to the dim's size."""
+    """Views of consecutive pieces along dim, outputs of one node: pieces of split_size (the last smaller;
+    SplitBackward0) or of the listed sizes, which must add up to the dim's size (SplitWithSizesBackward0)."""
     dim = _wrap_dim(dim, self.dim())
     size = self._shape()[dim]
     if isinstance(split_size_or_sections, int):
         step = split_size_or_sections
         if step < 0 or (step == 0 and size != 0):
             raise RuntimeError(f"split_size can only be 0 if dimension size is 0, but got dimension size of {size}")
-        sizes = [builtins.min(step, size - start) for start in range(0, size, step)] if step else [0]
-    else:
-        sizes = [int(s) for s in split_size_or_sections]
-        if builtins.sum(sizes) != size:
-            raise RuntimeError(f"split_with_sizes expects split_sizes to sum exactly to {size} (input tensor's size "
-                               f"at dimension {dim}), but got split_sizes={sizes}")
-    pieces, start = [], 0
-    for length in sizes:
-        pieces.append(self.narrow(dim, start, length))
-        start += length
-    return tuple(pieces)
+        return tuple(_C.split(self, step, dim))
+    sizes = [int(s) for s in split_size_or_sections]
+    if builtins.sum(sizes) != size:
+        raise RuntimeError(f"split_with_sizes expects split_sizes to sum exactly to {size} (input tensor's size "
+                           f"at dimension {dim}), but got split_sizes={sizes}")
+    return tuple(_C.split_with_sizes(self, sizes, dim))
 
 
 def chunk(self, chunks, dim=0):
@@ -93,15 +82,18 @@ def expand(self, *sizes):
 
 
 def repeat(self, *sizes):
-    """The tensor tiled sizes[i] times along dim i (leading sizes add dims), as cat of copies."""
+    """The tensor tiled sizes[i] times along dim i (leading sizes add dims), as cat of copies (RepeatBackward0)."""
     sizes = _dims(sizes)
     if len(sizes) < self.dim():
         raise RuntimeError("Number of dimensions of repeat dims can not be smaller than number of dimensions of "
                            "tensor")
-    out = self.reshape([1] * (len(sizes) - self.dim()) + list(self._shape()))
-    for d, times in enumerate(sizes):
-        out = _C.cat([out] * times, d) if times != 1 else out
-    return out if out is not self else self.clone()
+
+    def tiled():
+        out = self.reshape([1] * (len(sizes) - self.dim()) + list(self._shape()))
+        for d, times in enumerate(sizes):
+            out = _C.cat([out] * times, d) if times != 1 else out
+        return out if out is not self else self.clone()
+    return recorded("RepeatBackward0", [self], tiled)
 
 
 # ---- selection ----
@@ -135,16 +127,18 @@ def where(condition, input, other):
 
 
 def masked_fill(self, mask, value):
-    """value where mask is true (broadcast to self's shape), else self; grad_fn WhereBackward0 (PyTorch:
-    MaskedFillBackward0), the same values and gradients."""
+    """value where mask is true (broadcast to self's shape), else self: a where (MaskedFillBackward0, and
+    MaskedFillBackward1 with an edge to a tensor value, as 1.13's)."""
     if mask.dtype is not _tensor.bool:
         raise RuntimeError(f"masked_fill_ only supports boolean masks, but got mask with dtype "
                            f"{_C_legacy(mask.dtype)}")
     if isinstance(value, Tensor) and value.dim() != 0:
         raise RuntimeError(f"masked_fill_ only supports a 0-dimensional value tensor, but got tensor with "
                            f"{value.dim()} dimension(s).")
+    node, edges = ("MaskedFillBackward1", [self, value]) if isinstance(value, Tensor) else ("MaskedFillBackward0",
+                                                                                          [self])
     value = value.to(self.dtype) if isinstance(value, Tensor) else _tensor.tensor(value, dtype=self.dtype)
-    out = _C.where(mask, value, self)
+    out = recorded(node, edges, lambda: _C.where(mask, value, self))
     if list(out._shape()) != list(self._shape()):
         raise RuntimeError(f"The expanded size of the mask does not match the tensor's: {list(mask.shape)} for "
                            f"{list(self.shape)}")
@@ -182,13 +176,14 @@ def clamp_(self, min=None, max=None):  # noqa: A002
 
 def _triangle(self, diagonal, lower):
     """The elements on and below (tril) or above (triu) the diagonal-th diagonal of the last two dims, the rest 0:
-    where over a mask of column - row (WhereBackward0; PyTorch's TrilBackward0/TriuBackward0)."""
+    where over a mask of column - row (TrilBackward0/TriuBackward0)."""
     if self.dim() < 2:
         raise RuntimeError(f"{'tril' if lower else 'triu'}: input tensor must have at least 2 dimensions")
     rows, cols = self._shape()[-2:]
     offset = _tensor.arange(cols).reshape([1, cols]) - _tensor.arange(rows).reshape([rows, 1])
     keep = offset <= diagonal if lower else offset >= diagonal
-    return _C.where(keep, self, _tensor.zeros([], dtype=self.dtype))
+    return recorded("TrilBackward0" if lower else "TriuBackward0", [self],
+                    lambda: _C.where(keep, self, _tensor.zeros([], dtype=self.dtype)))
 
 
 def tril(input, diagonal=0):
@@ -240,9 +235,21 @@ def floor_divide(input, other):
 
 
 def remainder(input, other):
-    """input % other with the divisor's sign (1.13's remainder, Python's %). The result carries no history:
-    1.13's RemainderBackward0 (gradient 1 to input) is not recorded."""
-    return _host_elementwise(input, other, "remainder", lambda x, y: x % y, _float_mod)
+    """input % other with the divisor's sign (1.13's remainder, Python's %), computed on the host; the gradient is
+    1.13's: 1 to input (RemainderBackward0), and -floor(input / other) to a tensor divisor (RemainderBackward1)."""
+    out = _host_elementwise(input, other, "remainder", lambda x, y: x % y, _float_mod)
+    tensor_other = isinstance(other, Tensor) and other.is_floating_point()
+    if not input.is_floating_point() or not (input.requires_grad or (tensor_other and other.requires_grad)):
+        return out
+
+    def linked():   # out plus terms that are exactly 0 and carry the gradients
+        linked = out + (input - input.detach())
+        if tensor_other and other.requires_grad:
+            linked = linked - (other - other.detach()) * (input / other).detach().floor()
+        return linked
+    if tensor_other:
+        return recorded("RemainderBackward1", [input, other], linked)
+    return recorded("RemainderBackward0", [input], linked)
 
 
 # ---- gathers ----
@@ -261,13 +268,14 @@ def _gather_last(x, index):
 
 
 def gather(input, dim, index):
-    """torch.gather: out[i][j] = input[index[i][j]][j] (dim 0) and so on, index of input's dims."""
+    """torch.gather: out[i][j] = input[index[i][j]][j] (dim 0) and so on, index of input's dims
+    (GatherBackward0)."""
     dim = _wrap_dim(dim, input.dim())
     last = input.dim() - 1
     if dim == last:
-        return _gather_last(input, index)
-    moved = _gather_last(input.transpose(dim, last), index.transpose(dim, last))
-    return moved.transpose(dim, last)
+        return recorded("GatherBackward0", [input], lambda: _gather_last(input, index))
+    return recorded("GatherBackward0", [input], lambda: _gather_last(input.transpose(dim, last),
+                                                                     index.transpose(dim, last)).transpose(dim, last))
 
 
 def _order(values, descending):
@@ -297,7 +305,7 @@ def _select_along(self, dim, descending, k):
 def sort(self, dim=-1, descending=False, stable=False):
     """(values, indices) sorted along dim; ties keep their order (1.13's CPU sort is stable)."""
     size = self._shape()[_wrap_dim(dim, self.dim())] if self.dim() else 1
-    return _SortResult(_select_along(self, dim, descending, size))
+    return _SortResult(recorded("SortBackward0", [self], lambda: _select_along(self, dim, descending, size)))
 
 
 def argsort(self, dim=-1, descending=False):
@@ -309,20 +317,24 @@ def topk(self, k, dim=-1, largest=True, sorted=True):  # noqa: A002
     size = self._shape()[_wrap_dim(dim, self.dim())] if self.dim() else 1
     if not 0 <= k <= size:
         raise RuntimeError("selected index k out of range")
-    return _TopkResult(_select_along(self, dim, largest, k))
+    return _TopkResult(recorded("TopkBackward0", [self], lambda: _select_along(self, dim, largest, k)))
 
 
 def min(self, dim=None, keepdim=False):  # noqa: A001
-    """min() (0-dim), min(dim, keepdim) (values, indices) and min(other) (elementwise), over max of -self."""
+    """min() (0-dim; MinBackward1), min(dim, keepdim) (values, indices; MinBackward0) and min(other)
+    (elementwise; MinimumBackward0), over max of -self."""
     if isinstance(dim, Tensor):
-        return -(-self).maximum(-dim)
+        return minimum(self, dim)
     if self.dtype is _tensor.bool:
         out = (~self).max() if dim is None else (~self).max(dim, keepdim)
         return ~out if dim is None else _MinResult((~out[0], out[1]))
     if dim is None:
-        return -(-self).max()
-    values, indices = (-self).max(dim, keepdim)
-    return _MinResult((-values, indices))
+        return recorded("MinBackward1", [self], lambda: -(-self).max())
+
+    def smallest():
+        values, indices = (-self).max(dim, keepdim)
+        return -values, indices
+    return _MinResult(recorded("MinBackward0", [self], smallest))
 
 
 def argmin(self, dim=None, keepdim=False):
@@ -332,15 +344,20 @@ def argmin(self, dim=None, keepdim=False):
 
 
 def minimum(self, other):
-    return -(-self).maximum(-other)
+    return recorded("MinimumBackward0", [self, other], lambda: -(-self).maximum(-other))
 
 
 # ---- statistics ----
 
 def var(self, dim=None, unbiased=True, keepdim=False, *, correction=None):
-    """The variance: sum((x - mean)^2) / (n - correction), correction 1 unless unbiased=False (or given)."""
+    """The variance: sum((x - mean)^2) / (n - correction), correction 1 unless unbiased=False (or given)
+    (VarBackward0)."""
     if not self.is_floating_point():
         raise RuntimeError("std and var only support floating point and complex dtypes")
+    return recorded("VarBackward0", [self], lambda: _var(self, dim, unbiased, keepdim, correction))
+
+
+def _var(self, dim, unbiased, keepdim, correction):
     if correction is None:
         correction = 1 if unbiased else 0
     centered = self - self.mean(dim, True)
@@ -350,7 +367,9 @@ def var(self, dim=None, unbiased=True, keepdim=False, *, correction=None):
 
 
 def std(self, dim=None, unbiased=True, keepdim=False, *, correction=None):
-    return var(self, dim, unbiased, keepdim, correction=correction).sqrt()
+    if not self.is_floating_point():
+        raise RuntimeError("std and var only support floating point and complex dtypes")
+    return recorded("StdBackward0", [self], lambda: _var(self, dim, unbiased, keepdim, correction).sqrt())
 
 
 def norm(input, p="fro", dim=None, keepdim=False, out=None, dtype=None):

@@ -5,7 +5,7 @@ engine's, bound in _indexing.py).
 Writes are the engine's `where` over a host-built mask, the values picked by its embedding (a row gather); the
 accumulating ones (scatter_add, index_add, put with accumulate) sum on the host in the order 1.13's CPU
 kernel does (index order) and get their gradient from an autograd.Function (_LinearHost), so values and gradients
-are 1.13's while grad_fn names are the composed ops' (docs/python.md).
+are 1.13's; each op is recorded as 1.13's node (tinyddp/_node.py).
 """
 import builtins
 import itertools
@@ -15,6 +15,7 @@ import numpy as np
 
 from tinyddp import _C, _tensor
 from tinyddp._indexing import _take
+from tinyddp._node import recorded
 from tinyddp._tensor import Tensor, _wrap_dim
 from tinyddp._tensor_forms import _broadcast_shape
 
@@ -72,6 +73,12 @@ def scatter(input, dim, index, src=None, *, value=None, reduce=None):
             return scatter_add(input, dim, index, src if isinstance(src, Tensor) else
                                _tensor.full(list(index._shape()), src, dtype=input.dtype))
         raise NotImplementedError("tinyddp: scatter(reduce='multiply') is not supported")
+    if isinstance(src, Tensor):
+        return recorded("ScatterBackward0", [input, src], lambda: _scatter(input, dim, index, src))
+    return recorded("ScatterBackward1", [input], lambda: _scatter(input, dim, index, src))
+
+
+def _scatter(input, dim, index, src):
     shape = list(input._shape())
     targets = _target_positions(shape, dim, index)
     numel = math.prod(shape)
@@ -143,12 +150,12 @@ def scatter_add(input, dim, index, src):
     _check_scatter(input, dim, index, src, "scatter_add")
     targets = _target_positions(list(input._shape()), dim, index)
     sources = _source_positions(list(src._shape()), list(index._shape()))
-    return _accumulate(input, targets, src, sources)
+    return recorded("ScatterAddBackward0", [input, src], lambda: _accumulate(input, targets, src, sources))
 
 
 def scatter_reduce(input, dim, index, src, reduce, *, include_self=True):
     if reduce == "sum" and include_self:
-        return scatter_add(input, dim, index, src)
+        return recorded("ScatterReduceBackward0", [input, src], lambda: scatter_add(input, dim, index, src))
     raise NotImplementedError("tinyddp: scatter_reduce supports reduce='sum' with include_self=True")
 
 
@@ -174,6 +181,10 @@ def index_add(input, dim, index, source, *, alpha=1):
     dim = _wrap_dim(dim, input.dim())
     if index.dim() > 1:
         raise IndexError("index_add_(): Index is supposed to be a vector")
+    return recorded("IndexAddBackward0", [input, source], lambda: _index_add(input, dim, index, source, alpha))
+
+
+def _index_add(input, dim, index, source, alpha):
     shape = list(input._shape()) or [1]
     values = _index_values(index, shape[dim], dim)
     if alpha != 1:
@@ -197,7 +208,9 @@ def index_fill(input, dim, index, value):
             flags[t] = True
     mask = _tensor.tensor(flags, dtype=_tensor.bool).reshape(list(input._shape()))
     fill = value.to(input.dtype) if isinstance(value, Tensor) else _tensor.tensor(value, dtype=input.dtype)
-    return _C.where(mask, fill, input)
+    if isinstance(value, Tensor):
+        return recorded("IndexFillBackward1", [input, value], lambda: _C.where(mask, fill, input))
+    return recorded("IndexFillBackward0", [input], lambda: _C.where(mask, fill, input))
 
 
 def index_copy(input, dim, index, source):
@@ -209,16 +222,23 @@ def index_copy(input, dim, index, source):
     flags, order = [False] * math.prod(shape), [0] * math.prod(shape)
     for t, s in zip(targets, sources):
         flags[t], order[t] = True, s
-    placed = _C._nn.embedding(source.reshape([-1, 1]), _tensor.tensor(order, dtype=_tensor.int64))
-    return _C.where(_tensor.tensor(flags, dtype=_tensor.bool).reshape(list(input._shape())),
-                    placed.reshape(list(input._shape())), input)
+
+    def copied():
+        placed = _C._nn.embedding(source.reshape([-1, 1]), _tensor.tensor(order, dtype=_tensor.int64))
+        return _C.where(_tensor.tensor(flags, dtype=_tensor.bool).reshape(list(input._shape())),
+                        placed.reshape(list(input._shape())), input)
+    return recorded("IndexCopyBackward0", [input, source], copied)
 
 
 def take(input, index):
-    return _take(input.reshape([-1]), 0, index)
+    return recorded("TakeBackward0", [input], lambda: _take(input.reshape([-1]), 0, index))
 
 
 def put(input, index, source, accumulate=False):
+    return recorded("PutBackward0", [input, source], lambda: _put(input, index, source, accumulate))
+
+
+def _put(input, index, source, accumulate):
     flat = input.reshape([-1])
     size = flat._shape()[0]
     targets = [v % size for v in _index_values(index, size, 0)]
@@ -242,17 +262,22 @@ def masked_scatter(input, mask, source):
         k += 1 if f else 0
     if k > source.numel():
         raise RuntimeError("masked_scatter: expected source to have at least as many elements as ones in mask")
-    placed = _C._nn.embedding(source.reshape([-1, 1]), _tensor.tensor(order, dtype=_tensor.int64)).reshape(shape)
-    return _C.where(_C.expand(mask, shape), placed, input)
+    def scattered():
+        placed = _C._nn.embedding(source.reshape([-1, 1]), _tensor.tensor(order, dtype=_tensor.int64)).reshape(shape)
+        return _C.where(_C.expand(mask, shape), placed, input)
+    return recorded("MaskedScatterBackward0", [input, source], scattered)
 
 
 def renorm(input, p, dim, maxnorm):
     """Each slice along dim scaled down to norm maxnorm when its p-norm is larger (by maxnorm / (norm + 1e-7))."""
     dim = _wrap_dim(dim, input.dim())
     others = [d for d in range(input.dim()) if d != dim]
-    norms = (input.abs() ** p).sum(others, True) ** (1.0 / p)
-    scale = _C.where(norms > maxnorm, maxnorm / (norms + 1e-7), _tensor.ones([], dtype=norms.dtype))
-    return input * scale
+
+    def scaled():
+        norms = (input.abs() ** p).sum(others, True) ** (1.0 / p)
+        scale = _C.where(norms > maxnorm, maxnorm / (norms + 1e-7), _tensor.ones([], dtype=norms.dtype))
+        return input * scale
+    return recorded("RenormBackward0", [input], scaled)
 
 
 # ---- host callbacks ----

@@ -3,8 +3,8 @@ repeat_interleave, the stacks, meshgrid, broadcast_tensors, diag/diagonal/diag_e
 tensordot, addmm/addmv/baddbmm/addbmm, kron, cross, diff, cdist and small index factories (tril_indices,
 combinations). The scatters are in _tensor_scatter.py.
 
-Gathers are the engine's advanced index (_indexing._take, IndexBackward0), so values and gradients are 1.13's while
-grad_fn names are the composed ops' (docs/python.md).
+Gathers are the engine's advanced index (_indexing._take, IndexBackward0), so values and gradients are 1.13's; each
+op is recorded as 1.13's node (tinyddp/_node.py), so grad_fn names are 1.13's too.
 """
 import builtins
 import itertools
@@ -12,6 +12,7 @@ import math
 
 from tinyddp import _C, _tensor, _tensor_ops
 from tinyddp._indexing import _take
+from tinyddp._node import recorded
 from tinyddp._tensor import Tensor, _wrap_dim
 from tinyddp._tensor_forms import _broadcast_shape, flip
 
@@ -27,7 +28,7 @@ def reshape(input, shape):
 def unflatten(input, dim, sizes):
     dim = _wrap_dim(dim, input.dim())
     shape = list(input._shape())
-    return input.reshape(shape[:dim] + list(sizes) + shape[dim + 1:])
+    return input.view(shape[:dim] + list(sizes) + shape[dim + 1:])   # a view, as 1.13's
 
 
 def sum_to_size(self, *size):
@@ -40,8 +41,8 @@ def sum_to_size(self, *size):
     return out.view(size) if lead > 0 else out   # leading dims summed with keepdim, then dropped (ViewBackward0)
 
 
-def tile(input, dims):
-    dims = list(dims)
+def tile(input, *dims):
+    dims = _sizes(dims)
     if len(dims) < input.dim():
         dims = [1] * (input.dim() - len(dims)) + dims
     return _tensor_ops.repeat(input, dims)
@@ -65,7 +66,8 @@ def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
     if builtins.any(c < 0 for c in counts):
         raise RuntimeError("repeats can not be negative")
     picks = [i for i, c in enumerate(counts) for _ in range(c)]
-    return _take(input, dim, _tensor.tensor(picks, dtype=_tensor.int64).reshape([len(picks)]))
+    return recorded("IndexSelectBackward0", [input],   # 1.13's: an index_select of the repeated indices
+                    lambda: _take(input, dim, _tensor.tensor(picks, dtype=_tensor.int64).reshape([len(picks)])))
 
 
 def atleast_1d(*tensors):
@@ -74,7 +76,7 @@ def atleast_1d(*tensors):
 
 
 def atleast_2d(*tensors):
-    out = [t.reshape([1] * (2 - t.dim()) + list(t._shape())) if t.dim() < 2 else t for t in _flat_args(tensors)]
+    out = [t.reshape([1, 1]) if t.dim() == 0 else t.unsqueeze(0) if t.dim() == 1 else t for t in _flat_args(tensors)]
     return out[0] if len(out) == 1 else tuple(out)
 
 
@@ -84,9 +86,9 @@ def atleast_3d(*tensors):
         if t.dim() == 0:
             t = t.reshape([1, 1, 1])
         elif t.dim() == 1:
-            t = t.reshape([1, t._shape()[0], 1])
+            t = t.unsqueeze(0).unsqueeze(-1)
         elif t.dim() == 2:
-            t = t.reshape(list(t._shape()) + [1])
+            t = t.unsqueeze(-1)
         out.append(t)
     return out[0] if len(out) == 1 else tuple(out)
 
@@ -136,8 +138,8 @@ def broadcast_tensors(*tensors):
     return tuple(_C.expand(t, shape) for t in tensors)
 
 
-def broadcast_to(input, size):
-    return _C.expand(input, list(size))
+def broadcast_to(input, *size):
+    return _C.expand(input, _sizes(size))
 
 
 _MESHGRID_WARNING = ("torch.meshgrid: in an upcoming release, it will be required to pass the indexing argument. "
@@ -166,7 +168,7 @@ def meshgrid(*tensors, indexing=None):
     for k, t in enumerate(order):
         view = [1] * len(order)
         view[k] = shape[k]
-        grids.append(_C.expand(t.reshape(view), shape))
+        grids.append(_C.expand(t.view(view), shape))
     if swap:   # 'xy' is 'ij' of the first two swapped, the grids given back in the callers' order
         grids[0], grids[1] = grids[1], grids[0]
     return tuple(grids)
@@ -208,7 +210,12 @@ def triu_indices(row, col, offset=0, *, dtype=None, device=None, layout=None):
 # ---- diagonals ----
 
 def diagonal(input, offset=0, dim1=0, dim2=1):
-    """The elements (i, i + offset) of dims dim1 and dim2, as a last dim (a gather; PyTorch's is a view)."""
+    """The elements (i, i + offset) of dims dim1 and dim2, as a last dim (a gather, PyTorch's is a view;
+    DiagonalBackward0)."""
+    return recorded("DiagonalBackward0", [input], lambda: _diagonal(input, offset, dim1, dim2))
+
+
+def _diagonal(input, offset=0, dim1=0, dim2=1):
     n = input.dim()
     d1, d2 = _wrap_dim(dim1, n), _wrap_dim(dim2, n)
     if d1 == d2:
@@ -224,7 +231,12 @@ def diagonal(input, offset=0, dim1=0, dim2=1):
 
 
 def diag_embed(input, offset=0, dim1=-2, dim2=-1):
-    """The last dim of input placed on the offset-th diagonal of two new dims (zeros elsewhere)."""
+    """The last dim of input placed on the offset-th diagonal of two new dims (zeros elsewhere;
+    DiagEmbedBackward0)."""
+    return recorded("DiagEmbedBackward0", [input], lambda: _diag_embed(input, offset, dim1, dim2))
+
+
+def _diag_embed(input, offset, dim1, dim2):
     k = input._shape()[-1] if input.dim() else 1
     size = k + builtins.abs(offset)
     rows = _tensor.arange(size).reshape([size, 1])
@@ -242,23 +254,24 @@ def diag_embed(input, offset=0, dim1=-2, dim2=-1):
 
 
 def diag(input, diagonal=0):
-    """A vector on the diagonal-th diagonal of a square matrix, or the diagonal-th diagonal of a matrix."""
+    """A vector on the diagonal-th diagonal of a square matrix, or the diagonal-th diagonal of a matrix
+    (DiagBackward0)."""
     if input.dim() == 1:
-        return diag_embed(input, diagonal)
+        return recorded("DiagBackward0", [input], lambda: _diag_embed(input, diagonal, -2, -1))
     if input.dim() == 2:
-        return globals()["diagonal"](input, diagonal)
+        return recorded("DiagBackward0", [input], lambda: _diagonal(input, diagonal))
     raise RuntimeError("matrix or a vector expected")
 
 
 def trace(input):
     if input.dim() != 2:
         raise RuntimeError("trace: expected a matrix, but got tensor with dim " + str(input.dim()))
-    return diagonal(input).sum()
+    return recorded("TraceBackward0", [input], lambda: _diagonal(input).sum())
 
 
 def unfold(self, dimension, size, step):
-    """The windows of `size` elements every `step` along dimension, as a new last dim (a gather; PyTorch's is a
-    view)."""
+    """The windows of `size` elements every `step` along dimension, as a new last dim (a gather, PyTorch's is a
+    view; UnfoldBackward0)."""
     dim = _wrap_dim(dimension, self.dim())
     length = self._shape()[dim] if self.dim() else 1
     if size > length:
@@ -268,14 +281,20 @@ def unfold(self, dimension, size, step):
     count = (length - size) // step + 1
     index = _tensor.tensor([[w * step + i for i in range(size)] for w in range(count)],
                            dtype=_tensor.int64).reshape([count, size])
-    picked = _take(self, dim, index)   # dim replaced by (count, size)
-    return picked.movedim(dim + 1, -1) if dim + 1 != picked.dim() - 1 else picked
+    def windows():
+        picked = _take(self, dim, index)   # dim replaced by (count, size)
+        return picked.movedim(dim + 1, -1) if dim + 1 != picked.dim() - 1 else picked
+    return recorded("UnfoldBackward0", [self], windows)
 
 
 def rot90(input, k=1, dims=(0, 1)):
     dims = list(dims)
     if len(dims) != 2:
         raise RuntimeError(f"expected total rotation dims == 2, but got dims = {len(dims)}")
+    return recorded("Rot90Backward0", [input], lambda: _rot90(input, k, dims))
+
+
+def _rot90(input, k, dims):
     d0, d1 = dims
     k %= 4
     if k == 1:
@@ -300,6 +319,10 @@ def flipud(input):
 
 
 def block_diag(*tensors):
+    return recorded("BlockDiagBackward0", list(tensors), lambda: _block_diag(tensors))
+
+
+def _block_diag(tensors):
     blocks = [t.reshape([1, 1]) if t.dim() == 0 else t.reshape([1, -1]) if t.dim() == 1 else t for t in tensors]
     width = builtins.sum(b._shape()[1] for b in blocks)
     dtype = blocks[0].dtype
@@ -318,14 +341,18 @@ def block_diag(*tensors):
 # ---- linear algebra forms ----
 
 def addmm(input, mat1, mat2, *, beta=1, alpha=1):
-    """beta * input + alpha * (mat1 @ mat2) (beta 0 ignores input, NaNs included, as 1.13)."""
+    """beta * input + alpha * (mat1 @ mat2) (beta 0 ignores input, NaNs included, as 1.13; AddmmBackward0)."""
+    return recorded("AddmmBackward0", [input, mat1, mat2], lambda: _addmm(input, mat1, mat2, beta, alpha))
+
+
+def _addmm(input, mat1, mat2, beta, alpha):
     product = mat1.matmul(mat2)
     if alpha != 1:
         product = product * alpha
     # input expands to the product's shape (1.13's text when it cannot), never the other way
     input = _C.expand(input, list(product._shape()))
-    if beta == 0:
-        return product.clone()
+    if beta == 0:   # input's values ignored (NaNs too), its gradient 0, as 1.13's
+        return _C.where(_tensor.ones([], dtype=_tensor.bool), product, input)
     return (input * beta if beta != 1 else input) + product
 
 
@@ -336,27 +363,30 @@ def _check_mv(mat, vec):
 
 def mv(input, vec):
     _check_mv(input, vec)
-    return input.matmul(vec)
+    return recorded("MvBackward0", [input, vec], lambda: input.matmul(vec))
 
 
 def addmv(input, mat, vec, *, beta=1, alpha=1):
-    return addmm(input, mat, vec, beta=beta, alpha=alpha)
+    return recorded("AddmvBackward0", [input, mat, vec], lambda: _addmm(input, mat, vec, beta, alpha))
 
 
 def addr(input, vec1, vec2, *, beta=1, alpha=1):
-    return addmm(input, vec1.reshape([-1, 1]), vec2.reshape([1, -1]), beta=beta, alpha=alpha)
+    return recorded("AddrBackward0", [input, vec1, vec2],
+                    lambda: _addmm(input, vec1.reshape([-1, 1]), vec2.reshape([1, -1]), beta, alpha))
 
 
 def baddbmm(input, batch1, batch2, *, beta=1, alpha=1):
     if batch1.dim() != 3 or batch2.dim() != 3:
         raise RuntimeError("batch1 must be a 3D tensor")
-    return addmm(input, batch1, batch2, beta=beta, alpha=alpha)
+    return recorded("BaddbmmBackward0", [input, batch1, batch2], lambda: _addmm(input, batch1, batch2, beta, alpha))
 
 
 def addbmm(input, batch1, batch2, *, beta=1, alpha=1):
-    product = batch1.matmul(batch2).sum(0)
-    return (input * beta if beta != 1 else input) + (product * alpha if alpha != 1 else product) if beta != 0 \
-        else (product * alpha if alpha != 1 else product)
+    def composed():
+        product = batch1.matmul(batch2).sum(0)
+        return (input * beta if beta != 1 else input) + (product * alpha if alpha != 1 else product) if beta != 0 \
+            else (product * alpha if alpha != 1 else product)
+    return recorded("AddbmmBackward0", [input, batch1, batch2], composed)
 
 
 _CHAIN_MATMUL_WARNING = ("torch.chain_matmul is deprecated and will be removed in a future PyTorch release. Use "
@@ -402,11 +432,15 @@ def kron(input, other):
     b = other.reshape([1] * (n - other.dim()) + list(other._shape()))
     sa, sb = list(a._shape()), list(b._shape())
     out = a.reshape([x for s in sa for x in (s, 1)]) * b.reshape([x for s in sb for x in (1, s)])
-    return out.reshape([x * y for x, y in zip(sa, sb)])
+    return recorded("UnsafeViewBackward0", [out], lambda: out.reshape([x * y for x, y in zip(sa, sb)]))
 
 
 def cross(input, other, dim=None):
-    """The cross product of 3-vectors along dim (by default the first dim of size 3)."""
+    """The cross product of 3-vectors along dim (by default the first dim of size 3; LinalgCrossBackward0)."""
+    return recorded("LinalgCrossBackward0", [input, other], lambda: _cross(input, other, dim))
+
+
+def _cross(input, other, dim):
     shape = _broadcast_shape(input._shape(), other._shape())
     a, b = _C.expand(input, shape), _C.expand(other, shape)
     if dim is None:
@@ -448,6 +482,10 @@ def _safe_sqrt(squares):
 
 
 def dist(input, other, p=2):
+    return recorded("DistBackward0", [input, other], lambda: _dist(input, other, p))
+
+
+def _dist(input, other, p):
     diff_ = input - other
     if p == math.inf:
         return diff_.abs().max()
@@ -465,6 +503,15 @@ def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
     if x1._shape()[-1] != x2._shape()[-1]:
         raise RuntimeError(f"X1 and X2 must have the same number of columns. X1: {x1._shape()[-1]} X2: "
                            f"{x2._shape()[-1]}")
+    if p == 2 and compute_mode == "use_mm_for_euclid_dist_if_necessary" and (x1._shape()[-2] > 25 or
+                                                                             x2._shape()[-2] > 25):
+        # 1.13 takes the matrix-product path here: _euclidean_dist, then a view to the result's shape
+        out = recorded("EuclideanDistBackward0", [x1, x2], lambda: _cdist(x1, x2, p))
+        return out.view(list(out._shape()))
+    return recorded("CdistBackward0", [x1, x2], lambda: _cdist(x1, x2, p))
+
+
+def _cdist(x1, x2, p):
     d = x1.unsqueeze(-2) - x2.unsqueeze(-3)
     if p == 2:
         return _safe_sqrt((d * d).sum(-1))
@@ -501,7 +548,8 @@ def trapezoid(y, x=None, *, dx=None, dim=-1):
     if size == 0:
         return y.sum(dim)
     ends = y.narrow(dim, 0, 1).squeeze(dim) + y.narrow(dim, size - 1, 1).squeeze(dim)
-    return (y.sum(dim) - ends * 0.5) * dx
+    summed = y.sum(dim) - ends * 0.5
+    return recorded("MulBackward1", [summed], lambda: summed * dx)   # 1.13 scales by the number dx
 
 
 def trapz(y, x=None, *, dx=None, dim=-1):
@@ -512,8 +560,35 @@ def trapz(y, x=None, *, dx=None, dim=-1):
 
 def einsum(equation, *operands):
     """Sums of products over named dims: the operands contracted pairwise, left to right, each pair as one
-    batched matmul over (shared kept dims, left's own, summed, right's own)."""
+    batched matmul over (shared kept dims, left's own, summed, right's own). The result is recorded under 1.13's
+    last two nodes: each operand permuted, then a view dropping the summed dims (two or more operands), a product
+    (two without summed letters) or a sum (one operand)."""
     operands = _flat_args(operands)
+    inputs, arrow, output = equation.replace(" ", "").partition("->")
+    terms = inputs.split(",")
+    if len(terms) != len(operands) or not any(t.requires_grad for t in operands):
+        return _einsum(equation, operands)
+    letters = [c for c in inputs if c.isalpha()]
+    kept = {c for c in output if c.isalpha()} if arrow else {c for c in letters if letters.count(c) == 1}
+    summed = len(set(letters) - kept)
+    if len(operands) == 1:
+        op = operands[0]
+        if not summed:
+            return recorded("PermuteBackward0", [op], lambda: _einsum(equation, [op]))
+        permuted = _C.permute(op, list(range(op.dim())))
+        return recorded("SumBackward1", [permuted], lambda: _einsum(equation, [permuted]))
+    if not summed and len(operands) == 2:
+        permuted = [_C.permute(op, list(range(op.dim()))) for op in operands]
+        return recorded("MulBackward0", permuted, lambda: _einsum(equation, permuted))
+    spread = recorded("PermuteBackward0", operands, lambda: _with_unit_dims(_einsum(equation, operands), summed))
+    return spread.view(list(spread._shape())[:spread.dim() - summed])
+
+
+def _with_unit_dims(t, count):
+    return t.reshape(list(t._shape()) + [1] * count)
+
+
+def _einsum(equation, operands):
     equation = equation.replace(" ", "")
     inputs, arrow, output = equation.partition("->")
     terms = inputs.split(",")

@@ -13,6 +13,7 @@ namespace tinyddp::test {
 namespace {
 
 using In = const std::vector<Tensor>&;
+using autograd::TensorList;
 
 // clamp's range in the table; the inputs keep away from both ends (its kinks).
 constexpr double kClampLo = -0.5, kClampHi = 0.75;
@@ -330,6 +331,50 @@ std::vector<OpCase> build() {
   add_case("matmul_with_own_transpose", "composite", {{2, 3}}, [](In x) { return matmul(x[0], t(x[0])); });
   add_case("batched_matmul_squared", "composite", {{2, 2, 3}, {3, 2}}, [](In x) { return pow(matmul(x[0], x[1]), 2.0); });
   add_case("clone_cube", "composite", {{2, 3}}, [](In x) { return pow(clone(t(x[0])), 3.0); });
+  // ---- views with 1.13's nodes, and composite(): ops composed of others recorded as one node ----
+  add_case("permute", "permute", {{2, 3, 4}}, [](In x) { return permute(x[0], {2, 0, 1}) * x[0].sum(); });
+  add_case("permute_negative_dims", "permute", {{2, 3}}, [](In x) { return pow(permute(x[0], {-1, 0}), 2.0); });
+  add_case("split_both_pieces", "split", {{3, 4}}, [](In x) {
+    const auto p = split(x[0], 3, 1);   // (3, 3) and (3, 1)
+    return p[0] * p[1];
+  });
+  add_case("split_one_piece_used", "split", {{4, 3}}, [](In x) { return pow(split(x[0], 3, 0)[0], 2.0); });
+  add_case("split_with_sizes", "split_with_sizes", {{2, 5}}, [](In x) {
+    const auto p = split_with_sizes(x[0], {2, 0, 3}, 1);
+    return cat({p[0] * p[0], p[2]}, 1);
+  });
+  add_case("unbind", "unbind", {{3, 2}}, [](In x) {
+    const auto s = unbind(x[0], 1);
+    return s[0] * s[1];
+  });
+  add_case("unbind_last_only", "unbind", {{2, 3}}, [](In x) { return pow(unbind(x[0], 0)[1], 3.0); });
+  add_case("composite_norm", "composite_node", {{2, 3}}, [](In x) {
+    return composite("NormBackward1", {x[0]}, [&] { return TensorList{sqrt(sum(x[0] * x[0], {1}))}; })[0];
+  }, {nonzero()});
+  add_case("composite_two_outputs", "composite_node", {{2, 4}}, [](In x) {
+    const auto o = composite("VarMeanBackward0", {x[0]}, [&] {
+      const Tensor m = mean(x[0], {1}, true), c = x[0] - m;
+      return TensorList{mean(c * c, {1}), reshape(m, {2})};
+    });
+    return o[0] * o[1];
+  });
+  add_case("composite_three_inputs", "composite_node", {{2, 3}, {2, 3}, {3}}, [](In x) {
+    return composite("AddcmulBackward0", {x[0], x[1], x[2]}, [&] { return TensorList{x[0] + x[1] * x[2]}; })[0];
+  });
+  add_case("composite_of_composites", "composite_node", {{3, 2}}, [](In x) {
+    const Tensor inner = composite("ExpBackward0", {x[0]}, [&] { return TensorList{exp(x[0])}; })[0];
+    return composite("LogsumexpBackward0", {inner}, [&] { return TensorList{log(sum(inner, {0}))}; })[0];
+  });
+  add_case("matmul_dot", "pytorch_matmul", {{4}, {4}}, [](In x) { return pytorch_matmul(x[0], x[1]); });
+  add_case("matmul_mv", "pytorch_matmul", {{3, 4}, {4}}, [](In x) { return pytorch_matmul(x[0], x[1]); });
+  add_case("matmul_row", "pytorch_matmul", {{3}, {3, 2}}, [](In x) { return pytorch_matmul(x[0], x[1]); });
+  add_case("matmul_folded", "pytorch_matmul", {{2, 3, 4}, {4, 2}}, [](In x) { return pytorch_matmul(x[0], x[1]); });
+  add_case("matmul_folded_mv", "pytorch_matmul", {{2, 2, 3}, {3}}, [](In x) { return pytorch_matmul(x[0], x[1]); });
+  add_case("matmul_batched", "pytorch_matmul", {{2, 2, 3}, {2, 3, 2}}, [](In x) {
+    return pytorch_matmul(x[0], x[1]);
+  });
+  add_case("linear_3d", "linear", {{2, 3, 4}, {2, 4}, {2}}, [](In x) { return linear(x[0], x[1], x[2]); });
+  add_case("linear_1d_no_bias", "linear", {{4}, {3, 4}}, [](In x) { return linear(x[0], x[1], Tensor()); });
   add_case("to_dtype_cube", "composite", {{2, 3}}, [](In x) { return pow(to_dtype(x[0], DType::f64), 3.0); });
   add_case("sum_dim_squared", "composite", {{2, 3}}, [](In x) { return pow(sum(x[0], {1}), 2.0); });
   add_case("sigmoid_div_exp", "composite", {{2, 3}, {3}}, [](In x) {
@@ -375,7 +420,8 @@ const std::vector<std::string>& covered_ops() {
       "reshape", "view", "narrow", "expand", "unsqueeze", "squeeze", "stack", "select", "alias", "cat", "sum", "mean", "max", "log_softmax", "softmax",
       "mse_loss", "cross_entropy", "clone", "to_dtype", "batch_norm", "layer_norm", "embedding", "nll_loss", "where",
       "sin", "cos", "log1p", "expm1", "index", "index_put", "index_put_", "slice", "linalg_vector_norm", "norm",
-      "amax", "amin", "add_", "mul_", "copy_", "fill_", "apply_inplace"};
+      "amax", "amin", "add_", "mul_", "copy_", "fill_", "apply_inplace", "permute", "split", "split_with_sizes",
+      "unbind", "composite_node", "pytorch_matmul", "linear"};
   return ops;
 }
 

@@ -267,7 +267,8 @@ void expect_near_all(const std::vector<double>& a, const std::vector<double>& b)
   for (size_t i = 0; i < a.size(); ++i) EXPECT_NEAR(a[i], b[i], 1e-12) << "element " << i;
 }
 
-TEST(Linear, ForwardUsesAddmmFor2DAndMatmulOtherwise) {
+// 1.13's graph: addmm for a 2-D input; a contiguous 3-D input flattened into addmm's rows and viewed back.
+TEST(Linear, ForwardRecordsPyTorchsNodes) {
   nn::Linear lin(3, 2, true, DType::f64);
   Tensor x2 = randn({4, 3}, DType::f64);
   Tensor y2 = lin(x2);
@@ -279,7 +280,8 @@ TEST(Linear, ForwardUsesAddmmFor2DAndMatmulOtherwise) {
   Tensor x3 = randn({2, 5, 3}, DType::f64);
   Tensor y3 = lin(x3);
   EXPECT_EQ(y3.shape(), (Shape{2, 5, 2}));
-  EXPECT_EQ(y3.grad_fn()->name(), "AddBackward0");
+  EXPECT_EQ(y3.grad_fn()->name(), "ViewBackward0");
+  EXPECT_EQ(y3.grad_fn()->next_edges()[0].node->name(), "AddmmBackward0");
   expect_near_all(y3.to_vector<double>(), reference_linear(x3, lin));
 
   nn::Linear no_bias(3, 2, false, DType::f64);

@@ -5,9 +5,11 @@ output becomes `value + link`, where `link` is an exact zero computed from a vie
 requires grad (the sum of an empty slice of each). The gradient reaching an output is the gradient reaching
 its link, which a hook records; the gates' hooks then run the user's backward once, with those gradients, and
 replace each gate's (zero) gradient by the backward's result for that input. So the gradients, hooks order and
-DDP's reducer see 1.13's values; grad_fn is AddBackward0 where 1.13 shows `<MyFunctionBackward object>`.
+DDP's reducer see 1.13's values. That graph is recorded as one node named as 1.13's, `<MyFunctionBackward object>`,
+with an edge to each tensor argument (tinyddp/_node.py).
 """
 from tinyddp import _C, _tensor
+from tinyddp._node import recorded
 from tinyddp._tensor import Tensor
 from tinyddp.autograd.grad_mode import is_grad_enabled, no_grad
 
@@ -103,6 +105,21 @@ class Function:
             return outputs
         single = not isinstance(outputs, tuple)
         outs = (outputs,) if single else outputs
+        tensors = [k for k, out in enumerate(outs) if isinstance(out, Tensor)]
+
+        def link_tensors():
+            linked = cls._linked(ctx, args, outs, differentiable)
+            return tuple(linked[k] for k in tensors)
+        linked = list(outs)
+        for k, out in zip(tensors, recorded(cls.__name__ + "Backward", [a for a in args if isinstance(a, Tensor)],
+                                            link_tensors)):
+            linked[k] = out
+        return linked[0] if single else tuple(linked)
+
+    @classmethod
+    def _linked(cls, ctx, args, outs, differentiable):
+        """outs, each differentiable one as its value plus the link that carries its gradient (the class's
+        docstring)."""
         state = _Backward(cls, ctx, outs, len(args))
         link = None
         for i in differentiable:
@@ -120,7 +137,7 @@ class Function:
             spread = _C.expand(link.to(out.dtype), list(out.shape)).view(list(out.shape))
             spread.register_hook(state.record(k))
             linked.append(out.detach() + spread)
-        return linked[0] if single else tuple(linked)
+        return linked
 
 
 def once_differentiable(fn):

@@ -2,12 +2,14 @@
 convolutions (conv1d, conv2d, grouped, padded, transposed), pooling (max/avg, 1-D, adaptive, LP), F.pad's modes,
 interpolate, pixel_shuffle, unfold/fold, channel_shuffle. Each is composed of engine ops: windows gathered with the
 engine's row gather, then a matmul or a reduction, so every one is differentiable (twice too) and its gradients
-are the compositions'.
+are the compositions'. Each is recorded as 1.13's node (ConvolutionBackward0, MaxPool2DWithIndicesBackward0, ...;
+tinyddp/_node.py).
 """
 import math
 import warnings
 
 from tinyddp import _C, _tensor
+from tinyddp._node import recorded
 
 
 def pad(input, pad, mode="constant", value=None):
@@ -22,7 +24,14 @@ def pad(input, pad, mode="constant", value=None):
             raise NotImplementedError(f"Unrecognised padding mode {mode}")
         if value is not None and value != 0:
             raise AssertionError('Padding mode "{}"" doesn\'t take in value argument'.format(mode))
-        return _pad_by_index(input, pad, mode)
+        if mode == "circular":   # 1.13's is a composition of its own (copies into slices)
+            return _pad_by_index(input, pad, mode)
+        node = {"reflect": "ReflectionPad", "replicate": "ReplicationPad"}[mode] + f"{len(pad) // 2}DBackward0"
+        return recorded(node, [input], lambda: _pad_by_index(input, pad, mode))
+    return recorded("ConstantPadNdBackward0", [input], lambda: _constant_pad(input, pad, value))
+
+
+def _constant_pad(input, pad, value):
     fill = 0 if value is None else value
     out = input
     for k in range(len(pad) // 2):
@@ -132,6 +141,11 @@ def _pool_geometry(input, kernel_size, stride, padding, dilation, ceil_mode, nam
 def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
     """The max of each window (padding never wins: it is -inf); with return_indices, also each max's position in
     its (H * W) input plane (the first of equal maxima in the window's row-major order)."""
+    return recorded("MaxPool2DWithIndicesBackward0", [input], lambda: _max_pool2d(
+        input, kernel_size, stride, padding, dilation, ceil_mode, return_indices))
+
+
+def _max_pool2d(input, kernel_size, stride, padding, dilation, ceil_mode, return_indices):
     input, unbatched = _batched(input, "max_pool2d")
     kernel, stride, (ph, pw), dilation, (out_h, out_w), (eh, ew) = _pool_geometry(
         input, kernel_size, stride, padding, dilation, ceil_mode, "max_pool2d")
@@ -156,6 +170,11 @@ def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False, coun
                divisor_override=None):
     """Each window's sum over its divisor: divisor_override, else the window's elements inside the padded input
     (count_include_pad) or inside the input itself; ceil_mode's overhang never counts."""
+    return recorded("AvgPool2DBackward0", [input], lambda: _avg_pool2d(
+        input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override))
+
+
+def _avg_pool2d(input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override):
     input, unbatched = _batched(input, "avg_pool2d")
     kernel, stride, (ph, pw), _, (out_h, out_w), (eh, ew) = _pool_geometry(
         input, kernel_size, stride, padding, 1, ceil_mode, "avg_pool2d")
@@ -208,8 +227,18 @@ def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     separate convolutions over their channel slices, concatenated."""
     stride, dilation = _pair(stride), _pair(dilation)
     padding, extra = _conv_padding(padding, tuple(weight.shape[2:]), stride, dilation, 2)
+    if extra is not None and extra[0::2] == extra[1::2]:   # 'same' of odd kernels: 1.13 pads inside the convolution
+        padding, extra = tuple(reversed(extra[0::2])), None
+    if input.dim() == 3:   # unbatched: 1.13 convolves input.unsqueeze(0) and squeezes the batch dim off
+        return conv2d(input.unsqueeze(0), weight, bias, stride, padding if extra is None else "same", dilation,
+                      groups).squeeze(0)
     if extra is not None:
         input = pad(input, extra)
+    return recorded("ConvolutionBackward0", [input, weight, bias],
+                    lambda: _grouped_conv2d(input, weight, bias, stride, padding, dilation, groups))
+
+
+def _grouped_conv2d(input, weight, bias, stride, padding, dilation, groups):
     if groups == 1:
         return _conv2d(input, weight, bias, stride, padding, dilation)
     batched, unbatched = _batched(input, "conv2d")
@@ -238,9 +267,11 @@ def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
         padding_2d = padding
     else:
         padding_2d = (0, _ntuple(padding, 1)[0])
-    out = conv2d(input.unsqueeze(-2), weight.unsqueeze(2), bias, (1, _ntuple(stride, 1)[0]), padding_2d,
-                 (1, _ntuple(dilation, 1)[0]), groups)
-    return out.squeeze(-2)
+    if input.dim() == 2:   # unbatched, as conv2d's
+        return conv1d(input.unsqueeze(0), weight, bias, stride, padding, dilation, groups).squeeze(0)
+    return recorded("ConvolutionBackward0", [input, weight, bias], lambda: conv2d(
+        input.unsqueeze(-2), weight.unsqueeze(2), bias, (1, _ntuple(stride, 1)[0]), padding_2d,
+        (1, _ntuple(dilation, 1)[0]), groups).squeeze(-2))
 
 
 def _pool1d(pool2d, input, kernel_size, stride, padding, **kwargs):
@@ -289,14 +320,38 @@ def _adaptive_pool(input, output_size, reduce, name, n_spatial):
     return out
 
 
+def _mean_over(t, d):
+    return t.mean(d)
+
+
+def _adaptive_node(kind, input, output_size, n_spatial):
+    """1.13's node of an adaptive pool: a mean over the spatial dims (MeanBackward1) for an average to size 1."""
+    sizes = _ntuple(output_size, n_spatial)
+    if kind == "Avg" and all(s == 1 for s in sizes):
+        return "MeanBackward1"
+    return f"Adaptive{kind}Pool{n_spatial}DBackward0"
+
+
+def _adaptive_pool1d(kind, reduce, input, output_size, name):
+    """1.13's 1-D adaptive pools: the 2-D one over input.unsqueeze(-2), squeezed back (the same windows)."""
+    if input.dim() not in (2, 3):
+        return _adaptive_pool(input, output_size, reduce, name, 1)   # its error
+    x = input.unsqueeze(-2)
+    size = _ntuple(output_size, 1)[0]
+    out = recorded(_adaptive_node(kind, x, (1, size), 2), [x],
+                   lambda: _adaptive_pool(x.squeeze(-2), output_size, reduce, name, 1).unsqueeze(-2))
+    return out.squeeze(-2)
+
+
 def adaptive_avg_pool1d(input, output_size):
-    return _adaptive_pool(input, output_size, lambda t, d: t.mean(d), "adaptive_avg_pool1d", 1)
+    return _adaptive_pool1d("Avg", _mean_over, input, output_size, "adaptive_avg_pool1d")
 
 
 def adaptive_avg_pool2d(input, output_size):
     """Means over 1.13's adaptive windows, per spatial dim in turn (a mean of means of equal-sized rows is the
     window's mean; the sums run in another order than 1.13's kernel)."""
-    return _adaptive_pool(input, output_size, lambda t, d: t.mean(d), "adaptive_avg_pool2d", 2)
+    return recorded(_adaptive_node("Avg", input, output_size, 2), [input],
+                    lambda: _adaptive_pool(input, output_size, _mean_over, "adaptive_avg_pool2d", 2))
 
 
 def _max_over(t, d):
@@ -306,13 +361,14 @@ def _max_over(t, d):
 def adaptive_max_pool1d(input, output_size, return_indices=False):
     if return_indices:
         raise NotImplementedError("tinyddp: adaptive_max_pool1d without return_indices only")
-    return _adaptive_pool(input, output_size, _max_over, "adaptive_max_pool1d", 1)
+    return _adaptive_pool1d("Max", _max_over, input, output_size, "adaptive_max_pool1d")
 
 
 def adaptive_max_pool2d(input, output_size, return_indices=False):
     if return_indices:
         raise NotImplementedError("tinyddp: adaptive_max_pool2d without return_indices only")
-    return _adaptive_pool(input, output_size, _max_over, "adaptive_max_pool2d", 2)
+    return recorded("AdaptiveMaxPool2DBackward0", [input],
+                    lambda: _adaptive_pool(input, output_size, _max_over, "adaptive_max_pool2d", 2))
 
 
 # ---- padding modes: every mode is one index_select per padded dim (so the backward is its scatter-add) ----
@@ -470,6 +526,13 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
     if mode not in ("nearest", "nearest-exact", "bicubic") + tuple(linear_modes):
         raise NotImplementedError(f"tinyddp: interpolate mode '{mode}'; nearest, nearest-exact, area, linear, "
                                   "bilinear, bicubic and trilinear are supported")
+    kind = {"nearest": "Nearest", "nearest-exact": "NearestExact", "bicubic": "Bicubic", "linear": "Linear",
+            "bilinear": "Bilinear", "trilinear": "Trilinear"}[mode]
+    return recorded(f"Upsample{kind}{n_spatial}DBackward1", [input],
+                    lambda: _resample(input, mode, n_spatial, sizes, scales, align_corners))
+
+
+def _resample(input, mode, n_spatial, sizes, scales, align_corners):
     out = input
     # the last dim first: 1.13's kernels mix along the width inside the mix along the height
     for k in reversed(range(n_spatial)):
@@ -508,9 +571,12 @@ def pixel_shuffle(input, upscale_factor):
         raise RuntimeError(f"pixel_shuffle expects its input's 'channel' dimension to be divisible by the square of "
                            f"upscale_factor, but input.size(-3)={c} is not divisible by {r * r}")
     n = len(lead)
-    x = input.reshape(lead + [c // (r * r), r, r, h, w])
-    x = x.permute(list(range(n)) + [n, n + 3, n + 1, n + 4, n + 2])
-    return x.reshape(lead + [c // (r * r), h * r, w * r])
+
+    def shuffled():
+        x = input.reshape(lead + [c // (r * r), r, r, h, w])
+        x = x.permute(list(range(n)) + [n, n + 3, n + 1, n + 4, n + 2])
+        return x.reshape(lead + [c // (r * r), h * r, w * r])
+    return recorded("PixelShuffleBackward0", [input], shuffled)
 
 
 def pixel_unshuffle(input, downscale_factor):
@@ -518,9 +584,12 @@ def pixel_unshuffle(input, downscale_factor):
     r = downscale_factor
     *lead, c, h, w = input.shape
     n = len(lead)
-    x = input.reshape(lead + [c, h // r, r, w // r, r])
-    x = x.permute(list(range(n)) + [n, n + 2, n + 4, n + 1, n + 3])
-    return x.reshape(lead + [c * r * r, h // r, w // r])
+
+    def unshuffled():
+        x = input.reshape(lead + [c, h // r, r, w // r, r])
+        x = x.permute(list(range(n)) + [n, n + 2, n + 4, n + 1, n + 3])
+        return x.reshape(lead + [c * r * r, h // r, w // r])
+    return recorded("PixelUnshuffleBackward0", [input], unshuffled)
 
 
 # ---- sliding blocks ----
@@ -529,6 +598,10 @@ def unfold(input, kernel_size, dilation=1, padding=0, stride=1):
     """(N, C, H, W) -> (N, C kh kw, L): each column one block, in conv2d's (c, i, j) order."""
     if input.dim() not in (3, 4):
         raise RuntimeError(f"Input Error: Only 3D or 4D input Tensors are supported (got {input.dim()}D)")
+    return recorded("Im2ColBackward0", [input], lambda: _im2col(input, kernel_size, dilation, padding, stride))
+
+
+def _im2col(input, kernel_size, dilation, padding, stride):
     batched, unbatched = _batched(input, "unfold")
     kernel = _pair(kernel_size)
     cols, (out_h, out_w) = _unfold(batched, kernel, _pair(stride), _pair(padding), _pair(dilation))
@@ -539,7 +612,12 @@ def unfold(input, kernel_size, dilation=1, padding=0, stride=1):
 
 def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1):
     """The adjoint of unfold: (N, C kh kw, L) columns summed back into (N, C, H, W) (overlaps add), as the
-    gradient of unfold, which it is here."""
+    gradient of unfold, which it is here (Col2ImBackward0)."""
+    return recorded("Col2ImBackward0", [input], lambda: _col2im(input, output_size, kernel_size, dilation, padding,
+                                                                stride))
+
+
+def _col2im(input, output_size, kernel_size, dilation, padding, stride):
     from tinyddp.autograd import grad as _grad
     unbatched = input.dim() == 2
     cols = input.unsqueeze(0) if unbatched else input
@@ -550,7 +628,7 @@ def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1):
     from tinyddp.autograd.grad_mode import enable_grad
     with enable_grad():
         probe = _tensor.zeros(n, c, h, w, dtype=input.dtype, requires_grad=True)
-        unfolded = unfold(probe, (kh, kw), dilation, padding, stride)
+        unfolded = _im2col(probe, (kh, kw), dilation, padding, stride)
     out = _grad(unfolded, probe, cols, create_graph=True)[0]
     return out.squeeze(0) if unbatched else out
 
@@ -568,7 +646,7 @@ def _conv_transpose2d(input, weight, stride, padding, output_padding, dilation):
     out_h = (h - 1) * sh - 2 * ph + dh * (kh - 1) + oh + 1
     out_w = (w - 1) * sw - 2 * pw + dw * (kw - 1) + ow + 1
     cols = weight.reshape([in_channels, out_channels * kh * kw]).t().matmul(input.reshape([n, c, h * w]))
-    return fold(cols, (out_h, out_w), (kh, kw), dilation, padding, stride)
+    return _col2im(cols, (out_h, out_w), (kh, kw), dilation, padding, stride)
 
 
 def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
@@ -576,11 +654,18 @@ def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_paddi
     if input.dim() not in (3, 4):
         raise RuntimeError(f"Expected 3D (unbatched) or 4D (batched) input to conv_transpose2d, but got input of "
                            f"size: {list(input.shape)}")
-    unbatched = input.dim() == 3
-    x = input.unsqueeze(0) if unbatched else input
+    if input.dim() == 3:   # unbatched, as conv2d's
+        return conv_transpose2d(input.unsqueeze(0), weight, bias, stride, padding, output_padding, groups,
+                                dilation).squeeze(0)
     stride, padding, output_padding, dilation = _pair(stride), _pair(padding), _pair(output_padding), _pair(dilation)
     if any(o >= s and o >= d for o, s, d in zip(output_padding, stride, dilation)):
         raise RuntimeError("output padding must be smaller than either stride or dilation")
+    return recorded("ConvolutionBackward0", [input, weight, bias], lambda: _grouped_conv_transpose2d(
+        input, weight, bias, stride, padding, output_padding, groups, dilation))
+
+
+def _grouped_conv_transpose2d(input, weight, bias, stride, padding, output_padding, groups, dilation):
+    x = input
     in_per_group = weight.shape[0] // groups
     outs = [_conv_transpose2d(x.narrow(1, g * in_per_group, in_per_group),
                               weight.narrow(0, g * in_per_group, in_per_group), stride, padding, output_padding,
@@ -588,17 +673,20 @@ def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_paddi
     out = outs[0] if groups == 1 else _C.cat(outs, 1)
     if bias is not None:
         out = out + bias.reshape([1, -1, 1, 1])
-    return out.squeeze(0) if unbatched else out
+    return out
 
 
 def conv_transpose1d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
     if input.dim() not in (2, 3):
         raise RuntimeError(f"Expected 2D (unbatched) or 3D (batched) input to conv_transpose1d, but got input of "
                            f"size: {list(input.shape)}")
+    if input.dim() == 2:   # unbatched, as conv2d's
+        return conv_transpose1d(input.unsqueeze(0), weight, bias, stride, padding, output_padding, groups,
+                                dilation).squeeze(0)
     one = lambda v: _ntuple(v, 1)[0]   # noqa: E731
-    out = conv_transpose2d(input.unsqueeze(-2), weight.unsqueeze(2), bias, (1, one(stride)), (0, one(padding)),
-                           (0, one(output_padding)), groups, (1, one(dilation)))
-    return out.squeeze(-2)
+    return recorded("ConvolutionBackward0", [input, weight, bias], lambda: conv_transpose2d(
+        input.unsqueeze(-2), weight.unsqueeze(2), bias, (1, one(stride)), (0, one(padding)), (0, one(output_padding)),
+        groups, (1, one(dilation))).squeeze(-2))
 
 
 def max_pool1d_with_indices(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
@@ -624,7 +712,8 @@ def upsample_bilinear(input, size=None, scale_factor=None):
 
 
 def adaptive_avg_pool3d(input, output_size):
-    return _adaptive_pool(input, output_size, lambda t, d: t.mean(d), "adaptive_avg_pool3d", 3)
+    return recorded(_adaptive_node("Avg", input, output_size, 3), [input],
+                    lambda: _adaptive_pool(input, output_size, _mean_over, "adaptive_avg_pool3d", 3))
 
 
 def channel_shuffle(input, groups):
@@ -681,8 +770,8 @@ def affine_grid(theta, size, align_corners=None):
                       "for details.", stacklevel=2)
     xs, ys = _base_coordinates(w, align_corners), _base_coordinates(h, align_corners)
     base = _tensor.tensor([[x, y, 1.0] for y in ys for x in xs], dtype=theta.dtype)   # (H W, 3)
-    grid = base.unsqueeze(0).matmul(theta.transpose(1, 2))                             # (N, H W, 2)
-    return grid.reshape([n, h, w, 2])
+    return recorded("AffineGridGeneratorBackward0", [theta], lambda: base.unsqueeze(0).matmul(   # (N, H W, 2)
+        theta.transpose(1, 2)).reshape([n, h, w, 2]))
 
 
 def _unnormalize(coord, size, align_corners):
@@ -718,6 +807,11 @@ def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corner
         align_corners = False
     if input.dim() != 4:
         raise NotImplementedError("tinyddp: grid_sample on 4-D inputs only")
+    return recorded("GridSampler2DBackward0", [input, grid],
+                    lambda: _grid_sample(input, grid, mode, padding_mode, align_corners))
+
+
+def _grid_sample(input, grid, mode, padding_mode, align_corners):
     n, c, h, w = input.shape
     _, out_h, out_w, _ = grid.shape
     ix = _unnormalize(grid.narrow(3, 0, 1).squeeze(3), w, align_corners)   # (N, Ho, Wo)
@@ -784,9 +878,17 @@ def conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     convolutions."""
     stride, dilation = _triple(stride), _triple(dilation)
     padding, extra = _conv_padding(padding, tuple(weight.shape[2:]), stride, dilation, 3)
-    x, unbatched = _batched(input, "conv3d", 3)
+    if input.dim() == 4:   # unbatched, as conv2d's
+        return conv3d(input.unsqueeze(0), weight, bias, stride, padding if extra is None else "same", dilation,
+                      groups).squeeze(0)
+    x, _ = _batched(input, "conv3d", 3)
     if extra is not None:
         x = pad(x, extra)
+    return recorded("ConvolutionBackward0", [x, weight, bias],
+                    lambda: _conv3d(x, weight, bias, stride, padding, dilation, groups))
+
+
+def _conv3d(x, weight, bias, stride, padding, dilation, groups):
     n = x.shape[0]
     taps, out_d = _depth_taps(x, weight.shape[2], stride[0], padding[0], dilation[0], 0.0)
     out = None
@@ -796,12 +898,17 @@ def conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     out = _volumes(out, n, out_d)
     if bias is not None:
         out = out + bias.reshape([1, -1, 1, 1, 1])
-    return out.squeeze(0) if unbatched else out
+    return out
 
 
 def max_pool3d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
     if ceil_mode or return_indices:
         raise NotImplementedError("tinyddp: max_pool3d without ceil_mode and return_indices only")
+    return recorded("MaxPool3DWithIndicesBackward0", [input],
+                    lambda: _max_pool3d(input, kernel_size, stride, padding, dilation))
+
+
+def _max_pool3d(input, kernel_size, stride, padding, dilation):
     kernel = _triple(kernel_size)
     stride = _triple(stride if stride is not None and stride != [] else kernel_size)
     padding, dilation = _triple(padding), _triple(dilation)
@@ -820,6 +927,10 @@ def avg_pool3d(input, kernel_size, stride=None, padding=0, ceil_mode=False, coun
     if ceil_mode or not count_include_pad or divisor_override is not None:
         raise NotImplementedError("tinyddp: avg_pool3d without ceil_mode, count_include_pad=False and "
                                   "divisor_override only")
+    return recorded("AvgPool3DBackward0", [input], lambda: _avg_pool3d(input, kernel_size, stride, padding))
+
+
+def _avg_pool3d(input, kernel_size, stride, padding):
     kernel = _triple(kernel_size)
     stride = _triple(stride if stride is not None and stride != [] else kernel_size)
     padding = _triple(padding)
@@ -836,7 +947,8 @@ def avg_pool3d(input, kernel_size, stride=None, padding=0, ceil_mode=False, coun
 def adaptive_max_pool3d(input, output_size, return_indices=False):
     if return_indices:
         raise NotImplementedError("tinyddp: adaptive_max_pool3d without return_indices only")
-    return _adaptive_pool(input, output_size, _max_over, "adaptive_max_pool3d", 3)
+    return recorded("AdaptiveMaxPool3DBackward0", [input],
+                    lambda: _adaptive_pool(input, output_size, _max_over, "adaptive_max_pool3d", 3))
 
 
 # ---- unpooling: each value back at the position max_pool recorded ----
@@ -874,4 +986,5 @@ def max_unpool1d(input, indices, kernel_size, stride=None, padding=0, output_siz
 
 
 def max_unpool2d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
-    return _max_unpool(input, indices, 2, kernel_size, stride, padding, output_size, "max_unpool2d")
+    return recorded("MaxUnpool2DBackward0", [input], lambda: _max_unpool(input, indices, 2, kernel_size, stride,
+                                                                          padding, output_size, "max_unpool2d"))

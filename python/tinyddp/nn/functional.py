@@ -5,6 +5,7 @@ import math
 import warnings
 
 from tinyddp import _C, _tensor
+from tinyddp._node import recorded
 
 
 def linear(input, weight, bias=None):
@@ -17,10 +18,11 @@ def relu(input, inplace=False):
 
 def leaky_relu(input, negative_slope=0.01, inplace=False):
     """x for x > 0, else negative_slope * x (the gradient there negative_slope, at 0 too, as PyTorch's): x times
-    a 0/1 mask blended with the slope, so the values are PyTorch's bits; the graph is MulBackward0, not
-    LeakyReluBackward0."""
-    positive = (input > 0).to(input.dtype)
-    return input * (positive + (1 - positive) * negative_slope)
+    a 0/1 mask blended with the slope, so the values are PyTorch's bits (LeakyReluBackward0)."""
+    def composed():
+        positive = (input > 0).to(input.dtype)
+        return input * (positive + (1 - positive) * negative_slope)
+    return recorded("LeakyReluBackward0", [input], composed)
 
 
 def _check_gelu_approximate(approximate):
@@ -31,8 +33,12 @@ def _check_gelu_approximate(approximate):
 def gelu(input, approximate="none"):
     """x/2 (1 + erf(x / sqrt 2)), or with approximate='tanh' x/2 (1 + tanh(sqrt(2 / pi) (x + 0.044715 x^3))),
     composed of engine ops: the values within float rounding of PyTorch's fused kernel (whose vectorized erf is
-    a polynomial of its own), the graph the composition's, not GeluBackward0."""
+    a polynomial of its own), recorded as GeluBackward0."""
     _check_gelu_approximate(approximate)
+    return recorded("GeluBackward0", [input], lambda: _gelu(input, approximate))
+
+
+def _gelu(input, approximate):
     if approximate == "none":
         return input * 0.5 * ((input * 0.7071067811865476).erf() + 1)   # 1 / sqrt(2)
     inner = (input + input * input * input * 0.044715) * 0.7978845608028654   # sqrt(2 / pi)
@@ -123,8 +129,10 @@ def mse_loss(input, target, size_average=None, reduce=None, reduction="mean"):
     _warn_target_size(input, target)
     if reduction == "mean":
         return _C._nn.mse_loss(input, target)
-    d = input - target
-    return _reduce(d * d, reduction)
+    def composed():
+        d = input - target
+        return _reduce(d * d, reduction)
+    return recorded("MseLossBackward0", [input, target], composed)
 
 
 def l1_loss(input, target, size_average=None, reduce=None, reduction="mean"):
@@ -151,6 +159,20 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
         raise ValueError(f"{reduction} is not a valid value for reduction")
     if weight is None and reduction == "mean" and input.dim() == 2 and not bool((target == ignore_index).any()):
         return _C._nn.nll_loss(input, target)
+    if input.dim() == 3 or input.dim() > 4:
+        # 1.13's nll_loss_nd: nll_loss2d of the (N, C, 1, -1) view (of the (N, 1, -1) target), viewed back for 'none'
+        shape = list(input.shape)
+        rows = input.contiguous().view([shape[0], shape[1], 1, -1])
+        loss = recorded("NllLoss2DBackward0", [rows], lambda: _nll_loss(
+            rows.view(shape), target, weight, ignore_index, reduction).reshape([shape[0], 1, -1] if reduction == "none"
+                                                                               else []))
+        return loss.view([shape[0]] + shape[2:]) if reduction == "none" else loss
+    # 1.13 records NllLoss2DBackward0 for 4-D inputs (its nll_loss2d); its edge is to input
+    return recorded("NllLoss2DBackward0" if input.dim() == 4 else "NllLossBackward0", [input],
+                    lambda: _nll_loss(input, target, weight, ignore_index, reduction))
+
+
+def _nll_loss(input, target, weight, ignore_index, reduction):
     unbatched = input.dim() == 1
     if unbatched:
         input, target = input.unsqueeze(0), target.unsqueeze(0)
@@ -192,10 +214,15 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
         terms = logp * target
         if weight is not None:
             terms = terms * weight.reshape(w_shape)
-        loss = -terms.sum(dim)
-        if reduction == "mean":
-            return loss.sum() / (input.numel() // classes) if input.dim() > 0 else loss
-        return _reduce(loss, reduction)
+        if reduction == "none":
+            return -terms.sum(dim)
+        if reduction not in ("mean", "sum"):
+            raise ValueError(f"{reduction} is not a valid value for reduction")
+        total = -terms.sum(dim).sum()   # 1.13's -(input * target).sum(), NegBackward0 (the same sums, negated once)
+        if reduction == "sum":
+            return total
+        count = input.numel() // classes
+        return recorded("DivBackward1", [total], lambda: total / count)   # divided by a number
     nll = nll_loss(logp, target, weight, ignore_index=ignore_index, reduction=reduction)
     if label_smoothing == 0.0:
         return nll
@@ -210,7 +237,9 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
     else:
         denominator = _class_weights(weight, target, valid, input.dtype).sum()
         smooth_reduced = smooth.sum() / denominator
-    return nll * (1 - label_smoothing) + smooth_reduced * (label_smoothing / classes)
+    # 1.13 scales both by numbers (MulBackward1)
+    return (recorded("MulBackward1", [nll], lambda: nll * (1 - label_smoothing))
+            + recorded("MulBackward1", [smooth_reduced], lambda: smooth_reduced * (label_smoothing / classes)))
 
 
 def batch_norm(input, running_mean, running_var, weight=None, bias=None, training=False, momentum=0.1, eps=1e-5):
@@ -286,22 +315,26 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
     _check_target_size(input, target)
     if weight is not None:
         raise NotImplementedError("binary_cross_entropy: weight is not supported by tinyddp.")
-    log_x = input.log().clamp(min=-100)
-    log_1mx = (1 - input).log().clamp(min=-100)
-    return _reduce(-(target * log_x + (1 - target) * log_1mx), reduction)
+    def composed():
+        log_x = input.log().clamp(min=-100)
+        log_1mx = (1 - input).log().clamp(min=-100)
+        return _reduce(-(target * log_x + (1 - target) * log_1mx), reduction)
+    return recorded("BinaryCrossEntropyBackward0", [input, target], composed)
 
 
 def binary_cross_entropy_with_logits(input, target, weight=None, size_average=None, reduce=None, reduction="mean",
                                      pos_weight=None):
     """(1 - y) x + m + log(exp(-m) + exp(-x - m)), m = max(-x, 0), reduced: 1.13's stable formula, composed of
-    engine ops (its gradient sigmoid(x) - y within float rounding; grad_fn MeanBackward0, PyTorch's
-    BinaryCrossEntropyWithLogitsBackward0)."""
+    engine ops (its gradient sigmoid(x) - y within float rounding), recorded as
+    BinaryCrossEntropyWithLogitsBackward0."""
     _check_target_size(input, target)
     if weight is not None or pos_weight is not None:
         raise NotImplementedError("binary_cross_entropy_with_logits: weight and pos_weight are not supported by "
                                   "tinyddp.")
-    m = (-input).clamp(min=0)
-    return _reduce((1 - target) * input + m + ((-m).exp() + (-input - m).exp()).log(), reduction)
+    def composed():
+        m = (-input).clamp(min=0)
+        return _reduce((1 - target) * input + m + ((-m).exp() + (-input - m).exp()).log(), reduction)
+    return recorded("BinaryCrossEntropyWithLogitsBackward0", [input, target], composed)
 
 
 # ---- activations composed of engine ops ----
@@ -319,18 +352,20 @@ def _pick(condition, a, b):
 
 
 def silu(input, inplace=False):
-    return _in_double(input, lambda x: x * x.sigmoid())
+    return recorded("SiluBackward0", [input], lambda: _in_double(input, lambda x: x * x.sigmoid()))
 
 
 def elu(input, alpha=1.0, inplace=False):
-    return _in_double(input, lambda x: _pick(x > 0, x, ((x.clamp(max=0)).exp() - 1) * alpha))
+    return recorded("EluBackward0", [input],
+                    lambda: _in_double(input, lambda x: _pick(x > 0, x, ((x.clamp(max=0)).exp() - 1) * alpha)))
 
 
 _SELU_ALPHA, _SELU_SCALE = 1.6732632423543772848170429916717, 1.0507009873554804934193349852946
 
 
 def selu(input, inplace=False):
-    return _in_double(input, lambda x: _pick(x > 0, x, ((x.clamp(max=0)).exp() - 1) * _SELU_ALPHA) * _SELU_SCALE)
+    return recorded("EluBackward0", [input], lambda: _in_double(   # 1.13's selu is its elu with a scale
+        input, lambda x: _pick(x > 0, x, ((x.clamp(max=0)).exp() - 1) * _SELU_ALPHA) * _SELU_SCALE))
 
 
 def softplus(input, beta=1, threshold=20):
@@ -338,7 +373,7 @@ def softplus(input, beta=1, threshold=20):
     def fn(x):
         bx = x * beta
         return _pick(bx > threshold, x, (bx.clamp(max=threshold).exp() + 1).log() / beta)
-    return _in_double(input, fn)
+    return recorded("SoftplusBackward0", [input], lambda: _in_double(input, fn))
 
 
 def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
@@ -347,7 +382,8 @@ def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
         raise ValueError("min_val cannot be greater than max_val")
     low = _tensor.tensor(min_val, dtype=input.dtype)
     high = _tensor.tensor(max_val, dtype=input.dtype)
-    return _pick(input <= min_val, low, _pick(input >= max_val, high, input))
+    return recorded("HardtanhBackward0", [input],
+                    lambda: _pick(input <= min_val, low, _pick(input >= max_val, high, input)))
 
 
 def relu6(input, inplace=False):
@@ -355,11 +391,11 @@ def relu6(input, inplace=False):
 
 
 def mish(input, inplace=False):
-    return _in_double(input, lambda x: x * softplus(x).tanh())
+    return recorded("MishBackward0", [input], lambda: _in_double(input, lambda x: x * softplus(x).tanh()))
 
 
 def logsigmoid(input):
-    return -softplus(-input)
+    return recorded("LogSigmoidBackward0", [input], lambda: -softplus(-input))
 
 
 def softsign(input):
@@ -390,10 +426,12 @@ def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mea
         warnings.warn(f"Using a target size ({target.shape}) that is different to the input size ({input.shape}). "
                       "This will likely lead to incorrect results due to broadcasting. Please ensure they have the "
                       "same size.", stacklevel=2)
-    d = (input - target).abs()
-    if beta == 0:
-        return _reduce(d, reduction)
-    return _reduce(_pick(d < beta, d * d * (0.5 / beta), d - 0.5 * beta), reduction)
+    def composed():
+        d = (input - target).abs()
+        if beta == 0:
+            return _reduce(d, reduction)
+        return _reduce(_pick(d < beta, d * d * (0.5 / beta), d - 0.5 * beta), reduction)
+    return recorded("SmoothL1LossBackward0", [input, target], composed)
 
 
 def huber_loss(input, target, reduction="mean", delta=1.0):
@@ -402,13 +440,16 @@ def huber_loss(input, target, reduction="mean", delta=1.0):
         warnings.warn(f"Using a target size ({target.shape}) that is different to the input size ({input.shape}). "
                       "This will likely lead to incorrect results due to broadcasting. Please ensure they have the "
                       "same size.", stacklevel=2)
-    d = (input - target).abs()
-    return _reduce(_pick(d < delta, d * d * 0.5, (d - 0.5 * delta) * delta), reduction)
+    def composed():
+        d = (input - target).abs()
+        return _reduce(_pick(d < delta, d * d * 0.5, (d - 0.5 * delta) * delta), reduction)
+    return recorded("HuberLossBackward0", [input, target], composed)
 
 
 def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_target=False):
-    """target (log target - input) summed as reduction says (input holds log-probabilities); 0 where the
-    target is 0. 'batchmean' divides the sum by the batch size; 'mean' warns as 1.13's."""
+    """target (log target - input) summed as reduction says (input holds log-probabilities), as 1.13 writes it:
+    xlogy(target, target) - target * input (0 where the target is 0). 'batchmean' divides the sum by the batch
+    size; 'mean' warns as 1.13's."""
     if reduction == "mean":
         warnings.warn("reduction: 'mean' divides the total loss by both the batch size and the support size."
                       "'batchmean' divides only by the batch size, and aligns with the KL div math definition."
@@ -417,9 +458,8 @@ def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_
     if log_target:
         loss = target.exp() * (target - input)
     else:
-        positive = target > 0
-        safe = _pick(positive, target, _tensor.ones([], dtype=target.dtype))
-        loss = _pick(positive, target * (safe.log() - input), _tensor.zeros([], dtype=input.dtype) * input)
+        from tinyddp._tensor_math import xlogy
+        loss = xlogy(target, target) - target * input
     if reduction == "batchmean":
         return loss.sum() / (input.shape[0] if input.dim() else 1)
     return _reduce(loss, reduction)
@@ -428,21 +468,21 @@ def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_
 # ---- distances and padding ----
 
 def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):
-    """input / max(||input||_p along dim, eps), p = 2 (the default) or 1."""
+    """input / max(||input||_p along dim, eps), p = 2 (the default) or 1: 1.13's graph, input divided by the
+    norm (NormBackward1) clamped (ClampMinBackward0) and expanded to input's shape (ExpandBackward0)."""
     if p == 2 or p == 2.0:
-        norm = (input * input).sum(dim, True).clamp(min=eps * eps).sqrt()
+        norm = input.norm(2, dim, True)   # its gradient 0 at a zero row, as 1.13's
     elif p == 1 or p == 1.0:
-        norm = input.abs().sum(dim, True).clamp(min=eps)
+        norm = recorded("NormBackward1", [input], lambda: input.abs().sum(dim, True))
     else:
         raise NotImplementedError(f"tinyddp: normalize with p={p!r}; p=2 and p=1 are supported")
-    return input / norm
+    return input / recorded("ClampMinBackward0", [norm], lambda: norm.clamp(min=eps)).expand_as(input)
 
 
 def cosine_similarity(x1, x2, dim=1, eps=1e-8):
-    """sum(x1 x2) / sqrt(max(sum(x1^2) sum(x2^2), eps^2)) along dim."""
-    w12 = (x1 * x2).sum(dim)
-    w1, w2 = (x1 * x1).sum(dim), (x2 * x2).sum(dim)
-    return w12 / (w1 * w2).clamp(min=eps * eps).sqrt()
+    """torch.cosine_similarity (1.13's F.cosine_similarity is that function)."""
+    from tinyddp._tensor_shape import cosine_similarity as similarity
+    return similarity(x1, x2, dim, eps)
 
 
 # ---- normalizations composed of engine ops (values within float rounding of 1.13's kernels) ----
@@ -469,18 +509,29 @@ def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
     if channels % num_groups != 0:
         raise RuntimeError(f"Expected number of channels in input to be divisible by num_groups, but got input of "
                            f"shape {list(input.shape)} and num_groups={num_groups}")
-    out = _normalize_groups(input, num_groups, eps)
-    if weight is not None:
-        out = out * _per_channel(weight, input.dim())
-    if bias is not None:
-        out = out + _per_channel(bias, input.dim())
-    return out
+    def normalized():
+        out = _normalize_groups(input, num_groups, eps)
+        if weight is not None:
+            out = out * _per_channel(weight, input.dim())
+        if bias is not None:
+            out = out + _per_channel(bias, input.dim())
+        return out
+    return recorded("NativeGroupNormBackward0", [input, weight, bias], normalized)
 
 
 def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=None, use_input_stats=True,
                   momentum=0.1, eps=1e-5):
     """Each (sample, channel) plane normalized by its own mean and biased variance; with running stats, those
-    are updated as 1.13's (the mean over the batch of each plane's mean and unbiased variance)."""
+    are updated as 1.13's (the mean over the batch of each plane's mean and unbiased variance). 1.13's graph: a
+    batch norm of the (1, N C, *) view (NativeBatchNormBackward0), viewed back (ViewBackward0)."""
+    shape = list(input.shape)
+    folded = recorded("NativeBatchNormBackward0", [input, weight, bias], lambda: _instance_norm(
+        input, running_mean, running_var, weight, bias, use_input_stats, momentum, eps).reshape(
+        [1, shape[0] * shape[1]] + shape[2:]))
+    return folded.view(shape)
+
+
+def _instance_norm(input, running_mean, running_var, weight, bias, use_input_stats, momentum, eps):
     channels = input.shape[1]
     if use_input_stats:
         out = _normalize_groups(input, channels, eps)
@@ -509,23 +560,25 @@ def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=
 
 def hardsigmoid(input, inplace=False):
     """relu6(x + 3) / 6."""
-    return (input + 3).clamp(0, 6) / 6
+    return recorded("HardsigmoidBackward0", [input], lambda: (input + 3).clamp(0, 6) / 6)
 
 
 def hardswish(input, inplace=False):
     """x relu6(x + 3) / 6."""
-    return input * (input + 3).clamp(0, 6) / 6
+    return recorded("HardswishBackward0", [input], lambda: input * (input + 3).clamp(0, 6) / 6)
 
 
 def prelu(input, weight):
-    """x for x > 0, else weight x, the weight per channel (dim 1) or one for all."""
-    w = weight
+    """x for x > 0, else weight x, the weight per channel (dim 1) or one for all (PreluBackward0)."""
     if weight.numel() != 1:
         if input.dim() < 2 or input.shape[1] != weight.numel():
             raise RuntimeError(f"Mismatch of parameter numbers and input channel size. Found parameter numbers = "
                                f"{weight.numel()} and channel size = {input.shape[1] if input.dim() >= 2 else 1}.")
-        w = weight.reshape([1, -1] + [1] * (input.dim() - 2))
-    return _pick(input > 0, input, input * w)
+
+    def composed():
+        w = weight.reshape([1, -1] + [1] * (input.dim() - 2)) if weight.numel() != 1 else weight
+        return _pick(input > 0, input, input * w)
+    return recorded("PreluBackward0", [input, weight], composed)
 
 
 def glu(input, dim=-1):
@@ -535,8 +588,8 @@ def glu(input, dim=-1):
     size = input.shape[dim]
     if size % 2 != 0:
         raise RuntimeError(f"Halving dimension must be even, but dimension {dim % input.dim()} is size {size}")
-    a, b = input.narrow(dim, 0, size // 2), input.narrow(dim, size // 2, size // 2)
-    return a * b.sigmoid()
+    return recorded("GluBackward0", [input],
+                    lambda: input.narrow(dim, 0, size // 2) * input.narrow(dim, size // 2, size // 2).sigmoid())
 
 
 def tanhshrink(input):
@@ -544,19 +597,21 @@ def tanhshrink(input):
 
 
 def softshrink(input, lambd=0.5):
-    return _pick(input > lambd, input - lambd, _pick(input < -lambd, input + lambd, input * 0))
+    return recorded("SoftshrinkBackward0", [input], lambda: _pick(input > lambd, input - lambd,
+                                                                  _pick(input < -lambd, input + lambd, input * 0)))
 
 
 def hardshrink(input, lambd=0.5):
-    return _pick((input > lambd).logical_or(input < -lambd), input, input * 0)
+    return recorded("HardshrinkBackward0", [input],
+                    lambda: _pick((input > lambd).logical_or(input < -lambd), input, input * 0))
 
 
 def celu(input, alpha=1.0, inplace=False):
-    return _pick(input > 0, input, ((input / alpha).exp() - 1) * alpha)
+    return recorded("CeluBackward0", [input], lambda: _pick(input > 0, input, ((input / alpha).exp() - 1) * alpha))
 
 
 def threshold(input, threshold, value, inplace=False):
-    return _pick(input > threshold, input, input * 0 + value)
+    return recorded("ThresholdBackward0", [input], lambda: _pick(input > threshold, input, input * 0 + value))
 
 
 def _exponential_like(t):
@@ -587,7 +642,8 @@ def gumbel_softmax(logits, tau=1, hard=False, eps=1e-10, dim=-1):
 
 def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
     """||x1 - x2 + eps||_p over the last dim."""
-    d = x1 - x2 + eps
+    difference = x1 - x2
+    d = recorded("AddBackward1", [difference], lambda: difference + eps)   # 1.13 adds the number eps
     return d.norm(p, -1, keepdim) if x1.dim() > 0 else d.abs()
 
 
@@ -630,7 +686,8 @@ def hinge_embedding_loss(input, target, margin=1.0, size_average=None, reduce=No
 
 
 def soft_margin_loss(input, target, size_average=None, reduce=None, reduction="mean"):
-    return _reduce((-target * input).exp().log1p(), reduction)
+    return recorded("SoftMarginLossBackward0", [input],
+                    lambda: _reduce((-target * input).exp().log1p(), reduction))
 
 
 def bilinear(input1, input2, weight, bias=None):
@@ -773,9 +830,12 @@ def pdist(input, p=2):
     second = [j for i in range(rows) for j in range(i + 1, rows)]
     if not first:
         return input.new_zeros(0)
-    a = input.index_select(0, _tensor.tensor(first, dtype=_tensor.int64))
-    b = input.index_select(0, _tensor.tensor(second, dtype=_tensor.int64))
-    return (a - b).norm(p, -1)
+
+    def distances():
+        a = input.index_select(0, _tensor.tensor(first, dtype=_tensor.int64))
+        b = input.index_select(0, _tensor.tensor(second, dtype=_tensor.int64))
+        return (a - b).norm(p, -1)
+    return recorded("PdistBackward0", [input], distances)
 
 
 def poisson_nll_loss(input, target, log_input=True, full=False, size_average=None, eps=1e-8, reduce=None,
@@ -829,6 +889,11 @@ def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=
     reduction = _legacy_reduction(size_average, reduce, reduction)
     if p not in (1, 2):
         raise ValueError("only p == 1 and p == 2 supported")
+    return recorded("MultiMarginLossBackward0", [input],
+                    lambda: _multi_margin_loss(input, target, p, margin, weight, reduction))
+
+
+def _multi_margin_loss(input, target, p, margin, weight, reduction):
     x = input if input.dim() == 2 else input.unsqueeze(0)
     y = target.reshape([-1])
     picked = x.gather(1, y.unsqueeze(1))
@@ -885,6 +950,13 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale
                                   "GitHub.")
     if mode not in ("sum", "mean", "max"):
         raise ValueError("mode has to be one of sum, mean or max")
+    return recorded("EmbeddingBagBackward0", [weight, per_sample_weights], lambda: _embedding_bag(
+        input, weight, offsets, offsets_list, max_norm, norm_type, scale_grad_by_freq, mode, per_sample_weights,
+        include_last_offset, padding_idx))
+
+
+def _embedding_bag(input, weight, offsets, offsets_list, max_norm, norm_type, scale_grad_by_freq, mode,
+                   per_sample_weights, include_last_offset, padding_idx):
     rows = embedding(input, weight, None, max_norm, norm_type, scale_grad_by_freq)   # (n, D)
     n = input.shape[0]
     ends = offsets_list[1:] + [n] if not include_last_offset or offsets is None else offsets.tolist()[1:]
