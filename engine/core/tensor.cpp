@@ -94,6 +94,12 @@ void Tensor::set_grad(const Tensor& grad) const {
 // Tensor::grad_fn() is defined in engine/autograd/inplace.cpp: a view's history may have to be rebuilt.
 uint32_t Tensor::output_nr() const { return impl_->output_nr; }
 
+Tensor Tensor::variable_data() const {
+  Tensor out = make_view(*this, shape(), strides(), offset());
+  out.impl()->version = std::make_shared<std::atomic<uint64_t>>(0);
+  return out;
+}
+
 Tensor Tensor::detach() const {
   Tensor out = make_view(*this, shape(), strides(), offset());
   return out;

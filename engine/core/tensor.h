@@ -112,6 +112,9 @@ class Tensor {
   const std::shared_ptr<autograd::Node>& grad_fn() const;
   uint32_t output_nr() const;
   Tensor detach() const;                       // same storage and version counter, no history
+  // PyTorch's `.data`: same storage, no history, and a version counter of its own, so that its in-place changes
+  // go unnoticed by autograd (the reason `.data` is discouraged, and what an old script relies on).
+  Tensor variable_data() const;
   // PyTorch's detach_(): this tensor becomes a leaf that does not require grad (its grad_fn is dropped). Views
   // are refused with PyTorch's text (a view's history is its base's).
   Tensor& detach_();

@@ -363,6 +363,24 @@ void bind_tensor(py::module_& m) {
            },
            py::arg("requires_grad") = true)
       .def_property_readonly("is_leaf", &Tensor::is_leaf)
+      // Views (Note [In-place ops under autograd]): _base is the tensor a view op's output reads (a new Python
+      // object on the same tensor: `is` does not hold, ==-style checks on it do).
+      .def("_is_view", &Tensor::is_view)
+      .def("_variable_data", &Tensor::variable_data)
+      .def_property_readonly("_base", [](const Tensor& t) { return to_py(t.view_base()); })
+      // The in-place form of an out-of-place op, `fn(current)` computing the result (apply_inplace in
+      // engine/ops/ops.h); `others`: fn's other tensor inputs. Holds the GIL: fn is Python.
+      .def("_apply_inplace",
+           [](py::object self, const py::function& fn, const py::handle& others) {
+             Tensor& t = self.cast<Tensor&>();
+             apply_inplace(t, tensors_from_py(others), [&fn](const Tensor& current) {
+               const py::object out = fn(py::cast(current));
+               TINYDDP_CHECK(py::isinstance<Tensor>(out), "an in-place op's function returned ",
+                             std::string(py::str(out.get_type())), ", not a tensor.");
+               return out.cast<Tensor>();
+             });
+             return self;
+           })
       .def_property_readonly("retains_grad", &Tensor::retains_grad)
       .def_property(
           "grad",
@@ -431,7 +449,14 @@ void bind_tensor(py::module_& m) {
              py::gil_scoped_release gil;
              t.zero_();
            }))
+      // A number (FillBackward2 under autograd) or a 0-dim tensor (FillBackward3).
       .def("fill_", inplace([](Tensor& t, const py::args& a) {
+             if (py::isinstance<Tensor>(a[0])) {
+               const Tensor value = a[0].cast<Tensor>();
+               py::gil_scoped_release gil;
+               fill_(t, value);
+               return;
+             }
              double v = a[0].cast<double>();
              py::gil_scoped_release gil;
              t.fill_(v);
@@ -504,22 +529,17 @@ void bind_tensor(py::module_& m) {
              py::gil_scoped_release gil;
              sub_(t, other);
            }), py::is_operator())
-      // t /= u: in place as PyTorch's (`int_t /= 2` raises its cast error). A tensor with history, which the
-      // engine's in-place ops refuse, gets the quotient as a new tensor instead (the name is rebound, as
-      // PyTorch's in-place DivBackward0 would leave it holding the quotient; other references keep the old one).
-      .def("__itruediv__", [](py::object self, const py::object& other) -> py::object {
-             Tensor& t = self.cast<Tensor&>();
-             Tensor o = operand_or_throw(t, other);
-             Tensor out;
-             {
-               py::gil_scoped_release gil;
-               if (GradMode::is_enabled() && t.requires_grad() && !t.is_leaf()) out = div(t, o);
-               else div_(t, o);
-             }
-             return out.defined() ? py::cast(out) : self;
-           }, py::is_operator())
+      // t /= u: in place as PyTorch's (`int_t /= 2` raises its cast error; on a tensor with history DivBackward0).
+      .def("__itruediv__", inplace([](Tensor& t, const py::args& a) {
+             Tensor other = operand_or_throw(t, a[0]);
+             py::gil_scoped_release gil;
+             div_(t, other);
+           }), py::is_operator())
       .def("__imul__", inplace([](Tensor& t, const py::args& a) {
-             if (is_floating(t.dtype()) && py::isinstance<py::float_>(a[0])) {   // the engine's scalar fast path
+             // The engine's scalar fast path, when nothing is recorded (recorded, a Python number is a wrapped
+             // tensor: MulBackward0, as PyTorch's Python records it).
+             if (is_floating(t.dtype()) && py::isinstance<py::float_>(a[0]) &&
+                 !(GradMode::is_enabled() && t.requires_grad())) {
                double f = a[0].cast<double>();
                py::gil_scoped_release gil;
                t.mul_(f);

@@ -341,9 +341,9 @@ Tensor.flatten = _flatten
 Tensor.unsqueeze = _unsqueeze
 Tensor.squeeze = _squeeze
 Tensor.T = property(_numpy_T)
-# Tensor.data: the same storage without history, as detach() (PyTorch's .data also has its own version counter);
-# assigning it swaps the storage (set_data)
-Tensor.data = property(lambda self: self.detach(), _set_data)
+# Tensor.data: the same storage without history and with a version counter of its own (so autograd does not see its
+# in-place changes, as PyTorch's); assigning it swaps the storage (set_data)
+Tensor.data = property(lambda self: self._variable_data(), _set_data)
 Tensor.max = _max
 Tensor.maximum = _maximum
 Tensor.argmax = _argmax

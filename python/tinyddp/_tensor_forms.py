@@ -351,10 +351,11 @@ def _type(self, dtype=None, non_blocking=False):
 
 
 def _inplace(fn):
-    """The in-place form of an out-of-place op: its result copied into self (one version bump; on tensors the
-    engine lets change in place, as every in-place op here)."""
+    """The in-place form of an out-of-place op: its result written into self (one version bump); under autograd
+    self's history becomes the op's node, as 1.13 records exp_, clamp_ ... (the engine's apply_inplace)."""
     def inplace(self, *args, **kwargs):
-        return self.copy_(fn(self, *args, **kwargs))
+        others = [a for a in (*args, *kwargs.values()) if isinstance(a, Tensor)]
+        return self._apply_inplace(lambda current: fn(current, *args, **kwargs), others)
     return inplace
 
 

@@ -171,7 +171,8 @@ def clamp(self, min=None, max=None):  # noqa: A002  (PyTorch's keyword names)
 
 
 def clamp_(self, min=None, max=None):  # noqa: A002
-    return self.copy_(clamp(self, min, max))
+    return self._apply_inplace(lambda current: clamp(current, min, max),
+                               [b for b in (min, max) if isinstance(b, Tensor)])
 
 
 def _triangle(self, diagonal, lower):
@@ -548,7 +549,8 @@ Tensor.expand = expand
 Tensor.expand_as = lambda self, other: expand(self, other.shape)
 Tensor.repeat = repeat
 Tensor.masked_fill = masked_fill
-Tensor.masked_fill_ = lambda self, mask, value: self.copy_(masked_fill(self, mask, value))
+Tensor.masked_fill_ = lambda self, mask, value: self._apply_inplace(
+    lambda current: masked_fill(current, mask, value), [value] if isinstance(value, Tensor) else [])
 Tensor.where = lambda self, condition, other: where(condition, self, other)
 Tensor.clamp = clamp
 Tensor.clip = clamp

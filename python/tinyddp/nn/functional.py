@@ -709,7 +709,7 @@ def _feature_dropout(input, p, training, inplace, batched_dims):
         mask = _tensor.zeros(shape, dtype=input.dtype)
     else:
         mask = _tensor.empty(shape, dtype=input.dtype).bernoulli_(1 - p) / (1 - p)
-    return _in_place(input, input * mask, inplace)
+    return _in_place(input, lambda current: current * mask, inplace)
 
 
 def dropout1d(input, p=0.5, training=True, inplace=False):
@@ -752,23 +752,19 @@ def dropout2d(input, p=0.5, training=True, inplace=False):
 
 # ---- inplace=True ----
 
-def _in_place(input, out, inplace):
-    """The result of an inplace=True call: written into input where the engine allows it (input outside any
-    autograd graph). The engine records no in-place ops on graph tensors, so there the result is a new tensor and
-    input keeps its values: the same values and gradients as 1.13's, for code that uses the returned tensor (as
-    nn.Sequential and `x = F.relu(x, inplace=True)` do)."""
-    if not inplace or input.requires_grad:
-        return out
-    from tinyddp.autograd.grad_mode import no_grad
-    with no_grad():
-        input.copy_(out)
-    return input
+def _in_place(input, fn, inplace):
+    """fn(input); with inplace=True its result written into input and returned, recorded as 1.13 records relu_
+    and the other in-place forms (the engine's apply_inplace: input's history becomes fn's node; a leaf that
+    requires grad is refused with 1.13's text)."""
+    if not inplace:
+        return fn(input)
+    return input._apply_inplace(fn, [])
 
 
 def _with_inplace(fn):
     @functools.wraps(fn)
     def wrapper(input, *args, inplace=False, **kwargs):
-        return _in_place(input, fn(input, *args, **kwargs), inplace)
+        return _in_place(input, lambda current: fn(current, *args, **kwargs), inplace)
     return wrapper
 
 
@@ -1005,11 +1001,11 @@ def rrelu(input, lower=1. / 8, upper=1. / 3, training=False, inplace=False):
     count = int(negative.sum())
     draws = _tensor.empty(max(count, 1), dtype=_tensor.float64).uniform_(lower, upper) if count else None
     if draws is None:
-        return _in_place(input, input * 1, inplace)
+        return _in_place(input, lambda current: current * 1, inplace)
     which = (negative.to(_tensor.int64).cumsum(0) - 1).clamp(min=0)   # the draw each negative element takes
     slopes = _pick(negative, draws.index_select(0, which).to(input.dtype), _tensor.ones(input.numel(),
                                                                                       dtype=input.dtype))
-    return _in_place(input, input * slopes.reshape(list(input.shape)), inplace)
+    return _in_place(input, lambda current: current * slopes.reshape(list(input.shape)), inplace)
 
 
 def rrelu_(input, lower=1. / 8, upper=1. / 3, training=False):
@@ -1025,12 +1021,12 @@ def _alpha_dropout(input, p, training, inplace, feature):
     if not training or p == 0 or input.numel() == 0:
         return input
     if p == 1:
-        return _in_place(input, input * 0, inplace)
+        return _in_place(input, lambda current: current * 0, inplace)
     shape = list(input.shape[:2]) + [1] * (input.dim() - 2) if feature else list(input.shape)
     keep = _tensor.empty(shape, dtype=input.dtype).bernoulli_(1 - p)
     a = ((_SELU_ALPHA_SCALE ** 2 * p + 1) * (1 - p)) ** -0.5
     b = (keep - 1) * (_SELU_ALPHA_SCALE * a) + _SELU_ALPHA_SCALE * a * p
-    return _in_place(input, input * (keep * a) + b, inplace)
+    return _in_place(input, lambda current: current * (keep * a) + b, inplace)
 
 
 def alpha_dropout(input, p=0.5, training=False, inplace=False):
