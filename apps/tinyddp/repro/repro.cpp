@@ -278,6 +278,10 @@ RankResult run_rank(std::shared_ptr<dist::ProcessGroup> pg, const std::vector<Pl
   for (const auto* d : {&ddp, &disc_ddp})
     if (*d) rr.warnings.insert(rr.warnings.end(), (*d)->warnings().begin(), (*d)->warnings().end());
   for (const Tensor& p : params) rr.param_hashes.push_back(dist::replica_hash(p));
+  // After backward(create_graph), a parameter's .grad holds the graph that saved the parameter: the reference
+  // cycle PyTorch warns about ("Using backward() with create_graph=True will create a reference cycle between the
+  // parameter and its gradient"). The program ends as PyTorch's advice has it, with .grad = None.
+  for (const Tensor& p : params) p.set_grad(Tensor());
   return rr;
 }
 
