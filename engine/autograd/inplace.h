@@ -49,6 +49,15 @@ void check_inplace(const Tensor& self, bool records);
 // before the write, fn's output 0 the new values): fn itself, or CopySlices on the base when self is a view.
 void rebase_history(const Tensor& self, std::shared_ptr<Node> fn);
 
+// Gives `self`, whose layout an in-place view op (t_, squeeze_ ...) just changed, that op's node as its history: on
+// self itself, a view or not (no CopySlices: its values did not change, only how they are laid out), as 1.13's.
+void set_inplace_view_history(const Tensor& self, std::shared_ptr<Node> fn);
+
+// After an in-place op gave `self` a new grad_fn (it was output old_output_nr of old_fn): retain_grad's hook leaves
+// old_fn for the new node, so .grad is the gradient of the values self holds now (1.13's
+// update_tensor_hooks_on_new_gradfn). Hooks of register_hook stay where they were (TensorImpl::hooks_node).
+void move_retains_grad_hook(const TensorImpl& self, Node* old_fn, uint32_t old_output_nr);
+
 // The row-major positions, among `base`'s elements, of the elements of `view` (which reads base's storage), as
 // an int64 tensor of view's shape.
 Tensor base_positions(const Tensor& base, const Tensor& view);

@@ -48,6 +48,27 @@ void Node::run_pre_hooks(TensorList& grads) const {
     Tensor replaced = hook(grads[input_nr]);
     if (replaced.defined()) grads[input_nr] = std::move(replaced);
   }
+  for (const auto& [input_nr, hook] : retains_grad_hooks_)   // last: .grad is what the other hooks made
+    if (input_nr < grads.size() && grads[input_nr].defined()) (void)hook(grads[input_nr]);
+}
+
+void Node::set_retains_grad_hook(uint32_t input_nr, NodePreHook hook) {
+  for (auto& [nr, h] : retains_grad_hooks_)
+    if (nr == input_nr) {
+      h = std::move(hook);
+      return;
+    }
+  retains_grad_hooks_.push_back({input_nr, std::move(hook)});
+}
+
+NodePreHook Node::pop_retains_grad_hook(uint32_t input_nr) {
+  for (auto it = retains_grad_hooks_.begin(); it != retains_grad_hooks_.end(); ++it)
+    if (it->first == input_nr) {
+      NodePreHook hook = std::move(it->second);
+      retains_grad_hooks_.erase(it);
+      return hook;
+    }
+  return nullptr;
 }
 
 void Node::run_post_hooks(const TensorList& outputs, const TensorList& inputs) const {
@@ -58,6 +79,25 @@ Edge gradient_edge(const Tensor& t) {
   if (!t.defined() || !t.requires_grad()) return {};
   if (t.grad_fn()) return {t.grad_fn(), t.output_nr()};
   return {grad_accumulator(t), 0};
+}
+
+std::string torch_name(const Node& n) {
+  std::string name = n.name();
+  return name == "AccumulateGrad" || name == "CopySlices" ? "torch::autograd::" + name : name;
+}
+
+void check_saved_version(const Tensor& data, uint64_t saved_version, const std::string& grad_fn_name,
+                         uint32_t output_nr) {
+  const uint64_t current = data.version();
+  if (current == saved_version) return;
+  std::ostringstream msg;
+  msg << "one of the variables needed for gradient computation has been modified by an inplace operation: ["
+      << legacy_type_name(data.dtype()) << " " << shape_str(data.shape()) << "]";
+  if (!grad_fn_name.empty()) msg << ", which is output " << output_nr << " of " << grad_fn_name << ",";
+  msg << " is at version " << current << "; expected version " << saved_version
+      << " instead. Hint: enable anomaly detection to find the operation that failed to compute its gradient, "
+         "with torch.autograd.set_detect_anomaly(True).";
+  throw Error(msg.str());
 }
 
 // ---- SavedTensor ----
@@ -115,21 +155,13 @@ Tensor SavedTensor::unpack(Node& owner) const {
   if (!defined_) return Tensor();
   if (released_) throw Error(kBackwardTwiceMessage);
   if (hooks_) return unpack_hooked(owner);
-  const uint64_t current = data_.version();
-  if (current != saved_version_) {
-    std::ostringstream msg;
-    msg << "one of the variables needed for gradient computation has been modified by an inplace operation: ["
-        << legacy_type_name(data_.dtype()) << " " << shape_str(data_.shape()) << "]";
+  if (data_.version() != saved_version_) {
     // The saved tensor's history now: a view whose base changed in place (an optimizer's step on W, saved as W.t()
     // by addmm) has had its grad_fn rebuilt as AsStridedBackward0 (Note [In-place ops under autograd]).
-    const std::string grad_fn_name = is_output_          ? owner.name()
+    const std::string grad_fn_name = is_output_          ? torch_name(owner)
                                      : !data_.grad_fn() ? ""
-                                                        : data_.grad_fn()->name();
-    if (!grad_fn_name.empty()) msg << ", which is output " << output_nr_ << " of " << grad_fn_name << ",";
-    msg << " is at version " << current << "; expected version " << saved_version_
-        << " instead. Hint: enable anomaly detection to find the operation that failed to compute its gradient, "
-           "with torch.autograd.set_detect_anomaly(True).";
-    throw Error(msg.str());
+                                                        : torch_name(*data_.grad_fn());
+    check_saved_version(data_, saved_version_, grad_fn_name, output_nr_);
   }
   if (!is_output_) return data_;
   Tensor out = make_view(data_, data_.shape(), data_.strides(), data_.offset());

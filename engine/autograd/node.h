@@ -88,6 +88,11 @@ class Node : public std::enable_shared_from_this<Node> {
   }
 
   void add_pre_hook(uint32_t input_nr, NodePreHook hook) { pre_hooks_.push_back({input_nr, std::move(hook)}); }
+  // retain_grad's hook for input `input_nr` (at most one per input): it runs after the other pre-hooks, so .grad
+  // is the gradient they made, and an in-place op on the tensor moves it to the tensor's new node (1.13's
+  // retains_grad hooks).
+  void set_retains_grad_hook(uint32_t input_nr, NodePreHook hook);
+  NodePreHook pop_retains_grad_hook(uint32_t input_nr);
   void add_post_hook(NodePostHook hook) { post_hooks_.push_back(std::move(hook)); }
   bool has_post_hooks() const { return !post_hooks_.empty(); }
   // Applies pre-hooks to the gradients arriving at this node.
@@ -99,8 +104,14 @@ class Node : public std::enable_shared_from_this<Node> {
   uint32_t num_inputs_ = 1;
   std::vector<Edge> next_edges_;
   std::vector<std::pair<uint32_t, NodePreHook>> pre_hooks_;
+  std::vector<std::pair<uint32_t, NodePreHook>> retains_grad_hooks_;
   std::vector<NodePostHook> post_hooks_;
 };
+
+// What 1.13's Node::name() says of `n`, in its errors and in Python's grad_fn.name(): the nodes that exist only in C++
+// there carry their namespace ("torch::autograd::AccumulateGrad", "torch::autograd::CopySlices"); reprs and
+// type(grad_fn).__name__ show the bare name, which is Node::name().
+std::string torch_name(const Node& n);
 
 // Drops a reference to a node without recursing: a graph is a chain of shared_ptrs, and destroying a
 // million-node chain recursively overflows the stack (PyTorch's deleteNode solves the same problem). Nodes
@@ -117,6 +128,12 @@ Edge gradient_edge(const Tensor& t);
 // when unpacked. Under saved-tensor hooks (saved_tensor_hooks.h) it keeps what the pack hook returned and
 // the tensor's history instead of the tensor, and unpacks through the unpack hook.
 struct SavedTensorHooks;
+
+// PyTorch's check that a saved tensor was not modified in place since it was saved: throws "one of the variables
+// needed for gradient computation has been modified by an inplace operation: ..." naming `grad_fn_name` (empty for
+// a leaf) and output_nr, when `data`'s version is no longer `saved_version`.
+void check_saved_version(const Tensor& data, uint64_t saved_version, const std::string& grad_fn_name,
+                         uint32_t output_nr);
 
 class SavedTensor {
  public:

@@ -33,6 +33,12 @@ class CompositeNode : public Node {
 
   std::string name() const override { return name_; }
   TensorList apply(TensorList&& grads) override;
+  // composite()'s saved_outputs: a detached alias of each (sharing its version counter) and its version then.
+  void save_output(uint32_t output_nr, const Tensor& t) { saved_outputs_.push_back({output_nr, t.detach(), t.version()}); }
+  void replace_saved_output(uint32_t output_nr, const Tensor& t) override {
+    for (auto& s : saved_outputs_)
+      if (s.output_nr == output_nr && s.alias.defined()) s = {output_nr, t.detach(), t.version()};
+  }
   // Note [Releasing a composite's inner graph]: under create_graph, an inner rule's saved tensors (an inner
   // op's output, say) enter the graph of the gradients with their inner grad_fn, so a later backward through that
   // graph reaches inner nodes both through this node and directly; one real 1.13 node would be run once there.
@@ -40,6 +46,7 @@ class CompositeNode : public Node {
   // inner nodes' saved tensors when the backward ends, not when this node has run, lets the direct paths read
   // them; a backward after that raises PyTorch's text wherever an inner rule needs a saved tensor.
   void release_saved() override {
+    for (auto& s : saved_outputs_) s.alias = Tensor();
     if (!autograd::Engine::in_backward()) {
       for (const auto& n : inner_) n->release_saved();
       return;
@@ -66,7 +73,14 @@ class CompositeNode : public Node {
   struct Run;   // one backward's state, for the inner nodes' needs_input_grad (see apply)
   static bool executes(const void* run, const Node* next);
 
+  struct SavedOutput {
+    uint32_t output_nr;
+    Tensor alias;       // undefined once released (the inner nodes then raise the second-backward error)
+    uint64_t version;
+  };
+
   std::string name_;
+  std::vector<SavedOutput> saved_outputs_;
   std::vector<Edge> output_edges_;                // per forward output: the inner edge its gradient enters by
   std::vector<std::shared_ptr<Node>> inner_;      // the inner graph's nodes
   std::unordered_map<const Node*, uint32_t> index_;
@@ -93,6 +107,8 @@ bool CompositeNode::executes(const void* run, const Node* next) {
 // The engine's loop over the inner graph alone: ready nodes by highest sequence number first, gradients
 // reaching one input summed with an engine op in the order they arrive, pre and post hooks run.
 TensorList CompositeNode::apply(TensorList&& grads) {
+  for (const SavedOutput& s : saved_outputs_)   // first, as 1.13's node unpacks its saved result before its rule
+    if (s.alias.defined()) autograd::check_saved_version(s.alias, s.version, name_, s.output_nr);
   const auto& edges = next_edges();
   TensorList result(edges.size());
   Run run{this, std::vector<uint8_t>(inner_.size(), 0), std::vector<uint8_t>(edges.size(), 0)};
@@ -197,7 +213,8 @@ TensorList CompositeNode::apply(TensorList&& grads) {
 
 }  // namespace
 
-TensorList composite(const std::string& name, const TensorList& inputs, const std::function<TensorList()>& forward) {
+TensorList composite(const std::string& name, const TensorList& inputs, const std::function<TensorList()>& forward,
+                      const std::vector<size_t>& saved_outputs) {
   bool any = false;
   for (const Tensor& t : inputs) any |= t.defined() && t.requires_grad();
   if (!GradMode::is_enabled() || !any) return forward();
@@ -263,6 +280,8 @@ TensorList composite(const std::string& name, const TensorList& inputs, const st
       impl.view_creation = inner_out.impl()->view_creation;
     }
     autograd::set_history(out, node, static_cast<uint32_t>(k));
+    if (std::find(saved_outputs.begin(), saved_outputs.end(), k) != saved_outputs.end())
+      node->save_output(static_cast<uint32_t>(k), out);
     outputs[k] = std::move(out);
   }
   return outputs;

@@ -9,6 +9,7 @@
 #include "engine/ops/op_utils.h"
 
 #include "engine/autograd/inplace.h"
+#include "engine/ops/composite.h"
 #include "engine/core/promotion.h"
 
 namespace tinyddp {
@@ -133,6 +134,12 @@ Tensor alpha_operand(double alpha, DType result, Device device) {
   return wrapped_number(static_cast<int64_t>(alpha), device);
 }
 
+// x + alpha * other recorded as 1.13's one node for add/sub with alpha (AddBackward0 / SubBackward0, alpha an
+// attribute of the node, not a MulBackward1 of its own).
+Tensor scaled(const Tensor& x, const Tensor& other, double alpha, const char* name) {
+  return composite(name, {x, other}, [&] { return TensorList{add(x, mul(other, alpha))}; })[0];
+}
+
 }  // namespace
 
 // self += alpha * other (other broadcast to self's shape).
@@ -144,7 +151,7 @@ Tensor& add_(Tensor& self, const Tensor& other, double alpha) {
                 shape_str(other.shape()), " does not broadcast to the destination's shape ", shape_str(self.shape()),
                 ".");
   if (record)
-    return record_inplace(self, [&](const Tensor& x) { return alpha == 1.0 ? add(x, other) : add(x, mul(other, alpha)); });
+    return record_inplace(self, [&](const Tensor& x) { return alpha == 1.0 ? add(x, other) : scaled(x, other, alpha, "AddBackward0"); });
   if (needs_promotion(self, other)) {
     const DType result = result_type(self, other);
     check_cast_into(result, self);
@@ -178,7 +185,7 @@ Tensor& sub_(Tensor& self, const Tensor& other, double alpha) {
   }
   if (records(self, {other})) {   // recorded as sub (SubBackward0), not as add of a negated source
     begin_inplace(self, {other}, "sub_");
-    return record_inplace(self, [&](const Tensor& x) { return alpha == 1.0 ? sub(x, other) : sub(x, mul(other, alpha)); });
+    return record_inplace(self, [&](const Tensor& x) { return alpha == 1.0 ? sub(x, other) : scaled(x, other, -alpha, "SubBackward0"); });
   }
   return add_(self, other, -alpha);
 }
@@ -284,6 +291,75 @@ Tensor& copy_(Tensor& self, const Tensor& src) {
   NoGradGuard no_grad;
   write_into(self, copied(self));
   return self;
+}
+
+Tensor& overwrite_(Tensor& self, const char* name, const std::function<Tensor()>& values) {
+  if (!begin_inplace(self, {}, name)) {
+    const Tensor v = values();
+    NoGradGuard no_grad;
+    write_into(self, to_dtype(v, self.dtype()));
+    return self;
+  }
+  return record_inplace(self, [&](const Tensor& x) {
+    return overwritten(x, to_dtype(values(), x.dtype()).contiguous(), name, Tensor());   // a fresh tensor
+  });
+}
+
+// ---- in-place view ops ----
+// t_, transpose_, squeeze_, unsqueeze_: self takes the shape and strides of the out-of-place view over its own
+// storage, its version is bumped (1.13 bumps it though no element changes), and under autograd 1.13's node for the
+// in-place form (TBackward1, ...; `backward` undoes the view) becomes self's history, on self itself
+// (autograd::set_inplace_view_history).
+namespace {
+
+Tensor& view_inplace(Tensor& self, const char* name, const std::function<Tensor(const Tensor&)>& view_op,
+                     std::function<Tensor(const Tensor&)> backward) {
+  check_defined(self, name, "tensor modified in place");
+  const bool record = records(self, {});
+  autograd::check_inplace(self, record);
+  Tensor view;
+  {
+    NoGradGuard no_grad;
+    view = view_op(self.detach());
+  }
+  std::shared_ptr<autograd::OpNode> node;
+  if (record)
+    node = autograd::make_node(name, {self}, [backward = std::move(backward)](const TensorList& g, OpNode&) {
+      return TensorList{backward(g[0])};
+    });
+  TensorImpl& impl = *self.impl();
+  impl.shape = view.shape();
+  impl.strides = view.strides();
+  impl.offset = view.offset();
+  self.bump_version();
+  if (node) autograd::set_inplace_view_history(self, node);
+  return self;
+}
+
+}  // namespace
+
+Tensor& t_(Tensor& self) {
+  const bool swaps = self.defined() && self.dim() == 2;
+  return view_inplace(self, "TBackward1", [](const Tensor& x) { return t(x); },
+                      [swaps](const Tensor& g) { return swaps ? t(g) : g; });
+}
+
+Tensor& transpose_(Tensor& self, int64_t dim0, int64_t dim1) {
+  return view_inplace(self, "TransposeBackward1", [&](const Tensor& x) { return transpose(x, dim0, dim1); },
+                      [dim0, dim1](const Tensor& g) { return transpose(g, dim0, dim1); });
+}
+
+Tensor& squeeze_(Tensor& self, std::optional<int64_t> dim) {
+  const Shape before = self.defined() ? self.shape() : Shape{};
+  return view_inplace(self, dim ? "SqueezeBackward3" : "SqueezeBackward2",
+                      [&](const Tensor& x) { return squeeze(x, dim); },
+                      [before](const Tensor& g) { return reshape(g, before); });
+}
+
+Tensor& unsqueeze_(Tensor& self, int64_t dim) {
+  const Shape before = self.defined() ? self.shape() : Shape{};
+  return view_inplace(self, "UnsqueezeBackward1", [&](const Tensor& x) { return unsqueeze(x, dim); },
+                      [before](const Tensor& g) { return reshape(g, before); });
 }
 
 }  // namespace tinyddp

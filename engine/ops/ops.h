@@ -213,6 +213,18 @@ Tensor& fill_(Tensor& self, double value);
 Tensor& fill_(Tensor& self, const Tensor& value);   // value: one element, its gradient the sum of self's
 Tensor& zero_(Tensor& self);
 Tensor& copy_(Tensor& self, const Tensor& src);
+// Overwrites self with values() (self's shape and dtype, computed only after the checks every in-place op makes,
+// so a refused write draws no random numbers): the in-place ops whose result does not depend on self's old values
+// (uniform_, normal_, bernoulli_ ...). Under autograd a node named `name` becomes self's history, with self's old
+// history as its input and a zero gradient for it (1.13's UniformBackward0 ...).
+Tensor& overwrite_(Tensor& self, const char* name, const std::function<Tensor()>& values);
+// In-place view ops: self takes the out-of-place view's shape and strides over its own storage (one version bump);
+// under autograd 1.13's node for the in-place form (TBackward1, TransposeBackward1, SqueezeBackward2/3,
+// UnsqueezeBackward1) becomes self's history.
+Tensor& t_(Tensor& self);
+Tensor& transpose_(Tensor& self, int64_t dim0, int64_t dim1);
+Tensor& squeeze_(Tensor& self, std::optional<int64_t> dim = std::nullopt);
+Tensor& unsqueeze_(Tensor& self, int64_t dim);
 // The in-place form of any out-of-place op: writes op(self) into self, and under autograd gives self op's node
 // as its history (op runs on a copy of self's values that carries self's history). `others`: op's other tensor
 // inputs, which decide with self whether the op is recorded. How the front end makes exp_, clamp_, relu_ ...

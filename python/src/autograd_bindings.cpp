@@ -77,10 +77,7 @@ void bind_autograd(py::module_& m) {
   py::class_<autograd::Node, std::shared_ptr<autograd::Node>>(m, "Node")
       // 1.13 names its C++-only nodes with their namespace ("torch::autograd::AccumulateGrad"); the repr keeps
       // the bare class name, as there.
-      .def("name",
-           [](const autograd::Node& n) {
-             return n.name() == "AccumulateGrad" ? "torch::autograd::" + n.name() : n.name();
-           })
+      .def("name", [](const autograd::Node& n) { return autograd::torch_name(n); })
       .def_property_readonly("next_functions", [](const autograd::Node& n) {
         py::list out;
         for (const autograd::Edge& e : n.next_edges())
@@ -173,18 +170,19 @@ void bind_autograd(py::module_& m) {
   // composite(name, inputs, fn) (engine/ops/composite.h): fn() runs the op's composition (a tensor, or a
   // sequence of tensors and Nones) with the GIL held; its results come back recorded as outputs of one node
   // named `name`, in the same form (a tensor, or a tuple).
-  m.def("_composite", [](const std::string& name, const py::object& inputs, const py::function& fn) -> py::object {
+  m.def("_composite", [](const std::string& name, const py::object& inputs, const py::function& fn,
+                         const std::vector<size_t>& saved_outputs) -> py::object {
     bool single = false;
     autograd::TensorList outs = composite(name, tensors_from_py(inputs), [&]() {
       py::object result = fn();
       single = py::isinstance<Tensor>(result);
       return tensors_from_py(result);
-    });
+    }, saved_outputs);
     if (single) return to_py(outs[0]);
     py::list out;
     for (const Tensor& t : outs) out.append(to_py(t));
     return py::tuple(out);
-  }, py::arg("name"), py::arg("inputs"), py::arg("fn"));
+  }, py::arg("name"), py::arg("inputs"), py::arg("fn"), py::arg("saved_outputs") = std::vector<size_t>{});
   m.def("_push_saved_tensors_default_hooks", &push_saved_tensors_hooks, py::arg("pack_hook"), py::arg("unpack_hook"));
   m.def("_pop_saved_tensors_default_hooks", &pop_saved_tensors_hooks);
   m.def("_checkpoint", &checkpoint, py::arg("function"), py::arg("inputs"), py::arg("use_reentrant"),

@@ -381,6 +381,14 @@ void bind_tensor(py::module_& m) {
              });
              return self;
            })
+      // self overwritten by fn() (engine/ops/ops.h's overwrite_: the random fills of Python, exponential_ ...):
+      // `name` is 1.13's node under autograd. Holds the GIL: fn is Python.
+      .def("_overwrite_",
+           [](py::object self, const char* name, const py::function& fn) {
+             Tensor& t = self.cast<Tensor&>();
+             overwrite_(t, name, [&fn] { return fn().cast<Tensor>(); });
+             return self;
+           })
       .def_property_readonly("retains_grad", &Tensor::retains_grad)
       .def_property(
           "grad",
@@ -461,6 +469,36 @@ void bind_tensor(py::module_& m) {
              py::gil_scoped_release gil;
              t.fill_(v);
            }))
+      // In-place view ops (engine/ops/ops.h): the tensor's own shape and strides change, TBackward1 ... under
+      // autograd.
+      .def("t_", inplace([](Tensor& t, const py::args&) {
+             py::gil_scoped_release gil;
+             t_(t);
+           }))
+      .def("transpose_", [](py::object self, int64_t dim0, int64_t dim1) {
+             Tensor& t = self.cast<Tensor&>();
+             {
+               py::gil_scoped_release gil;
+               transpose_(t, dim0, dim1);
+             }
+             return self;
+           }, py::arg("dim0"), py::arg("dim1"))
+      .def("squeeze_", [](py::object self, std::optional<int64_t> dim) {
+             Tensor& t = self.cast<Tensor&>();
+             {
+               py::gil_scoped_release gil;
+               squeeze_(t, dim);
+             }
+             return self;
+           }, py::arg("dim") = py::none())
+      .def("unsqueeze_", [](py::object self, int64_t dim) {
+             Tensor& t = self.cast<Tensor&>();
+             {
+               py::gil_scoped_release gil;
+               unsqueeze_(t, dim);
+             }
+             return self;
+           }, py::arg("dim"))
       .def("__matmul__", [](const Tensor& a, const Tensor& b) { return pytorch_matmul(a, b); }, py::is_operator(),
            release())
       .def("__neg__", [](const Tensor& a) { return neg(a); }, release())

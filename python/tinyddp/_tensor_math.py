@@ -659,18 +659,6 @@ def _install():
         setattr(Tensor, name + "_", inplace(getattr(Tensor, name)))
 
 
-def _reshaping_inplace(name):
-    """The in-place form of a view-changing method (squeeze_, t_, ...): self takes the view's shape and strides
-    over its own storage (set_data, so for tensors without history, as PyTorch's in-place ops on leaves)."""
-    method = getattr(Tensor, name)
-
-    def inplace(self, *args, **kwargs):
-        self._set_data(method(self, *args, **kwargs).detach())
-        return self
-    inplace.__name__ = inplace.__qualname__ = name + "_"
-    return inplace
-
-
 def _install_spellings():
     inplace = _tensor_ops_inplace()
     for name in ("cumsum", "divide", "multiply", "subtract", "true_divide", "negative", "logical_not", "arccos",
@@ -679,8 +667,8 @@ def _install_spellings():
     for name in ("eq", "ne", "lt", "le", "gt", "ge"):   # the comparison as 0/1 in self's dtype
         setattr(Tensor, name + "_", inplace(lambda self, other, _op=getattr(Tensor, name): _op(self, other)
                                             .to(self.dtype)))
-    for name in ("squeeze", "unsqueeze", "t", "transpose", "swapaxes", "swapdims"):
-        setattr(Tensor, name + "_", _reshaping_inplace(name))
+    # squeeze_, unsqueeze_, t_ and transpose_ are the engine's (tensor_bindings.cpp: TBackward1 ... under autograd)
+    Tensor.swapaxes_ = Tensor.swapdims_ = Tensor.transpose_
 
 
 def _tensor_ops_inplace():
