@@ -2,6 +2,7 @@
 #include "engine/autograd/inplace.h"
 
 #include <algorithm>
+#include <limits>
 
 #include "engine/autograd/grad_mode.h"
 #include "engine/core/inference_mode.h"
@@ -83,6 +84,7 @@ class CopySlices : public Node {
   // grad: the gradient of the base after the write. The view's part goes through fn: fn's gradient for the view's
   // old values replaces it (input 0 gets the rest as is), fn's gradients for its other inputs go to them.
   TensorList apply(TensorList&& grads) override {
+    TINYDDP_CHECK(fn_ != nullptr, kBackwardTwiceMessage);
     TensorList out(next_edges().size());
     const Tensor& grad = grads[0];
     if (!grad.defined()) return out;
@@ -98,7 +100,10 @@ class CopySlices : public Node {
     return out;
   }
 
-  void release_saved() override { fn_->release_saved(); }
+  // Drops fn, as 1.13's CopySlices::release_variables, without releasing fn's saved tensors: fn may be a node of
+  // the same backward's graph too (a saved output of fn unpacks with fn as its history under create_graph), which
+  // the engine then runs, after this node, with what it saved.
+  void release_saved() override { release_node(std::move(fn_)); }
 
  private:
   Geometry base_;   // the base when the view was written
@@ -209,7 +214,13 @@ void rebase_history(const Tensor& self, std::shared_ptr<Node> fn) {
     TensorImpl& base = *self.view_base().impl();
     base.grad_fn = std::make_shared<CopySlices>(self.view_base(), self, std::move(fn));
     base.output_nr = 0;
-    (void)self.grad_fn();   // the view's own history, rebuilt now: AsStridedBackward0 of CopySlices
+    // The view's own history, rebuilt now: AsStridedBackward0 of CopySlices, even where it was read since the write
+    // bumped the version (a custom Function's dirty input is bumped before its wrapping reads it).
+    {
+      std::lock_guard<std::mutex> lock(self.impl()->view_mutex);
+      self.impl()->view_version = std::numeric_limits<uint64_t>::max();
+    }
+    (void)self.grad_fn();
     return;
   }
   TensorImpl& impl = *self.impl();

@@ -23,12 +23,22 @@
 //    through the write: Tensor::grad_fn() rebuilds its history, when next read, as AsStridedBackward0 of the
 //    base's new history. The version counter tells that the base changed: each view remembers its value when its
 //    grad_fn was last set.
-//  - Views through which 1.13 refuses to write under autograd: made under no_grad (ambiguous: was the write meant
-//    to be tracked?), and one of several views of one op (split, unbind), whose node cannot be rebuilt from the
-//    base. Also a view of a leaf that requires grad, like the leaf itself.
+//  - Views through which 1.13 refuses to write under autograd: made under no_grad or inference mode (ambiguous:
+//    was the write meant to be tracked?), one of several views of one op (split, unbind), whose node cannot be
+//    rebuilt from the base, and a custom Function's output that is a view (its node is the user's:
+//    custom_function.h). Also a view of a leaf that requires grad, like the leaf itself.
+//  - An op that saved its own output, made in place, saved self: the saved output is rebound to self after the
+//    rebase (Node::replace_saved_output), so a later write of self is caught at the backward; written through a
+//    view, it unpacks with the view's new history while the view lives (SavedTensor::rebind_output), as 1.13's.
+//  - Hooks: retain_grad's follows the tensor to its new node (not through a write into one of its views, whose
+//    base's .grad then stays the gradient of the values before it); register_hook's go where the first went
+//    (TensorImpl::hooks_node), both as 1.13's.
+//  - In-place view ops (t_, squeeze_ ...) change only the layout: their node becomes the history of the tensor
+//    itself, a view or not (set_inplace_view_history).
 // How an op is made in place: engine/ops/inplace.cpp's apply_inplace computes the out-of-place op on a copy of
 // self's values that carries self's history, writes the result into self (one version bump), and rebases
-// self's history onto the result's node, which is the same node, with 1.13's name, as the out-of-place op's.
+// self's history onto the result's node, which is the same node, with 1.13's name, as the out-of-place op's
+// (or the in-place form's where 1.13's differs: composite() names it, tinyddp/nn/functional.py's _in_place).
 #pragma once
 
 #include <memory>
@@ -37,8 +47,8 @@
 
 namespace tinyddp::autograd {
 
-// Marks `out`, just made by a view op over `base`, as a view of base's root (under no_grad: a view made in no-grad
-// mode). multi_output: one of several views the op returns (split, chunk, unbind).
+// Marks `out`, just made by a view op over `base`, as a view of base's root (under no_grad or inference mode: a view
+// made there). multi_output: one of several views the op returns (split, chunk, unbind).
 void mark_view(const Tensor& out, const Tensor& base, bool multi_output = false);
 
 // PyTorch's check_inplace: throws 1.13's error when `self` may not be written in place by an op that records a

@@ -101,13 +101,11 @@ void check_saved_version(const Tensor& data, uint64_t saved_version, const std::
 }
 
 // ---- SavedTensor ----
-namespace {
-constexpr const char* kBackwardTwiceMessage =
+const char* const kBackwardTwiceMessage =
     "Trying to backward through the graph a second time (or directly access saved tensors after they have "
     "already been freed). Saved intermediate values of the graph are freed when you call .backward() or "
     "autograd.grad(). Specify retain_graph=True if you need to backward through the graph a second time or if "
     "you need to access saved tensors after calling backward.";
-}  // namespace
 
 SavedTensor::SavedTensor(const Tensor& t, bool is_output)
     : is_output_(is_output), output_nr_(t.defined() ? t.output_nr() : 0), saved_version_(t.defined() ? t.version() : 0) {
@@ -141,6 +139,11 @@ void SavedTensor::rebind_output(const Tensor& t) {
   if (!defined_ || released_ || hooks_) return;
   data_ = t.detach();
   saved_version_ = t.version();
+  inplace_on_view_ = t.is_view();
+  if (inplace_on_view_) {
+    view_grad_fn_ = t.grad_fn();
+    view_output_nr_ = t.output_nr();
+  }
 }
 
 void SavedTensor::release() {
@@ -155,18 +158,21 @@ Tensor SavedTensor::unpack(Node& owner) const {
   if (!defined_) return Tensor();
   if (released_) throw Error(kBackwardTwiceMessage);
   if (hooks_) return unpack_hooked(owner);
+  // An output written in place through a view keeps that view's history while the view lives (rebind_output).
+  const std::shared_ptr<Node> view_fn = inplace_on_view_ ? view_grad_fn_.lock() : nullptr;
   if (data_.version() != saved_version_) {
     // The saved tensor's history now: a view whose base changed in place (an optimizer's step on W, saved as W.t()
     // by addmm) has had its grad_fn rebuilt as AsStridedBackward0 (Note [In-place ops under autograd]).
-    const std::string grad_fn_name = is_output_          ? torch_name(owner)
+    const std::string grad_fn_name = view_fn            ? torch_name(*view_fn)
+                                     : is_output_       ? torch_name(owner)
                                      : !data_.grad_fn() ? ""
                                                         : torch_name(*data_.grad_fn());
-    check_saved_version(data_, saved_version_, grad_fn_name, output_nr_);
+    check_saved_version(data_, saved_version_, grad_fn_name, view_fn ? view_output_nr_ : output_nr_);
   }
   if (!is_output_) return data_;
   Tensor out = make_view(data_, data_.shape(), data_.strides(), data_.offset());
-  out.impl()->grad_fn = owner.shared_from_this();
-  out.impl()->output_nr = output_nr_;
+  out.impl()->grad_fn = view_fn ? view_fn : owner.shared_from_this();
+  out.impl()->output_nr = view_fn ? view_output_nr_ : output_nr_;
   return out;
 }
 

@@ -129,6 +129,9 @@ Edge gradient_edge(const Tensor& t);
 // the tensor's history instead of the tensor, and unpacks through the unpack hook.
 struct SavedTensorHooks;
 
+// PyTorch's text for a backward through a graph whose saved tensors were freed.
+extern const char* const kBackwardTwiceMessage;
+
 // PyTorch's check that a saved tensor was not modified in place since it was saved: throws "one of the variables
 // needed for gradient computation has been modified by an inplace operation: ..." naming `grad_fn_name` (empty for
 // a leaf) and output_nr, when `data`'s version is no longer `saved_version`.
@@ -144,14 +147,20 @@ class SavedTensor {
   void release();
   bool is_output() const { return is_output_; }
   uint32_t output_nr() const { return output_nr_; }
-  // An output saved, then written into `t` by an in-place op: t, at its version now, is what unpack checks. Under
-  // saved-tensor hooks the packed value stays (the values are the same; pack is not called twice).
+  // An output saved, then written into `t` by an in-place op (after t took its new history): t, at its version now,
+  // is what unpack checks. Under saved-tensor hooks the packed value stays (the values are the same; pack is not
+  // called twice). When t is a view, 1.13 unpacks it with t's history of then (AsStridedBackward0 over CopySlices),
+  // held weakly: while t lives, the saved tensor's gradient flows through its base's history; once t is gone, it
+  // flows through the saving node, as for any output (and the version error names that node).
   void rebind_output(const Tensor& t);
 
  private:
   Tensor unpack_hooked(Node& owner) const;
 
   Tensor data_;             // the tensor itself; for an op's own output, a detached alias (same version counter)
+  std::weak_ptr<Node> view_grad_fn_;            // rebind_output of a view: its history then
+  uint32_t view_output_nr_ = 0;
+  bool inplace_on_view_ = false;
   bool is_output_ = false;
   uint32_t output_nr_ = 0;
   uint64_t saved_version_ = 0;

@@ -34,10 +34,14 @@ class CompositeNode : public Node {
   std::string name() const override { return name_; }
   TensorList apply(TensorList&& grads) override;
   // composite()'s saved_outputs: a detached alias of each (sharing its version counter) and its version then.
-  void save_output(uint32_t output_nr, const Tensor& t) { saved_outputs_.push_back({output_nr, t.detach(), t.version()}); }
+  void save_output(uint32_t output_nr, const Tensor& t) {
+    saved_outputs_.push_back({output_nr, t.detach(), t.version(), {}, 0});
+  }
+  // As SavedTensor::rebind_output: written through a view, the error names the view's history while it lives.
   void replace_saved_output(uint32_t output_nr, const Tensor& t) override {
     for (auto& s : saved_outputs_)
-      if (s.output_nr == output_nr && s.alias.defined()) s = {output_nr, t.detach(), t.version()};
+      if (s.output_nr == output_nr && s.alias.defined())
+        s = {output_nr, t.detach(), t.version(), t.is_view() ? t.grad_fn() : nullptr, t.output_nr()};
   }
   // Note [Releasing a composite's inner graph]: under create_graph, an inner rule's saved tensors (an inner
   // op's output, say) enter the graph of the gradients with their inner grad_fn, so a later backward through that
@@ -77,6 +81,8 @@ class CompositeNode : public Node {
     uint32_t output_nr;
     Tensor alias;       // undefined once released (the inner nodes then raise the second-backward error)
     uint64_t version;
+    std::weak_ptr<Node> view_fn;   // written in place through a view: that view's history then
+    uint32_t view_output_nr;
   };
 
   std::string name_;
@@ -107,8 +113,12 @@ bool CompositeNode::executes(const void* run, const Node* next) {
 // The engine's loop over the inner graph alone: ready nodes by highest sequence number first, gradients
 // reaching one input summed with an engine op in the order they arrive, pre and post hooks run.
 TensorList CompositeNode::apply(TensorList&& grads) {
-  for (const SavedOutput& s : saved_outputs_)   // first, as 1.13's node unpacks its saved result before its rule
-    if (s.alias.defined()) autograd::check_saved_version(s.alias, s.version, name_, s.output_nr);
+  for (const SavedOutput& s : saved_outputs_) {   // first, as 1.13's node unpacks its saved result before its rule
+    if (!s.alias.defined()) continue;
+    const std::shared_ptr<Node> view_fn = s.view_fn.lock();
+    autograd::check_saved_version(s.alias, s.version, view_fn ? autograd::torch_name(*view_fn) : name_,
+                                  view_fn ? s.view_output_nr : s.output_nr);
+  }
   const auto& edges = next_edges();
   TensorList result(edges.size());
   Run run{this, std::vector<uint8_t>(inner_.size(), 0), std::vector<uint8_t>(edges.size(), 0)};

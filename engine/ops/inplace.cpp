@@ -27,15 +27,24 @@ bool records(const Tensor& self, const TensorList& others) {
 
 // The checks every in-place op makes before anything else, as 1.13 does: the writes autograd refuses, and a tensor
 // whose elements share memory (an expanded one), which no write may target. Returns whether the op records.
-bool begin_inplace(const Tensor& self, const TensorList& others, const char* op) {
+// `overlap_check`: false for the ops 1.13 lets write an expanded tensor (fill_ and zero_, whose every write of one
+// memory location writes the same value).
+bool begin_inplace(const Tensor& self, const TensorList& others, const char* op, bool overlap_check = true) {
   check_defined(self, op, "tensor modified in place");
   const bool record = records(self, others);
   autograd::check_inplace(self, record);
-  for (int64_t d = 0; d < self.dim(); ++d)
+  for (int64_t d = 0; overlap_check && d < self.dim(); ++d)
     TINYDDP_CHECK(self.shape()[d] <= 1 || self.strides()[d] != 0,
                   "unsupported operation: more than one element of the written-to tensor refers to a single memory "
                   "location. Please clone() the tensor before performing the operation.");
   return record;
+}
+
+// 1.13's check that an in-place op's operand broadcasts to self's shape, with TensorIterator's text.
+void check_broadcasts_into(const Tensor& self, const Tensor& other) {
+  const Shape shape = broadcast_shapes(self.shape(), other.shape());
+  TINYDDP_CHECK(shape == self.shape(), "output with shape ", shape_str(self.shape()),
+                " doesn't match the broadcast shape ", shape_str(shape));
 }
 
 // Writes `value` (any layout, broadcastable to self) into self's elements, through self's strides.
@@ -81,10 +90,11 @@ Tensor& record_inplace(Tensor& self, const std::function<Tensor(const Tensor&)>&
     NoGradGuard no_grad;
     write_into(self, to_dtype(result.detach(), self.dtype()));
   }
-  const std::shared_ptr<autograd::Node>& fn = result.grad_fn();
+  const std::shared_ptr<autograd::Node> fn = result.grad_fn();
   if (!fn || fn == input.grad_fn()) return self;   // the op gave its input back: self's history stands
-  fn->replace_saved_output(result.output_nr(), self);
   autograd::rebase_history(self, fn);
+  // After the rebase: a saved output is self now, with self's new history (SavedTensor::rebind_output).
+  fn->replace_saved_output(result.output_nr(), self);
   return self;
 }
 
@@ -147,11 +157,11 @@ Tensor& add_(Tensor& self, const Tensor& other, double alpha) {
   check_defined(other, "add_", "source");
   const bool record = begin_inplace(self, {other}, "add_");
   check_same_device(self, other, "add_");
-  TINYDDP_CHECK(broadcast_shapes(self.shape(), other.shape()) == self.shape(), "add_: the source of shape ",
-                shape_str(other.shape()), " does not broadcast to the destination's shape ", shape_str(self.shape()),
-                ".");
+  check_broadcasts_into(self, other);
   if (record)
-    return record_inplace(self, [&](const Tensor& x) { return alpha == 1.0 ? add(x, other) : scaled(x, other, alpha, "AddBackward0"); });
+    return record_inplace(self, [&](const Tensor& x) {
+      return alpha == 1.0 ? add(x, other) : scaled(x, other, alpha, "AddBackward0");
+    });
   if (needs_promotion(self, other)) {
     const DType result = result_type(self, other);
     check_cast_into(result, self);
@@ -185,7 +195,9 @@ Tensor& sub_(Tensor& self, const Tensor& other, double alpha) {
   }
   if (records(self, {other})) {   // recorded as sub (SubBackward0), not as add of a negated source
     begin_inplace(self, {other}, "sub_");
-    return record_inplace(self, [&](const Tensor& x) { return alpha == 1.0 ? sub(x, other) : scaled(x, other, -alpha, "SubBackward0"); });
+    return record_inplace(self, [&](const Tensor& x) {
+      return alpha == 1.0 ? sub(x, other) : scaled(x, other, -alpha, "SubBackward0");
+    });
   }
   return add_(self, other, -alpha);
 }
@@ -212,9 +224,7 @@ Tensor& mul_(Tensor& self, const Tensor& other) {
   const bool record = begin_inplace(self, {other}, "mul_");
   check_same_device(self, other, "mul_");
   if (needs_promotion(self, other)) check_cast_into(result_type(self, other), self);
-  TINYDDP_CHECK(broadcast_shapes(self.shape(), other.shape()) == self.shape(), "mul_: the source of shape ",
-                shape_str(other.shape()), " does not broadcast to the destination's shape ", shape_str(self.shape()),
-                ".");
+  check_broadcasts_into(self, other);
   if (record) return record_inplace(self, [&](const Tensor& x) { return mul(x, other); });
   NoGradGuard no_grad;
   write_into(self, to_dtype(mul(self.detach(), other.detach()), self.dtype()));
@@ -228,9 +238,7 @@ Tensor& div_(Tensor& self, const Tensor& other) {
   check_same_device(self, other, "div_");
   const DType promoted = result_type(self, other);
   check_cast_into(is_floating(promoted) ? promoted : kDefaultFloatDType, self);
-  TINYDDP_CHECK(broadcast_shapes(self.shape(), other.shape()) == self.shape(), "div_: the source of shape ",
-                shape_str(other.shape()), " does not broadcast to the destination's shape ", shape_str(self.shape()),
-                ".");
+  check_broadcasts_into(self, other);
   if (record) return record_inplace(self, [&](const Tensor& x) { return div(x, other); });
   NoGradGuard no_grad;
   write_into(self, to_dtype(div(self.detach(), other.detach()), self.dtype()));
@@ -239,7 +247,7 @@ Tensor& div_(Tensor& self, const Tensor& other) {
 
 // self = value everywhere: FillBackward2 under autograd, as 1.13's fill_ with a number.
 Tensor& fill_(Tensor& self, double value) {
-  if (begin_inplace(self, {}, "fill_"))
+  if (begin_inplace(self, {}, "fill_", /*overlap_check=*/false))
     return record_inplace(self, [&](const Tensor& x) {
       return overwritten(x, full(x.shape(), value, x.dtype(), x.device()), "FillBackward2", Tensor());
     });
@@ -259,7 +267,7 @@ Tensor& fill_(Tensor& self, const Tensor& value) {
   check_defined(value, "fill_", "value");
   TINYDDP_CHECK(value.dim() == 0, "fill_ only supports 0-dimension value tensor but got tensor with ", value.dim(),
                 " dimensions.");
-  const bool record = begin_inplace(self, {value}, "fill_");
+  const bool record = begin_inplace(self, {value}, "fill_", /*overlap_check=*/false);
   if (!record) return fill_(self, value.item());
   return record_inplace(self, [&](const Tensor& x) {
     const Tensor filled = to_dtype(expand(reshape(value.detach(), {}), x.shape()), x.dtype()).contiguous();
@@ -269,7 +277,7 @@ Tensor& fill_(Tensor& self, const Tensor& value) {
 
 // fill_(0), recorded as 1.13's zero_ (ZeroBackward0).
 Tensor& zero_(Tensor& self) {
-  if (begin_inplace(self, {}, "zero_"))
+  if (begin_inplace(self, {}, "zero_", /*overlap_check=*/false))
     return record_inplace(self, [&](const Tensor& x) {
       return overwritten(x, zeros(x.shape(), x.dtype(), x.device()), "ZeroBackward0", Tensor());
     });
@@ -279,8 +287,7 @@ Tensor& zero_(Tensor& self) {
 Tensor& copy_(Tensor& self, const Tensor& src) {
   check_defined(src, "copy_", "source");
   const bool record = begin_inplace(self, {src}, "copy_");
-  TINYDDP_CHECK(broadcast_shapes(self.shape(), src.shape()) == self.shape(), "copy_: the source of shape ",
-                shape_str(src.shape()), " does not broadcast to the destination's shape ", shape_str(self.shape()), ".");
+  check_broadcasts_into(self, src);
   // Like PyTorch's copy_, the source may live on another device and hold another dtype.
   const auto copied = [&](const Tensor& like) {
     NoGradGuard no_grad;
@@ -293,15 +300,23 @@ Tensor& copy_(Tensor& self, const Tensor& src) {
   return self;
 }
 
-Tensor& overwrite_(Tensor& self, const char* name, const std::function<Tensor()>& values) {
-  if (!begin_inplace(self, {}, name)) {
+Tensor& overwrite_(Tensor& self, const char* name, const std::function<Tensor()>& values, const TensorList& others) {
+  if (!begin_inplace(self, others, name)) {
     const Tensor v = values();
     NoGradGuard no_grad;
     write_into(self, to_dtype(v, self.dtype()));
     return self;
   }
   return record_inplace(self, [&](const Tensor& x) {
-    return overwritten(x, to_dtype(values(), x.dtype()).contiguous(), name, Tensor());   // a fresh tensor
+    Tensor result = to_dtype(values(), x.dtype()).contiguous();   // a fresh tensor
+    TensorList inputs{x};
+    inputs.insert(inputs.end(), others.begin(), others.end());
+    autograd::set_history(result, autograd::make_node(name, inputs, [](const TensorList& g, OpNode& n) {
+      TensorList out(n.next_edges().size());   // the values depend on none of the inputs' values
+      if (n.needs_input_grad(0)) out[0] = zeros_like(g[0]);
+      return out;
+    }));
+    return result;
   });
 }
 

@@ -126,6 +126,8 @@ Tensor narrow(const Tensor& x, int64_t dim, int64_t start, int64_t length);
 // else ValueError "step must be greater than zero"). SliceBackward0, as narrow.
 Tensor slice(const Tensor& x, int64_t dim, int64_t start, int64_t end, int64_t step = 1);
 Tensor select(const Tensor& x, int64_t dim, int64_t index);   // x[..., index, ...]: a view without dim
+// The elements (i, i + offset) of dims dim1 and dim2 as a new last dim: a view (DiagonalBackward0).
+Tensor diagonal(const Tensor& x, int64_t offset = 0, int64_t dim1 = 0, int64_t dim2 = 1);
 Tensor alias(const Tensor& x);                                // a view of all of x (x[...])
 Tensor expand(const Tensor& x, const Shape& shape);    // broadcast to shape without copying (stride 0)
 Tensor unsqueeze(const Tensor& x, int64_t dim);
@@ -216,8 +218,10 @@ Tensor& copy_(Tensor& self, const Tensor& src);
 // Overwrites self with values() (self's shape and dtype, computed only after the checks every in-place op makes,
 // so a refused write draws no random numbers): the in-place ops whose result does not depend on self's old values
 // (uniform_, normal_, bernoulli_ ...). Under autograd a node named `name` becomes self's history, with self's old
-// history as its input and a zero gradient for it (1.13's UniformBackward0 ...).
-Tensor& overwrite_(Tensor& self, const char* name, const std::function<Tensor()>& values);
+// history as its input and a zero gradient for it (1.13's UniformBackward0 ...). `others`: the op's other tensor
+// inputs (bernoulli_'s probabilities), edges of the node too, whose gradient is none.
+Tensor& overwrite_(Tensor& self, const char* name, const std::function<Tensor()>& values,
+                   const std::vector<Tensor>& others = {});
 // In-place view ops: self takes the out-of-place view's shape and strides over its own storage (one version bump);
 // under autograd 1.13's node for the in-place form (TBackward1, TransposeBackward1, SqueezeBackward2/3,
 // UnsqueezeBackward1) becomes self's history.

@@ -333,6 +333,54 @@ Tensor select(const Tensor& x, int64_t dim, int64_t index) {
   return out;
 }
 
+// The elements (i, i + offset) of dims dim1 and dim2, as a new last dim (a view: that dim's stride is the sum of
+// theirs). dx = g placed on that diagonal of zeros of x's shape (an index_put at the row-major positions the view
+// reads, differentiable again), PyTorch's DiagonalBackward0.
+Tensor diagonal(const Tensor& x, int64_t offset, int64_t dim1, int64_t dim2) {
+  check_defined(x, "diagonal");
+  const int64_t d1 = wrap_dim(dim1, x.dim()), d2 = wrap_dim(dim2, x.dim());
+  TINYDDP_CHECK(d1 != d2, "diagonal dimensions cannot be identical ", dim1, ", ", dim2);
+  const int64_t rows = x.shape()[d1], cols = x.shape()[d2];
+  const int64_t count =
+      std::max<int64_t>(0, offset >= 0 ? std::min(rows, cols - offset) : std::min(rows + offset, cols));
+  // The view's geometry over x's elements, and over a row-major tensor of x's shape (where the gradient goes).
+  const auto geometry = [&](const Shape& strides, int64_t base_offset, Shape& out_strides) {
+    int64_t start = base_offset;
+    if (count > 0) start += offset >= 0 ? offset * strides[d2] : -offset * strides[d1];
+    out_strides.clear();
+    for (int64_t d = 0; d < x.dim(); ++d)
+      if (d != d1 && d != d2) out_strides.push_back(strides[d]);
+    out_strides.push_back(strides[d1] + strides[d2]);
+    return start;
+  };
+  Shape shape;
+  for (int64_t d = 0; d < x.dim(); ++d)
+    if (d != d1 && d != d2) shape.push_back(x.shape()[d]);
+  shape.push_back(count);
+  Shape strides;
+  const int64_t start = geometry(x.strides(), x.offset(), strides);
+  Tensor out = view_op_result(x, shape, strides, start);
+  Shape row_major(x.dim(), 1), positions_strides;
+  for (int64_t d = x.dim() - 1; d > 0; --d) row_major[d - 1] = row_major[d] * x.shape()[d];
+  const int64_t first = geometry(row_major, 0, positions_strides);
+  auto node = autograd::make_node("DiagonalBackward0", {x}, [in = x.shape(), shape, positions_strides, first](
+                                                               const TensorList& g, OpNode&) {
+    std::vector<int64_t> positions{first};   // row-major positions in x of the view's elements, in its order
+    for (size_t d = 0; d < shape.size(); ++d) {
+      std::vector<int64_t> next;
+      next.reserve(positions.size() * static_cast<size_t>(shape[d]));
+      for (int64_t p : positions)
+        for (int64_t i = 0; i < shape[d]; ++i) next.push_back(p + i * positions_strides[d]);
+      positions = std::move(next);
+    }
+    const Tensor where = from_vector(positions, {static_cast<int64_t>(positions.size())}, DType::i64);
+    const Tensor flat = zeros({numel_of(in)}, g[0].dtype(), g[0].device());
+    return TensorList{reshape(index_put(flat, {where}, reshape(g[0], {-1})), in)};
+  });
+  autograd::set_history(out, node);
+  return out;
+}
+
 // The same elements, shape and strides (a view; PyTorch's alias, what x[...] returns).  dx = g.
 Tensor alias(const Tensor& x) {
   check_defined(x, "alias");

@@ -91,9 +91,39 @@ void bind_autograd(py::module_& m) {
         return "<" + n.name() + " object at " + address.str() + ">";
       });
 
+  // torch.autograd.Function (tinyddp/autograd/function.py): its node, whose backward is Python's, and 1.13's
+  // wrapping of the forward's outputs (engine/autograd/custom_function.h).
+  py::class_<autograd::CustomFunctionNode, autograd::Node, std::shared_ptr<autograd::CustomFunctionNode>>(
+      m, "_CustomFunctionNode")
+      .def("save", [](autograd::CustomFunctionNode& n, const py::object& tensors) { n.save(tensors_from_py(tensors)); })
+      .def("set_materialize_grads", &autograd::CustomFunctionNode::set_materialize_grads);
+  // backward(grads, saved) -> one gradient (or None) per tensor input; called on the backward's thread, under
+  // the GIL it takes back.
+  m.def("_custom_function_node", [](const std::string& name, const py::object& inputs, const py::function& backward) {
+    autograd::CustomFunctionNode::Backward run = [fn = PyRef(backward)](const autograd::TensorList& grads,
+                                                                       const autograd::TensorList& saved) {
+      py::gil_scoped_acquire gil;
+      py::tuple py_grads(grads.size()), py_saved(saved.size());
+      for (size_t i = 0; i < grads.size(); ++i) py_grads[i] = to_py(grads[i]);
+      for (size_t i = 0; i < saved.size(); ++i) py_saved[i] = to_py(saved[i]);
+      return tensors_from_py(fn.get()(py_grads, py_saved));
+    };
+    return std::make_shared<autograd::CustomFunctionNode>(name, std::move(run), tensors_from_py(inputs));
+  });
+  m.def("_wrap_custom_function_outputs",
+        [](const std::shared_ptr<autograd::CustomFunctionNode>& node, const py::object& inputs,
+           const py::object& outputs, const py::object& dirty, const py::object& non_differentiable) {
+          const autograd::TensorList wrapped = autograd::wrap_custom_function_outputs(
+              node, tensors_from_py(inputs), tensors_from_py(outputs), tensors_from_py(dirty),
+              tensors_from_py(non_differentiable));
+          py::list out;
+          for (const Tensor& t : wrapped) out.append(to_py(t));
+          return out;
+        });
+
   py::class_<RemovableHandle>(m, "RemovableHandle").def("remove", &RemovableHandle::remove);
 
-  auto cls = py::reinterpret_borrow<py::class_<Tensor>>(m.attr("Tensor"));
+  auto cls = py::reinterpret_borrow<TensorClass>(m.attr("Tensor"));
   cls.def(
       "backward",
       [](const Tensor& t, const py::object& gradient, const py::object& retain_graph, bool create_graph,

@@ -4,12 +4,43 @@
 #include <pybind11/numpy.h>
 
 #include <cstring>
+#include <unordered_map>
 
 #include "bindings.h"
 
 namespace tinyddp::python {
 
 py::object to_py(const Tensor& t) { return t.defined() ? py::cast(t) : py::none(); }
+
+namespace {
+// TensorHolder's record: per TensorImpl, the Tensor inside the Python object made last for it (still alive).
+std::unordered_map<const TensorImpl*, const Tensor*>& live_objects() {
+  static auto* objects = new std::unordered_map<const TensorImpl*, const Tensor*>();   // never destroyed: holders
+  return *objects;                                                                     // may outlive statics
+}
+}  // namespace
+
+TensorHolder::TensorHolder(Tensor* t) : t_(t) {
+  if (t_ && t_->defined()) live_objects()[t_->impl()] = t_.get();
+}
+
+TensorHolder::~TensorHolder() {
+  if (!t_ || !t_->defined()) return;
+  auto& objects = live_objects();
+  const auto it = objects.find(t_->impl());
+  if (it != objects.end() && it->second == t_.get()) objects.erase(it);
+}
+
+py::object to_py_same(const Tensor& t) {
+  if (!t.defined()) return py::none();
+  const auto& objects = live_objects();
+  const auto it = objects.find(t.impl());
+  if (it != objects.end()) {
+    const py::handle h = py::detail::get_object_handle(it->second, py::detail::get_type_info(typeid(Tensor)));
+    if (h) return py::reinterpret_borrow<py::object>(h);
+  }
+  return py::cast(t);
+}
 
 Tensor from_py(const py::handle& obj) {
   if (obj.is_none()) return Tensor();
@@ -259,7 +290,7 @@ void bind_tensor(py::module_& m) {
       .value("i64", DType::i64)
       .value("b8", DType::b8);
 
-  py::class_<Tensor> cls(m, "Tensor", py::dynamic_attr());
+  TensorClass cls(m, "Tensor", py::dynamic_attr());
   cls.def(py::init([](const Tensor& other) { return other; }), "A new handle to `other` (same autograd identity).")
       // The rest of 1.13's legacy constructor, torch.Tensor(*sizes) / (sequence) / (): tinyddp/_legacy.py.
       .def(py::init([](const py::args& args, const py::kwargs& kwargs) {
@@ -363,11 +394,11 @@ void bind_tensor(py::module_& m) {
            },
            py::arg("requires_grad") = true)
       .def_property_readonly("is_leaf", &Tensor::is_leaf)
-      // Views (Note [In-place ops under autograd]): _base is the tensor a view op's output reads (a new Python
-      // object on the same tensor: `is` does not hold, ==-style checks on it do).
+      // Views (Note [In-place ops under autograd]): _base is the tensor a view op's output reads, the script's own
+      // Python object for it while one lives (to_py_same).
       .def("_is_view", &Tensor::is_view)
       .def("_variable_data", &Tensor::variable_data)
-      .def_property_readonly("_base", [](const Tensor& t) { return to_py(t.view_base()); })
+      .def_property_readonly("_base", [](const Tensor& t) { return to_py_same(t.view_base()); })
       // The in-place form of an out-of-place op, `fn(current)` computing the result (apply_inplace in
       // engine/ops/ops.h); `others`: fn's other tensor inputs. Holds the GIL: fn is Python.
       .def("_apply_inplace",
@@ -384,11 +415,11 @@ void bind_tensor(py::module_& m) {
       // self overwritten by fn() (engine/ops/ops.h's overwrite_: the random fills of Python, exponential_ ...):
       // `name` is 1.13's node under autograd. Holds the GIL: fn is Python.
       .def("_overwrite_",
-           [](py::object self, const char* name, const py::function& fn) {
+           [](py::object self, const char* name, const py::function& fn, const py::handle& others) {
              Tensor& t = self.cast<Tensor&>();
-             overwrite_(t, name, [&fn] { return fn().cast<Tensor>(); });
+             overwrite_(t, name, [&fn] { return fn().cast<Tensor>(); }, tensors_from_py(others));
              return self;
-           })
+           }, py::arg("name"), py::arg("fn"), py::arg("others") = py::tuple())
       .def_property_readonly("retains_grad", &Tensor::retains_grad)
       .def_property(
           "grad",
@@ -403,7 +434,7 @@ void bind_tensor(py::module_& m) {
                                 "informations. (Triggered internally at  ./build/aten/src/ATen/core/"
                                 "TensorBody.h:480.)",
                                 py::handle(PyExc_UserWarning));
-            return to_py(t.grad());
+            return to_py_same(t.grad());
           },
           [](const Tensor& t, const py::object& g) { t.set_grad(from_py(g)); })
       .def_property_readonly("grad_fn",
@@ -663,6 +694,9 @@ void bind_tensor(py::module_& m) {
   m.def("unsqueeze", [](const Tensor& x, int64_t dim) { return unsqueeze(x, dim); }, release());
   m.def("select", [](const Tensor& x, int64_t dim, int64_t index) { return select(x, dim, index); }, release());
   m.def("alias", [](const Tensor& x) { return alias(x); }, release());
+  m.def("diagonal", [](const Tensor& x, int64_t offset, int64_t dim1, int64_t dim2) {
+    return diagonal(x, offset, dim1, dim2);
+  }, release());
   m.def("slice", [](const Tensor& x, int64_t dim, int64_t start, int64_t end, int64_t step) {
     return slice(x, dim, start, end, step);
   }, release());

@@ -74,11 +74,11 @@ def square(input):
 
 
 def reciprocal(input):
-    return recorded("ReciprocalBackward0", [input], lambda: 1 / input)
+    return recorded("ReciprocalBackward0", [input], lambda: 1 / input, saved_outputs=(0,))   # 1.13 saves its result
 
 
 def rsqrt(input):
-    return recorded("RsqrtBackward0", [input], lambda: 1 / input.sqrt())
+    return recorded("RsqrtBackward0", [input], lambda: 1 / input.sqrt(), saved_outputs=(0,))
 
 
 def sign(input):

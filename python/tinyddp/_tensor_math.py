@@ -42,7 +42,7 @@ class _HostFunction:
     engine ops, so a second derivative (create_graph) is that of the formula; one node named `name`."""
 
     @staticmethod
-    def apply(value, inputs, derivatives, name):
+    def apply(value, inputs, derivatives, name, saves_result=False):
         from tinyddp.autograd.function import Function
 
         class Host(Function):
@@ -62,7 +62,7 @@ class _HostFunction:
                     g = grad * d(*args)
                     grads.append(_sum_to(g, a.shape))
                 return tuple(grads)
-        return recorded(name, inputs, lambda: Host.apply(*inputs))
+        return recorded(name, inputs, lambda: Host.apply(*inputs), saved_outputs=(0,) if saves_result else ())
 
 
 def _sum_to(grad, shape):
@@ -107,9 +107,10 @@ def _elementwise_libm(name, np_fn):
     return fn
 
 
-def _host_function(np_fn, derivatives, *inputs, name):
+def _host_function(np_fn, derivatives, *inputs, name, saves_result=False):
     """np_fn over the float64 values of inputs (broadcast), in the result dtype, differentiable by derivatives
-    (the node `name`)."""
+    (the node `name`; saves_result: 1.13's node saves its result, so an in-place change of it before the backward
+    raises 1.13's error)."""
     tensors = [i for i in inputs if isinstance(i, Tensor)]
     probe = tensors[0]
     for t in tensors[1:]:
@@ -121,13 +122,13 @@ def _host_function(np_fn, derivatives, *inputs, name):
         value = _from_host(np_fn(*[_host(i) for i in inputs]), dtype)
     if not builtins.any(i.requires_grad for i in inputs):
         return value
-    return _HostFunction.apply(value, inputs, derivatives, name)
+    return _HostFunction.apply(value, inputs, derivatives, name, saves_result)
 
 
 # ---- elementwise ----
 
 def tan(input):
-    return _host_function(np.tan, [lambda x: 1 + x.tan() * x.tan()], input, name="TanBackward0")
+    return _host_function(np.tan, [lambda x: 1 + x.tan() * x.tan()], input, name="TanBackward0", saves_result=True)
 
 
 def asin(input):
@@ -171,7 +172,8 @@ def log10(input):
 
 
 def exp2(input):
-    return _host_function(np.exp2, [lambda x: exp2(x) * math.log(2.0)], input, name="Exp2Backward0")
+    return _host_function(np.exp2, [lambda x: exp2(x) * math.log(2.0)], input, name="Exp2Backward0",
+                          saves_result=True)
 
 
 def hypot(input, other):

@@ -59,9 +59,9 @@ def bernoulli(input, p=None, *, generator=None):
 
 
 def bernoulli_(self, p=0.5, *, generator=None):
-    if isinstance(p, Tensor):   # BernoulliBackward1 under autograd (its edge to p is left out: p's gradient is 0)
+    if isinstance(p, Tensor):   # BernoulliBackward1 under autograd, with an edge to p (whose gradient is none)
         return self._overwrite_("BernoulliBackward1",
-                                lambda: _bernoulli_of(p, list(self._shape()), generator).to(self.dtype))
+                                lambda: _bernoulli_of(p, list(self._shape()), generator).to(self.dtype), [p])
     return _engine_bernoulli_(self, builtins.float(p), generator=generator)
 
 

@@ -210,9 +210,9 @@ def triu_indices(row, col, offset=0, *, dtype=None, device=None, layout=None):
 # ---- diagonals ----
 
 def diagonal(input, offset=0, dim1=0, dim2=1):
-    """The elements (i, i + offset) of dims dim1 and dim2, as a last dim (a gather, PyTorch's is a view;
-    DiagonalBackward0)."""
-    return recorded("DiagonalBackward0", [input], lambda: _diagonal(input, offset, dim1, dim2))
+    """The elements (i, i + offset) of dims dim1 and dim2, as a last dim: a view, as PyTorch's (the engine's;
+    DiagonalBackward0), so writing into it writes input."""
+    return _C.diagonal(input, offset, dim1, dim2)
 
 
 def _diagonal(input, offset=0, dim1=0, dim2=1):

@@ -424,6 +424,8 @@ CASES = [
                                   "v.mul_(2)"),
     ("view_base_identity", "a = L(2, 3); y = a * 2; v = y[0]; w = v[1:]; out = (v._base is y, w._base is y, "
                            "y._base is None, v._is_view(), y._is_view(), a.detach()._is_view(), a.detach()._base is None)"),
+    ("grad_and_base_identity", "w = L(3); (w * 2).sum().backward(); p = nn.Parameter(N(2, 3)); v = p[1]; "
+                               "out = (w.grad is w.grad, v._base is p, type(v._base).__name__, p.grad is None)"),
     ("view_base_identity_after_write", "a = L(2, 3); y = a * 2; v = y.t(); v.mul_(2); out = (v._base is y, y)"),
     ("view_version_shared", "y = torch.zeros(2, 3); v = y[0]; w = y.t(); v.add_(1); w.mul_(2); "
                             "out = (y._version, v._version, w._version, y)"),
@@ -454,6 +456,66 @@ CASES = [
     ("mul__saves_other_written", "a = L(3); b = L(3); m = b * 1; y = a * 1; y.mul_(m); m.zero_(); out = y; bw(y)"),
     ("addcmul__saves_written", "a = L(3); t1 = L(3) * 1; t2 = L(3); y = a * 1; y.addcmul_(t1, t2); t1.add_(1); "
                                "out = y; bw(y)"),
+    # ---- saved results of the in-place forms, parameters, optimizers, setitem with augmented assignment ----
+    ("result_saved_sqrt_", "a = P(3); y = a * 1; y.sqrt_(); y.mul_(2); out = y; bw(y)"),
+    ("result_saved_rsqrt_", "a = P(3); y = a * 1; y.rsqrt_(); y.mul_(2); out = y; bw(y)"),
+    ("result_saved_reciprocal_", "a = P(3); y = a * 1; y.reciprocal_(); y.mul_(2); out = y; bw(y)"),
+    ("result_saved_expm1_", "a = L(3); y = a * 1; y.expm1_(); y.mul_(2); out = y; bw(y)"),
+    ("result_saved_exp2_", "a = L(3); y = a * 1; y.exp2_(); y.mul_(2); out = y; bw(y)"),
+    ("result_saved_tan_", "a = L(3); y = a * 0.5; y.tan_(); y.mul_(2); out = y; bw(y)"),
+    ("result_saved_tanh_", "a = L(3); y = a * 1; y.tanh_(); y.add_(1); out = y; bw(y)"),
+    ("input_saved_log1p_", "a = P(3); y = a * 1; y.log1p_(); y.mul_(2); bw(y); out = y"),
+    ("input_saved_square_", "a = L(3); y = a * 1; y.square_(); y.mul_(2); bw(y); out = y"),
+    ("input_saved_abs_", "a = L(3); y = a * 1; y.abs_(); y.mul_(2); bw(y); out = y"),
+    ("exp__on_named_view_then_base_write", "a = L(2, 3); y = a * 2; v = y[0]; v.exp_(); y.mul_(2); out = (y, v); bw(y)"),
+    ("double_exp__through_temporary_view", "a = L(2, 3); y = a * 2; y[0].exp_(); g, = torch.autograd.grad(y.sum(), a, "
+                                           "create_graph=True); g2, = torch.autograd.grad(g.sum(), a); "
+                                           "out = (g.detach(), g2.clone())"),
+    ("double_sigmoid__through_named_view", "a = L(2, 3); y = a * 2; v = y[1]; v.sigmoid_(); g, = torch.autograd.grad("
+                                           "(y * C(y)).sum(), a, create_graph=True); g2, = torch.autograd.grad("
+                                           "(g * g).sum(), a); out = (g.detach(), g2.clone())"),
+    ("optimizer_step_between_backwards", "torch.manual_seed(0); lin = nn.Linear(3, 2); opt = torch.optim.SGD("
+                                         "lin.parameters(), lr=0.1); x = N(4, 3); out = lin(x); "
+                                         "out.sum().backward(retain_graph=True); opt.step(); (out * out).sum().backward()"),
+    ("optimizer_step_then_new_forward", "torch.manual_seed(0); lin = nn.Linear(3, 2); opt = torch.optim.SGD("
+                                        "lin.parameters(), lr=0.1); x = N(4, 3); lin(x).sum().backward(); opt.step(); "
+                                        "opt.zero_grad(); o = lin(x); o.sum().backward(); "
+                                        "out = (o, lin.weight, lin.weight._version, lin.bias._version)"),
+    ("init_on_parameters", "torch.manual_seed(0); lin = nn.Linear(3, 2); nn.init.constant_(lin.bias, 0.5); "
+                           "nn.init.zeros_(lin.weight); "
+                           "out = (lin.weight, lin.bias, lin.weight._version, lin.bias._version)"),
+    ("parameter_setitem_no_grad", "torch.manual_seed(0); lin = nn.Linear(3, 2)\nwith torch.no_grad():\n"
+                                  "    lin.weight[0] = 1.0\n    lin.bias.fill_(0.25)\n    lin.weight.mul_(2)\n"
+                                  "o = lin(N(2, 3)); bw(o); out = (lin.weight, lin.bias, o)"),
+    ("parameter_setitem_grad_error", "torch.manual_seed(0); lin = nn.Linear(3, 2); lin.weight[0] = 1.0"),
+    ("parameter_data_inplace", "torch.manual_seed(0); lin = nn.Linear(3, 2); lin.weight.data.mul_(0.5); "
+                               "lin.weight.data[0, 0] = 3.0; lin.bias.data.zero_(); "
+                               "out = (lin.weight, lin.bias, lin.weight._version)"),
+    ("grad_inplace_edits", "w = L(3); (w * w).sum().backward(); w.grad.mul_(0.5); w.grad[0] = 9.0; "
+                           "(w * 2).sum().backward(); out = (w, w.grad._version)"),
+    ("setitem_iadd_on_int", "a = L(2, 3); y = a * 2; y[0] += 1; bw(y); out = y"),
+    ("setitem_imul_on_slice", "a = L(2, 3); y = a * 2; y[:, 1] *= a[:, 0]; bw(y); out = y"),
+    ("setitem_iadd_on_mask", "a = L(2, 3); y = a * 2; m = y > 0; y[m] += 10; bw(y); out = y"),
+    ("setitem_iadd_on_list", "a = L(3, 2); y = a * 2; y[[0, 2]] -= a[1]; bw(y); out = y"),
+    ("add__shape_error", "a = L(3); y = a * 2; y.add_(L(2, 3))"),
+    ("mul__int_float_error", "y = torch.tensor([1, 2]); y.mul_(1.5)"),
+    ("selu_celu_inplace", "a = L(2, 3); y = a * 2; F.selu(y, inplace=True); z = a * 3; F.celu(z, 0.5, True); "
+                          "bw(y); bw(z); out = (y, z)"),
+    ("rrelu_eval_inplace", "a = L(2, 3); y = a * 2; F.rrelu(y, inplace=True); bw(y); out = y"),
+    ("hardswish_inplace_module", "a = L(2, 3); y = a * 2; nn.Hardswish(inplace=True)(y); bw(y); out = y"),
+    ("silu_inplace_module", "a = L(2, 3); y = a * 2; nn.SiLU(inplace=True)(y); y.mul_(2); bw(y); out = y"),
+    ("exponential_with_history", "torch.manual_seed(0); a = L(3); y = a * 1; y.exponential_(); bw(y); out = y"),
+    ("bernoulli_tensor_p_with_history", "torch.manual_seed(0); a = L(3); y = a * 1; "
+                                        "y.bernoulli_(torch.tensor([0.2, 0.5, 0.9])); bw(y); out = y"),
+    ("random_fill_of_view", "torch.manual_seed(0); a = L(2, 3); y = a * 1; y[:, 0].normal_(); bw(y); out = y"),
+    ("detach_then_inplace_leaves_graph", "a = L(3); y = a.exp(); d = y.detach(); d.mul_(2); out = (y, d); bw(y)"),
+    ("clone_then_inplace_ok", "a = L(3); y = a.exp(); c = y.clone(); c.mul_(2); bw(y); bw(c); out = (y, c)"),
+    ("inplace_on_expand_of_non_grad", "z = torch.zeros(3, 1); e = z.expand(3, 2); e.zero_()"),
+    ("inplace_on_leaf_view_detached", "a = L(2, 3); d = a.detach(); d[0] = 0; out = (a, d, a._version)"),
+    ("version_counts", "a = L(3); y = a * 1; v = y[1:]; out = [y._version]; y.add_(1); out.append(y._version); "
+                       "v.mul_(2); out.append(y._version); y[0] = 0; out.append(v._version); y.t_(); "
+                       "out.append(y._version); y.detach().zero_(); out.append(y._version); "
+                       "y.data.zero_(); out.append(y._version); out = (out, y)"),
     # ---- custom Functions ----
     ("function_mark_dirty", "class Inc(Function):\n    @staticmethod\n    def forward(ctx, x):\n"
                             "        x.add_(1)\n        ctx.mark_dirty(x)\n        return x\n"

@@ -1,6 +1,7 @@
 """torch.nn.functional: the engine's activations and losses (engine/ops/ops.h), PyTorch's names and defaults;
 the convolutions, pooling, padding and resampling are nn/_spatial.py's, re-exported here."""
 import functools
+import inspect
 import math
 import warnings
 
@@ -775,8 +776,13 @@ _INPLACE_NODES = {"leaky_relu": ("LeakyReluBackward1", True), "elu": ("EluBackwa
 
 
 def _with_inplace(fn, node=None):
+    """fn(input, ...) with its `inplace` argument, given by keyword or by position (F.celu(x, 0.5, True)), honoured."""
+    position = list(inspect.signature(fn).parameters).index("inplace") - 1   # among the arguments after input
+
     @functools.wraps(fn)
     def wrapper(input, *args, inplace=False, **kwargs):
+        if len(args) > position:
+            args, inplace = args[:position] + args[position + 1:], args[position]
         return _in_place(input, lambda current: fn(current, *args, **kwargs), inplace, node)
     return wrapper
 
@@ -1008,8 +1014,9 @@ from tinyddp.nn._spatial import (  # noqa: E402,F401 -- re-exported
 def rrelu(input, lower=1. / 8, upper=1. / 3, training=False, inplace=False):
     """x for x > 0, else a x: a uniform in [lower, upper) per element in training (one float64 draw per element
     <= 0, in order, as 1.13's CPU kernel), (lower + upper) / 2 in evaluation."""
-    if not training:
-        return leaky_relu(input, (lower + upper) / 2, inplace=inplace)
+    if not training:   # in place, 1.13's node is rrelu_with_noise_'s still
+        return _in_place(input, lambda current: leaky_relu(current, (lower + upper) / 2), inplace,
+                         ("RreluWithNoiseBackward1", True))
     negative = (input <= 0).reshape([-1])
     count = int(negative.sum())
     draws = _tensor.empty(max(count, 1), dtype=_tensor.float64).uniform_(lower, upper) if count else None
