@@ -43,29 +43,27 @@ Node::~Node() {
 }
 
 void Node::run_pre_hooks(TensorList& grads) const {
-  for (const auto& [input_nr, hook] : pre_hooks_) {
-    if (input_nr >= grads.size() || !grads[input_nr].defined()) continue;
-    Tensor replaced = hook(grads[input_nr]);
-    if (replaced.defined()) grads[input_nr] = std::move(replaced);
+  for (const PreHook& h : pre_hooks_) {
+    if (h.input_nr >= grads.size() || !grads[h.input_nr].defined()) continue;
+    Tensor replaced = h.hook(grads[h.input_nr]);
+    if (replaced.defined()) grads[h.input_nr] = std::move(replaced);
   }
-  for (const auto& [input_nr, hook] : retains_grad_hooks_)   // last: .grad is what the other hooks made
-    if (input_nr < grads.size() && grads[input_nr].defined()) (void)hook(grads[input_nr]);
 }
 
 void Node::set_retains_grad_hook(uint32_t input_nr, NodePreHook hook) {
-  for (auto& [nr, h] : retains_grad_hooks_)
-    if (nr == input_nr) {
-      h = std::move(hook);
+  for (auto& h : pre_hooks_)
+    if (h.retains_grad && h.input_nr == input_nr) {
+      h.hook = std::move(hook);
       return;
     }
-  retains_grad_hooks_.push_back({input_nr, std::move(hook)});
+  pre_hooks_.push_back({input_nr, std::move(hook), true});
 }
 
 NodePreHook Node::pop_retains_grad_hook(uint32_t input_nr) {
-  for (auto it = retains_grad_hooks_.begin(); it != retains_grad_hooks_.end(); ++it)
-    if (it->first == input_nr) {
-      NodePreHook hook = std::move(it->second);
-      retains_grad_hooks_.erase(it);
+  for (auto it = pre_hooks_.begin(); it != pre_hooks_.end(); ++it)
+    if (it->retains_grad && it->input_nr == input_nr) {
+      NodePreHook hook = std::move(it->hook);
+      pre_hooks_.erase(it);
       return hook;
     }
   return nullptr;

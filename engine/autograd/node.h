@@ -87,10 +87,10 @@ class Node : public std::enable_shared_from_this<Node> {
     return f.running != this || f.executes(f.task, next_edges_[i].node.get());
   }
 
-  void add_pre_hook(uint32_t input_nr, NodePreHook hook) { pre_hooks_.push_back({input_nr, std::move(hook)}); }
-  // retain_grad's hook for input `input_nr` (at most one per input): it runs after the other pre-hooks, so .grad
-  // is the gradient they made, and an in-place op on the tensor moves it to the tensor's new node (1.13's
-  // retains_grad hooks).
+  void add_pre_hook(uint32_t input_nr, NodePreHook hook) { pre_hooks_.push_back({input_nr, std::move(hook), false}); }
+  // retain_grad's hook for input `input_nr` (at most one per input): a pre-hook, run in its place among the others
+  // (.grad sees what the hooks registered before it made), that an in-place op on the tensor moves to the
+  // tensor's new node (1.13's retains_grad hook).
   void set_retains_grad_hook(uint32_t input_nr, NodePreHook hook);
   NodePreHook pop_retains_grad_hook(uint32_t input_nr);
   void add_post_hook(NodePostHook hook) { post_hooks_.push_back(std::move(hook)); }
@@ -103,8 +103,12 @@ class Node : public std::enable_shared_from_this<Node> {
   uint64_t sequence_nr_;
   uint32_t num_inputs_ = 1;
   std::vector<Edge> next_edges_;
-  std::vector<std::pair<uint32_t, NodePreHook>> pre_hooks_;
-  std::vector<std::pair<uint32_t, NodePreHook>> retains_grad_hooks_;
+  struct PreHook {
+    uint32_t input_nr;
+    NodePreHook hook;
+    bool retains_grad;   // set_retains_grad_hook's
+  };
+  std::vector<PreHook> pre_hooks_;
   std::vector<NodePostHook> post_hooks_;
 };
 

@@ -27,16 +27,19 @@ bool records(const Tensor& self, const TensorList& others) {
 
 // The checks every in-place op makes before anything else, as 1.13 does: the writes autograd refuses, and a tensor
 // whose elements share memory (an expanded one), which no write may target. Returns whether the op records.
-// `overlap_check`: false for the ops 1.13 lets write an expanded tensor (fill_ and zero_, whose every write of one
-// memory location writes the same value).
+// And, as 1.13's TensorIterator, an operand that shares part of self's memory (check_no_partial_overlap).
+// `overlap_check`: false for the ops that skip both checks in 1.13 (fill_ and zero_, whose every write of one memory
+// location writes the same value; masked_fill_, which takes its value as a number).
 bool begin_inplace(const Tensor& self, const TensorList& others, const char* op, bool overlap_check = true) {
   check_defined(self, op, "tensor modified in place");
   const bool record = records(self, others);
   autograd::check_inplace(self, record);
-  for (int64_t d = 0; overlap_check && d < self.dim(); ++d)
+  if (!overlap_check) return record;
+  for (int64_t d = 0; d < self.dim(); ++d)
     TINYDDP_CHECK(self.shape()[d] <= 1 || self.strides()[d] != 0,
                   "unsupported operation: more than one element of the written-to tensor refers to a single memory "
                   "location. Please clone() the tensor before performing the operation.");
+  for (const Tensor& other : others) check_no_partial_overlap(self, other);
   return record;
 }
 
@@ -117,8 +120,9 @@ Tensor overwritten(const Tensor& self, Tensor result, const char* name, const Te
 
 }  // namespace
 
-Tensor& apply_inplace(Tensor& self, const TensorList& others, const std::function<Tensor(const Tensor&)>& op) {
-  if (begin_inplace(self, others, "in-place op")) return record_inplace(self, op);
+Tensor& apply_inplace(Tensor& self, const TensorList& others, const std::function<Tensor(const Tensor&)>& op,
+                      bool overlap_check) {
+  if (begin_inplace(self, others, "in-place op", overlap_check)) return record_inplace(self, op);
   const Tensor result = op(self.detach());
   TINYDDP_CHECK(result.shape() == self.shape(), "output with shape ", shape_str(self.shape()),
                 " doesn't match the broadcast shape ", shape_str(result.shape()));
@@ -300,7 +304,8 @@ Tensor& copy_(Tensor& self, const Tensor& src) {
   return self;
 }
 
-Tensor& overwrite_(Tensor& self, const char* name, const std::function<Tensor()>& values, const TensorList& others) {
+Tensor& overwrite_(Tensor& self, const char* name, const std::function<Tensor()>& values, const TensorList& others,
+                   const std::string& not_implemented) {
   if (!begin_inplace(self, others, name)) {
     const Tensor v = values();
     NoGradGuard no_grad;
@@ -311,11 +316,16 @@ Tensor& overwrite_(Tensor& self, const char* name, const std::function<Tensor()>
     Tensor result = to_dtype(values(), x.dtype()).contiguous();   // a fresh tensor
     TensorList inputs{x};
     inputs.insert(inputs.end(), others.begin(), others.end());
-    autograd::set_history(result, autograd::make_node(name, inputs, [](const TensorList& g, OpNode& n) {
+    std::vector<std::pair<Shape, DType>> like;   // the inputs' shapes and dtypes, for their zero gradients
+    for (const Tensor& t : inputs) like.emplace_back(t.defined() ? t.shape() : Shape{}, (t.defined() ? t : x).dtype());
+    auto rule = [like, not_implemented](const TensorList& g, OpNode& n) {
+      TINYDDP_CHECK(not_implemented.empty(), "derivative for ", not_implemented, " is not implemented");
       TensorList out(n.next_edges().size());   // the values depend on none of the inputs' values
-      if (n.needs_input_grad(0)) out[0] = zeros_like(g[0]);
+      for (size_t i = 0; i < out.size(); ++i)
+        if (n.needs_input_grad(i)) out[i] = zeros(like[i].first, like[i].second, g[0].device());
       return out;
-    }));
+    };
+    autograd::set_history(result, autograd::make_node(name, inputs, rule));
     return result;
   });
 }

@@ -402,24 +402,26 @@ void bind_tensor(py::module_& m) {
       // The in-place form of an out-of-place op, `fn(current)` computing the result (apply_inplace in
       // engine/ops/ops.h); `others`: fn's other tensor inputs. Holds the GIL: fn is Python.
       .def("_apply_inplace",
-           [](py::object self, const py::function& fn, const py::handle& others) {
+           [](py::object self, const py::function& fn, const py::handle& others, bool overlap_check) {
              Tensor& t = self.cast<Tensor&>();
              apply_inplace(t, tensors_from_py(others), [&fn](const Tensor& current) {
                const py::object out = fn(py::cast(current));
                TINYDDP_CHECK(py::isinstance<Tensor>(out), "an in-place op's function returned ",
                              std::string(py::str(out.get_type())), ", not a tensor.");
                return out.cast<Tensor>();
-             });
+             }, overlap_check);
              return self;
-           })
-      // self overwritten by fn() (engine/ops/ops.h's overwrite_: the random fills of Python, exponential_ ...):
-      // `name` is 1.13's node under autograd. Holds the GIL: fn is Python.
+           }, py::arg("fn"), py::arg("others"), py::arg("overlap_check") = true)
+      // self overwritten by fn() (engine/ops/ops.h's overwrite_: the random fills of Python, exponential_ ..., and
+      // the in-place ops whose 1.13 node gives no gradient): `name` is 1.13's node under autograd. Holds the GIL: fn
+      // is Python.
       .def("_overwrite_",
-           [](py::object self, const char* name, const py::function& fn, const py::handle& others) {
+           [](py::object self, const char* name, const py::function& fn, const py::handle& others,
+              const std::string& not_implemented) {
              Tensor& t = self.cast<Tensor&>();
-             overwrite_(t, name, [&fn] { return fn().cast<Tensor>(); }, tensors_from_py(others));
+             overwrite_(t, name, [&fn] { return fn().cast<Tensor>(); }, tensors_from_py(others), not_implemented);
              return self;
-           }, py::arg("name"), py::arg("fn"), py::arg("others") = py::tuple())
+           }, py::arg("name"), py::arg("fn"), py::arg("others") = py::tuple(), py::arg("not_implemented") = "")
       .def_property_readonly("retains_grad", &Tensor::retains_grad)
       .def_property(
           "grad",
@@ -696,6 +698,11 @@ void bind_tensor(py::module_& m) {
   m.def("alias", [](const Tensor& x) { return alias(x); }, release());
   m.def("diagonal", [](const Tensor& x, int64_t offset, int64_t dim1, int64_t dim2) {
     return diagonal(x, offset, dim1, dim2);
+  }, release());
+  m.def("unfold", [](const Tensor& x, int64_t dim, int64_t size, int64_t step) { return unfold(x, dim, size, step); },
+        release());
+  m.def("as_strided", [](const Tensor& x, const Shape& size, const Shape& stride, std::optional<int64_t> offset) {
+    return tinyddp::as_strided(x, size, stride, offset);
   }, release());
   m.def("slice", [](const Tensor& x, int64_t dim, int64_t start, int64_t end, int64_t step) {
     return slice(x, dim, start, end, step);

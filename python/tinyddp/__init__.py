@@ -62,6 +62,7 @@ from tinyddp._tensor_shape import (addbmm, addmm, addmv, addr, atleast_1d, atlea
                                    diag_embed, diagonal, diff, dist, dstack, einsum, fliplr, flipud, hstack, inner,
                                    kron, meshgrid, mv, repeat_interleave, reshape, rot90, row_stack, tensordot, tile,
                                    trace, trapezoid, trapz, tril_indices, triu_indices, unflatten, vstack)
+from tinyddp._tensor_shape import as_strided  # noqa: E402
 from tinyddp._tensor_scatter import (index_add, index_copy, index_fill, masked_scatter, put,  # noqa: E402
                                      renorm, scatter, scatter_add, scatter_reduce, take)
 from tinyddp._indexing import index_put  # noqa: E402
@@ -184,7 +185,7 @@ def alpha_dropout_(input, p, train):
     return nn.functional.alpha_dropout(input, p, train, inplace=True)
 
 
-__all__ += ["alpha_dropout_", "celu_", "clip_", "dropout_", "rrelu_", "selu_", "threshold_"]
+__all__ += ["as_strided", "alpha_dropout_", "celu_", "clip_", "dropout_", "rrelu_", "selu_", "threshold_"]
 
 
 def __getattr__(name):

@@ -386,7 +386,7 @@ def _install():
         if not hasattr(Tensor, name):
             setattr(Tensor, name, _inplace(fn))
     for name in ("exp", "log", "sqrt", "abs", "neg", "relu", "sigmoid", "tanh", "pow", "square", "reciprocal",
-                 "rsqrt", "sign", "clamp_min", "clamp_max", "tril", "triu", "floor_divide", "remainder", "sin", "cos", "erf",
+                 "rsqrt", "sign", "clamp_min", "clamp_max", "tril", "triu", "remainder", "sin", "cos", "erf",
                  "log1p", "expm1", "floor", "ceil", "trunc", "round"):
         setattr(Tensor, name + "_", _inplace(getattr(Tensor, name)))
 

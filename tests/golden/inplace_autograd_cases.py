@@ -516,6 +516,78 @@ CASES = [
                        "v.mul_(2); out.append(y._version); y[0] = 0; out.append(v._version); y.t_(); "
                        "out.append(y._version); y.detach().zero_(); out.append(y._version); "
                        "y.data.zero_(); out.append(y._version); out = (out, y)"),
+    # ---- dtypes, more in-place methods and views, inference mode, parameters, hooks ----
+    ("promote_double_other", "a = L(3); y = a * 2; b = L(3).double(); y.add_(b); bw(y); out = y"),
+    ("promote_zero_dim_double", "a = L(3); y = a * 2; s = torch.tensor(2.0, dtype=torch.float64, requires_grad=True); "
+                                "y.mul_(s); bw(y); out = (y, s.grad)"),
+    ("double_receives_float", "a = L(3); x = torch.zeros(3, dtype=torch.float64); x += a; x *= a; bw(x); out = x"),
+    ("mul_by_int_tensor", "a = L(3); y = a * 2; y.mul_(torch.tensor([1, 2, 3])); bw(y); out = y"),
+    ("index_fill_", "a = L(2, 3); y = a * 2; y.index_fill_(1, torch.tensor([0, 2]), -1.0); bw(y); out = y"),
+    ("index_copy_", "a = L(3, 2); s = L(2, 2); y = a * 2; y.index_copy_(0, torch.tensor([2, 0]), s); bw(y); out = y"),
+    ("masked_scatter_", "a = L(2, 3); s = L(6); y = a * 2; y.masked_scatter_(torch.tensor([True, False, True]), s); "
+                        "bw(y); out = y"),
+    ("clamp_tensor_bounds", "a = L(2, 3); y = a * 2; y.clamp_(min=torch.zeros(3), max=torch.ones(3)); bw(y); out = y"),
+    ("copy_from_own_view", "a = L(2, 3); y = a * 2; y.copy_(y[0]); bw(y); out = y"),
+    ("setitem_from_own_view", "a = L(2, 3); y = a * 2; y[1] = y[0]; bw(y); out = y"),
+    ("setitem_swap_rows", "a = L(3, 2); y = a * 2; y[0], y[1] = y[1], y[0]; bw(y); out = y"),
+    ("setitem_swap_rows_clone", "a = L(3, 2); y = a * 2; y[0], y[1] = y[1].clone(), y[0].clone(); bw(y); out = y"),
+    ("view_T_write", "a = L(2, 3); y = a * 2; y.T.add_(1); bw(y); out = y"),
+    ("view_minus_one_write", "a = L(2, 3); y = a * 2; y.view(-1)[2:].mul_(3); bw(y); out = y"),
+    ("view_movedim_write", "a = L(2, 3, 2); y = a * 2; y.movedim(0, 2)[0].zero_(); bw(y); out = y"),
+    ("view_unflatten_write", "a = L(6); y = a * 2; y.unflatten(0, (2, 3))[1].exp_(); bw(y); out = y"),
+    ("view_unfold_write_error", "a = L(5); y = a * 2; y.unfold(0, 2, 1).mul_(2)"),
+    ("view_unfold_no_overlap_write", "a = L(6); y = a * 2; y.unfold(0, 2, 2).mul_(2); bw(y); out = y"),
+    ("view_expand_as_read_after_write", "a = L(3); y = a * 2; e = y.expand_as(torch.zeros(2, 3)); y.exp_(); "
+                                        "bw(e); out = (e, y)"),
+    ("view_chunk_base_write_read", "a = L(4); y = a * 2; p, q = y.chunk(2); y.add_(1); out = p; p.grad_fn"),
+    ("view_narrow_zero_", "a = L(3, 4); y = a * 2; y.narrow(1, 1, 2).zero_(); bw(y); out = y"),
+    ("view_as_strided_write", "a = L(6); y = a * 2; y.as_strided((2, 2), (3, 1), 1).mul_(2); bw(y); out = y"),
+    ("inference_mode_inplace_on_normal", "a = L(3); y = a * 2\nwith torch.inference_mode():\n    y.add_(1)\n"
+                                         "bw(y); out = y"),
+    ("inference_tensor_inplace_outside_error", "with torch.inference_mode():\n    t = torch.ones(3)\nt.add_(1)"),
+    ("parameter_add_outside_no_grad_error", "p = nn.Parameter(N(3)); p.add_(1)"),
+    ("parameter_copy_no_grad", "p = nn.Parameter(N(3))\nwith torch.no_grad():\n    p.copy_(torch.ones(3))\n"
+                               "out = (p, p._version, p.is_leaf)"),
+    ("requires_grad_true_on_non_leaf", "a = L(3); y = a * 2; y.requires_grad_(); y.add_(1); bw(y); out = y"),
+    ("detach__on_leaf", "a = L(3); a.detach_(); out = a"),
+    ("retain_grad_and_hook_across_inplace", "a = L(3); y = a * 2; y.retain_grad(); log = []; "
+                                            "y.register_hook(lambda g: log.append(g.tolist()) or g * 2); y.mul_(3); "
+                                            "bw(y); out = (y, log)"),
+    ("retain_grad_hook_changes_grad", "a = L(3); y = a * 2; y.retain_grad(); y.register_hook(lambda g: g * 10); "
+                                      "bw(y); out = y"),
+    ("masked_fill_broadcast_mask", "a = L(2, 3); y = a * 2; y.masked_fill_(torch.tensor([[True], [False]]), 0.); "
+                                   "bw(y); out = y"),
+    ("masked_fill_zero_dim_requires_grad_value", "a = L(2, 3); v = L(1).sum(); y = a * 2; y.masked_fill_(y > 0, v); "
+                                                 "bw(y); out = (y, v)"),
+    ("scatter_reduce_add_", "a = L(2, 3); s = L(2, 2); y = a * 2; y.scatter_(1, torch.tensor([[0, 0], [1, 2]]), s, "
+                            "reduce='add'); out = y"),
+    ("lerp_into_no_grad_tensor", "z = torch.zeros(3); e = L(3); z.lerp_(e, 0.5); bw(z); out = z"),
+    ("addcdiv_into_no_grad", "z = torch.ones(3); t1 = L(3); t2 = P(3); z.addcdiv_(t1, t2); bw(z); out = z"),
+    ("pow_with_tensor_exponent_no_grad_base", "z = torch.full((3,), 2.0); e = L(3); z.pow_(e); bw(z); out = z"),
+    ("sub_from_no_grad_alpha", "z = torch.zeros(3); b = L(3); z.sub_(b, alpha=2); bw(z); out = z"),
+    ("add_with_alpha_no_grad_self", "z = torch.zeros(3); b = L(3); z.add_(b, alpha=0.5); bw(z); out = z"),
+    ("div_int_self_error", "z = torch.tensor([1, 2]); z /= 2"),
+    ("div_rounding_mode_inplace", "a = L(3); y = a * 5; y.div_(2, rounding_mode='floor'); bw(y); out = y"),
+    ("floor_divide_inplace", "a = L(3); y = a * 5; y.floor_divide_(2); out = y"),
+    ("clamp_no_bounds_error", "a = L(3); y = a * 2; y.clamp_()"),
+    ("sigmoid_on_leaf_no_grad_tensor", "z = N(3); z.sigmoid_(); out = z"),
+    ("zero_grad_set_to_none_false", "lin = nn.Linear(2, 2); lin(N(1, 2)).sum().backward(); g = lin.weight.grad; "
+                                    "lin.zero_grad(set_to_none=False); out = (g is lin.weight.grad, g._version, g)"),
+    ("scatter_reduce_backward_error", "a = L(2, 3); y = a * 2; y.scatter_(1, torch.tensor([[0], [2]]), 1.5, "
+                                      "reduce='add'); out = y; bw(y)"),
+    ("floor_divide_backward_error", "a = L(3); y = a * 5; y.floor_divide_(2); out = y; bw(y)"),
+    ("div_trunc_tensor_other", "a = L(3); b = P(3); y = a * 5; y.div_(b, rounding_mode='trunc'); bw(y); out = (y, b)"),
+    ("unfold_overlapping_read_after_write", "a = L(5); y = a * 2; u = y.unfold(0, 2, 1); y.mul_(3); bw(u); out = (u, y)"),
+    ("unfold_backward_sums_windows", "a = L(2, 5); u = a.unfold(1, 3, 1); bw(u); out = u"),
+    ("as_strided_overlapping_backward", "a = L(6); y = a * 2; s = y.as_strided((3, 2), (1, 1)); bw(s); out = s"),
+    ("clamp_tensor_bounds_grads", "a = L(2, 3); lo = L(3) * 0.1; hi = P(3); y = a * 2; y.clamp_(min=lo, max=hi); "
+                                  "bw(y); out = y"),
+    ("add__partial_overlap_error", "y = torch.arange(9.).reshape(3, 3); y.add_(y[0])"),
+    ("copy__transposed_self_error", "y = torch.arange(9.).reshape(3, 3); y.copy_(y.t())"),
+    ("setitem_shifted_self_error", "y = torch.arange(9.).reshape(3, 3); y[1:] = y[:2]"),
+    ("add__same_tensor_ok", "a = L(3); y = a * 2; y.add_(y); y.mul_(y); bw(y); out = y"),
+    ("masked_fill_own_element", "a = L(2, 3); y = a * 2; y.masked_fill_(y > 0, y[0, 0]); bw(y); out = y"),
+    ("zero_on_expanded_with_history_error", "a = L(3, 1); y = a * 2; e = y.expand(3, 2); e.zero_()"),
     # ---- custom Functions ----
     ("function_mark_dirty", "class Inc(Function):\n    @staticmethod\n    def forward(ctx, x):\n"
                             "        x.add_(1)\n        ctx.mark_dirty(x)\n        return x\n"
