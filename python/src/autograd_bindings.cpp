@@ -96,7 +96,13 @@ void bind_autograd(py::module_& m) {
   py::class_<autograd::CustomFunctionNode, autograd::Node, std::shared_ptr<autograd::CustomFunctionNode>>(
       m, "_CustomFunctionNode")
       .def("save", [](autograd::CustomFunctionNode& n, const py::object& tensors) { n.save(tensors_from_py(tensors)); })
-      .def("set_materialize_grads", &autograd::CustomFunctionNode::set_materialize_grads);
+      .def("set_materialize_grads", &autograd::CustomFunctionNode::set_materialize_grads)
+      // 1.13's node is an instance of the Python class it makes per Function, in torch.autograd.function
+      .def("__repr__", [](const autograd::CustomFunctionNode& n) {
+        std::ostringstream address;
+        address << static_cast<const void*>(&n);
+        return "<torch.autograd.function." + n.name() + " object at " + address.str() + ">";
+      });
   // backward(grads, saved) -> one gradient (or None) per tensor input; called on the backward's thread, under
   // the GIL it takes back.
   m.def("_custom_function_node", [](const std::string& name, const py::object& inputs, const py::function& backward) {
