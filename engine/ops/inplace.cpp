@@ -52,15 +52,7 @@ void check_broadcasts_into(const Tensor& self, const Tensor& other) {
 
 // Writes `value` (any layout, broadcastable to self) into self's elements, through self's strides.
 void write_into(Tensor& self, const Tensor& value) {
-  check_same_device(self, value, "in-place write");
-  const Tensor v = expand(value.detach(), self.shape()).contiguous();
-  dispatch_all(self.dtype(), [&]<typename T>() {
-    if (self.is_contiguous())
-      backend::copy_bytes(self.data_ptr<T>(), self.device(), v.data_ptr<T>(), v.device(), v.numel() * sizeof(T));
-    else
-      backend::copy_from_contiguous<T>(self.device(), self.shape(), v.data_ptr<T>(), self.data_ptr<T>(),
-                                       self.strides());
-  });
+  copy_values(self, value);
   self.bump_version();
 }
 

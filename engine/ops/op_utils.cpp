@@ -89,6 +89,17 @@ Tensor compare_kernel(CompareOp op, const Tensor& a, const Tensor& b, const char
   return out;
 }
 
+void copy_values(const Tensor& dst, const Tensor& value) {
+  check_same_device(dst, value, "in-place write");
+  const Tensor v = expand(value.detach(), dst.shape()).contiguous();
+  dispatch_all(dst.dtype(), [&]<typename T>() {
+    if (dst.is_contiguous())
+      backend::copy_bytes(dst.data_ptr<T>(), dst.device(), v.data_ptr<T>(), v.device(), v.numel() * sizeof(T));
+    else
+      backend::copy_from_contiguous<T>(dst.device(), dst.shape(), v.data_ptr<T>(), dst.data_ptr<T>(), dst.strides());
+  });
+}
+
 bool is_dense(const Tensor& t) {
   std::vector<std::pair<int64_t, int64_t>> dims;   // (stride, size) of the dims of size > 1
   for (int64_t d = 0; d < t.dim(); ++d)

@@ -25,6 +25,11 @@ bool is_dense(const Tensor& t);
 // storage that meet without being the same elements in the same order (other layouts are too hard to tell).
 void check_no_partial_overlap(const Tensor& written, const Tensor& read);
 
+// Writes `value` (broadcastable to dst, of dst's dtype and device) into dst's elements through dst's strides,
+// without a version bump: for an op filling the parts of a tensor it has just made (cat), which is no in-place op
+// (1.13's results start at version 0). In-place ops write with engine/ops/inplace.cpp's write_into.
+void copy_values(const Tensor& dst, const Tensor& value);
+
 // Strides that read `t` as if it had shape `out` (NumPy broadcasting: 0 on new or size-1 dims).
 Shape broadcast_strides(const Tensor& t, const Shape& out);
 

@@ -605,8 +605,7 @@ Tensor cat(const std::vector<Tensor>& tensors, int64_t dim) {
     NoGradGuard no_grad;
     int64_t offset = 0;
     for (size_t i = 0; i < tensors.size(); ++i) {
-      Tensor slot = narrow(out, dim, offset, sizes[i]);
-      copy_(slot, tensors[i].detach());
+      copy_values(narrow(out, dim, offset, sizes[i]), to_dtype(tensors[i].detach(), out.dtype()));   // version 0
       offset += sizes[i];
     }
   }

@@ -207,18 +207,20 @@ void bind_autograd(py::module_& m) {
   // sequence of tensors and Nones) with the GIL held; its results come back recorded as outputs of one node
   // named `name`, in the same form (a tensor, or a tuple).
   m.def("_composite", [](const std::string& name, const py::object& inputs, const py::function& fn,
-                         const std::vector<size_t>& saved_outputs) -> py::object {
+                         const std::vector<size_t>& saved_outputs, const std::vector<size_t>& saved_inputs)
+            -> py::object {
     bool single = false;
     autograd::TensorList outs = composite(name, tensors_from_py(inputs), [&]() {
       py::object result = fn();
       single = py::isinstance<Tensor>(result);
       return tensors_from_py(result);
-    }, saved_outputs);
+    }, saved_outputs, saved_inputs);
     if (single) return to_py(outs[0]);
     py::list out;
     for (const Tensor& t : outs) out.append(to_py(t));
     return py::tuple(out);
-  }, py::arg("name"), py::arg("inputs"), py::arg("fn"), py::arg("saved_outputs") = std::vector<size_t>{});
+  }, py::arg("name"), py::arg("inputs"), py::arg("fn"), py::arg("saved_outputs") = std::vector<size_t>{},
+     py::arg("saved_inputs") = std::vector<size_t>{});
   m.def("_push_saved_tensors_default_hooks", &push_saved_tensors_hooks, py::arg("pack_hook"), py::arg("unpack_hook"));
   m.def("_pop_saved_tensors_default_hooks", &pop_saved_tensors_hooks);
   m.def("_checkpoint", &checkpoint, py::arg("function"), py::arg("inputs"), py::arg("use_reentrant"),

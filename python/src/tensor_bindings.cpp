@@ -623,20 +623,38 @@ void bind_tensor(py::module_& m) {
 
   // PyTorch's in-place arithmetic methods (the version bumps once; a Python number is wrapped as a tensor).
   auto operand = [](const Tensor& t, const py::object& o) { return operand_or_throw(t, o); };
-  cls.def("add_", [operand](py::object self, const py::object& other, double alpha) {
+  // add_(Number alpha, Tensor other), the pre-1.0 order old scripts still use (`p.data.add_(-lr, p.grad.data)`):
+  // 1.13 takes it with its deprecation warning. Returns the alpha of that form, or nothing.
+  const auto deprecated_alpha = [](const char* op, py::object& other, const py::object& second) -> std::optional<double> {
+    if (second.is_none()) return std::nullopt;
+    if (py::isinstance<Tensor>(other) || !py::isinstance<Tensor>(second))
+      throw py::type_error(std::string(op) + "() takes 1 positional argument but 2 were given");
+    const double alpha = other.cast<double>();
+    py::module_::import("warnings").attr("warn")(
+        std::string("This overload of ") + op + " is deprecated:\n\t" + op + "(Number alpha, Tensor other)\nConsider "
+        "using one of the following signatures instead:\n\t" + op + "(Tensor other, *, Number alpha) (Triggered "
+        "internally at  ./torch/csrc/utils/python_arg_parser.cpp:1420.)", py::handle(PyExc_UserWarning));
+    other = second;
+    return alpha;
+  };
+  cls.def("add_", [operand, deprecated_alpha](py::object self, py::object other, const py::object& second,
+                                              double alpha) {
+        if (auto a = deprecated_alpha("add_", other, second)) alpha = *a;
         Tensor& t = self.cast<Tensor&>();
         Tensor o = operand(t, other);
         py::gil_scoped_release gil;
         t.add_(o, alpha);
         return self;
-      }, py::arg("other"), py::kw_only(), py::arg("alpha") = 1.0)
-      .def("sub_", [operand](py::object self, const py::object& other, double alpha) {
+      }, py::arg("other"), py::arg("_other") = py::none(), py::kw_only(), py::arg("alpha") = 1.0)
+      .def("sub_", [operand, deprecated_alpha](py::object self, py::object other, const py::object& second,
+                                               double alpha) {
+        if (auto a = deprecated_alpha("sub_", other, second)) alpha = *a;
         Tensor& t = self.cast<Tensor&>();
         Tensor o = operand(t, other);
         py::gil_scoped_release gil;
         sub_(t, o, alpha);
         return self;
-      }, py::arg("other"), py::kw_only(), py::arg("alpha") = 1.0)
+      }, py::arg("other"), py::arg("_other") = py::none(), py::kw_only(), py::arg("alpha") = 1.0)
       .def("mul_", [operand](py::object self, const py::object& other) {
         Tensor& t = self.cast<Tensor&>();
         Tensor o = operand(t, other);

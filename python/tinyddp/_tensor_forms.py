@@ -131,7 +131,8 @@ def amin(input, dim=(), keepdim=False):
 def logsumexp(input, dim, keepdim=False):
     """log(sum(exp(x))) over dim, shifted by the (detached) maximum as 1.13 shifts it; an infinite maximum
     shifts by 0 (LogsumexpBackward0)."""
-    return recorded("LogsumexpBackward0", [input], lambda: _logsumexp(input, dim, keepdim))
+    return recorded("LogsumexpBackward0", [input], lambda: _logsumexp(input, dim, keepdim), saved_outputs=(0,),
+                    saved_inputs=(0,))
 
 
 def _logsumexp(input, dim, keepdim):

@@ -346,7 +346,7 @@ def prod(input, dim=None, keepdim=False, *, dtype=None):
     """The product of all elements or along dim: successive multiplications, so zeros get 1.13's gradients
     (ProdBackward0, ProdBackward1 along dim); bool and int64 give int64."""
     return recorded("ProdBackward0" if dim is None else "ProdBackward1", [input],
-                    lambda: _prod(input, dim, keepdim, dtype))
+                    lambda: _prod(input, dim, keepdim, dtype), saved_outputs=(0,), saved_inputs=(0,))
 
 
 def _prod(input, dim, keepdim, dtype):
@@ -376,7 +376,8 @@ def _prod(input, dim, keepdim, dtype):
 def cumprod(input, dim, *, dtype=None):
     """Running products along dim. Values are accumulated on the host in double (1.13's CPU kernel accumulates
     float32 in double) and rounded once; the gradient is that of the successive products (CumprodBackward0)."""
-    return recorded("CumprodBackward0", [input], lambda: _cumprod(input, dim, dtype))
+    return recorded("CumprodBackward0", [input], lambda: _cumprod(input, dim, dtype), saved_outputs=(0,),
+                    saved_inputs=(0,))
 
 
 def _cumprod(input, dim, dtype):
@@ -440,7 +441,8 @@ def median(input, dim=None, keepdim=False):
     a line holding NaN gives NaN and the index of its first NaN, as 1.13's (MedianBackward0, MedianBackward1 along
     dim)."""
     return recorded("MedianBackward0" if dim is None else "MedianBackward1", [input],
-                    lambda: _median(input, dim, keepdim))
+                    lambda: _median(input, dim, keepdim), saved_outputs=(0,) if dim is None else (),
+                    saved_inputs=(0,) if dim is None else ())   # 1.13's MedianBackward0 saves both
 
 
 def _median(input, dim, keepdim):

@@ -339,7 +339,7 @@ def min(self, dim=None, keepdim=False):  # noqa: A001
         out = (~self).max() if dim is None else (~self).max(dim, keepdim)
         return ~out if dim is None else _MinResult((~out[0], out[1]))
     if dim is None:
-        return recorded("MinBackward1", [self], lambda: -(-self).max())
+        return recorded("MinBackward1", [self], lambda: -(-self).max(), saved_outputs=(0,), saved_inputs=(0,))
 
     def smallest():
         values, indices = (-self).max(dim, keepdim)
@@ -364,7 +364,8 @@ def var(self, dim=None, unbiased=True, keepdim=False, *, correction=None):
     (VarBackward0)."""
     if not self.is_floating_point():
         raise RuntimeError("std and var only support floating point and complex dtypes")
-    return recorded("VarBackward0", [self], lambda: _var(self, dim, unbiased, keepdim, correction))
+    return recorded("VarBackward0", [self], lambda: _var(self, dim, unbiased, keepdim, correction),
+                    saved_inputs=(0,))   # 1.13 saves self (an in-place change of it is caught at backward)
 
 
 def _var(self, dim, unbiased, keepdim, correction):
@@ -379,7 +380,8 @@ def _var(self, dim, unbiased, keepdim, correction):
 def std(self, dim=None, unbiased=True, keepdim=False, *, correction=None):
     if not self.is_floating_point():
         raise RuntimeError("std and var only support floating point and complex dtypes")
-    return recorded("StdBackward0", [self], lambda: _var(self, dim, unbiased, keepdim, correction).sqrt())
+    return recorded("StdBackward0", [self], lambda: _var(self, dim, unbiased, keepdim, correction).sqrt(),
+                    saved_outputs=(0,), saved_inputs=(0,))
 
 
 def norm(input, p="fro", dim=None, keepdim=False, out=None, dtype=None):
