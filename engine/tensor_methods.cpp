@@ -74,9 +74,22 @@ void Tensor::register_hook(GradHook hook) const {
   if (is_leaf()) {
     std::lock_guard<std::mutex> lock(impl_->autograd_mutex);
     impl_->leaf_grad_hooks.push_back(std::move(hook));
-  } else {
-    grad_fn()->add_pre_hook(impl_->output_nr, std::move(hook));
+    return;
   }
+  // The first hook picks the node; later ones follow it there (TensorImpl::hooks_node).
+  std::shared_ptr<autograd::Node> node;
+  uint32_t input_nr = 0;
+  {
+    std::lock_guard<std::mutex> lock(impl_->autograd_mutex);
+    if (!impl_->has_hooks_node) {
+      impl_->hooks_node = grad_fn();
+      impl_->hooks_input_nr = impl_->output_nr;
+      impl_->has_hooks_node = true;
+    }
+    node = impl_->hooks_node.lock();
+    input_nr = impl_->hooks_input_nr;
+  }
+  if (node) node->add_pre_hook(input_nr, std::move(hook));
 }
 
 void Tensor::register_post_accumulate_grad_hook(PostAccumulateGradHook hook) const {
@@ -93,12 +106,12 @@ void Tensor::retain_grad() const {
   TINYDDP_CHECK(requires_grad(), "can't retain_grad on Tensor that has requires_grad=False");
   if (is_leaf() || impl_->retains_grad) return;
   impl_->retains_grad = true;
-  // Keep a weak handle: the hook must not keep the tensor alive through its own grad_fn. It writes .grad only while
-  // its node is the tensor's history: an in-place op moves it to the new node (autograd::rebase_history).
+  // Keep a weak handle: the hook must not keep the tensor alive through its own grad_fn. An in-place op on the
+  // tensor moves the hook to its new node (autograd::rebase_history); a write through a view of it does not, so
+  // .grad is then the gradient of the values before that write, as in 1.13.
   std::weak_ptr<TensorImpl> weak = impl_;
-  const std::shared_ptr<autograd::Node>& fn = grad_fn();
-  fn->add_pre_hook(impl_->output_nr, [weak, on = fn.get()](const Tensor& g) -> Tensor {
-    if (auto self = weak.lock(); self && self->grad_fn.get() == on) {
+  grad_fn()->set_retains_grad_hook(impl_->output_nr, [weak](const Tensor& g) -> Tensor {
+    if (auto self = weak.lock()) {
       std::lock_guard<std::mutex> lock(self->autograd_mutex);
       if (!self->grad.defined()) {
         self->grad = GradMode::is_enabled() ? tinyddp::clone(g) : g.detach().clone();   // own copy, as AccumulateGrad

@@ -3,6 +3,7 @@
 
 #include "engine/autograd/anomaly_mode.h"
 #include "engine/autograd/checkpoint.h"
+#include "engine/autograd/custom_function.h"
 #include "engine/autograd/engine.h"
 #include "engine/autograd/functional.h"
 #include "engine/autograd/grad_mode.h"

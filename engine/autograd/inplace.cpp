@@ -2,8 +2,10 @@
 #include "engine/autograd/inplace.h"
 
 #include <algorithm>
+#include <limits>
 
 #include "engine/autograd/grad_mode.h"
+#include "engine/core/inference_mode.h"
 #include "engine/ops/ops.h"
 
 namespace tinyddp::autograd {
@@ -82,6 +84,7 @@ class CopySlices : public Node {
   // grad: the gradient of the base after the write. The view's part goes through fn: fn's gradient for the view's
   // old values replaces it (input 0 gets the rest as is), fn's gradients for its other inputs go to them.
   TensorList apply(TensorList&& grads) override {
+    TINYDDP_CHECK(fn_ != nullptr, kBackwardTwiceMessage);
     TensorList out(next_edges().size());
     const Tensor& grad = grads[0];
     if (!grad.defined()) return out;
@@ -97,7 +100,10 @@ class CopySlices : public Node {
     return out;
   }
 
-  void release_saved() override { fn_->release_saved(); }
+  // Drops fn, as 1.13's CopySlices::release_variables, without releasing fn's saved tensors: fn may be a node of
+  // the same backward's graph too (a saved output of fn unpacks with fn as its history under create_graph), which
+  // the engine then runs, after this node, with what it saved.
+  void release_saved() override { release_node(std::move(fn_)); }
 
  private:
   Geometry base_;   // the base when the view was written
@@ -118,36 +124,75 @@ std::shared_ptr<Node> as_strided_backward(const Tensor& base, const Geometry& vi
   return node;
 }
 
-// 1.13's refusal of an in-place op that writes through a view made under no_grad or by a multi-output op, directly
-// or (`indirect`) through its base or another view of it.
+// 1.13's refusal of an in-place op that writes through a view made under no_grad or inference mode, by a
+// multi-output op or inside a custom Function, directly or (`indirect`) through its base or another view of it
+// (its handle_view_on_rebase, with its texts).
 void check_view_creation(const TensorImpl& view, bool indirect) {
-  if (view.view_creation == ViewCreation::normal) return;
+  const ViewCreation creation = view.view_creation;
+  if (creation == ViewCreation::normal) return;
   const char* modified = indirect ? "its base or another view of its base has been" : "is being";
-  std::string msg = view.grad_fn ? tinyddp::detail::concat("Output ", view.output_nr, " of ", view.grad_fn->name(),
-                                                  " is a view and ", modified, " modified inplace.")
-                                 : tinyddp::detail::concat("A view was created in no_grad mode and ", modified,
-                                                  " modified inplace with grad mode enabled.");
-  if (view.view_creation == ViewCreation::multi_output)
-    msg += " This view is the output of a function that returns multiple views. Such functions do not allow the "
-           "output views to be modified inplace. You should replace the inplace operation by an out-of-place one.";
-  else
-    msg += " Given that this use case is ambiguous and error-prone, it is forbidden. You can clarify your code by "
-           "moving both the view and the inplace either both inside the no_grad block (if you don't want the "
-           "inplace to be tracked) or both outside (if you want the inplace to be tracked).";
+  using tinyddp::detail::concat;
+  std::string msg;
+  if (creation == ViewCreation::inference_mode || creation == ViewCreation::no_grad_mode || !view.grad_fn) {
+    const std::string prefix = view.grad_fn ? concat("Output ", view.output_nr, " of ", view.grad_fn->name(),
+                                                     " is a view of a view which was created in")
+                                            : std::string("A view was created in");
+    msg = creation == ViewCreation::inference_mode
+              ? concat(prefix, " inference mode and ", modified, " modified inplace in normal mode.")
+              : concat(prefix, " no_grad mode and ", modified, " modified inplace with grad mode enabled.");
+  } else {
+    msg = concat("Output ", view.output_nr, " of ", view.grad_fn->name(), " is a view and ", modified,
+                 " modified inplace.");
+  }
+  switch (creation) {
+    case ViewCreation::multi_output:
+      msg += " This view is the output of a function that returns multiple views. Such functions do not allow the "
+             "output views to be modified inplace. You should replace the inplace operation by an out-of-place one.";
+      break;
+    case ViewCreation::no_grad_mode:
+      msg += " Given that this use case is ambiguous and error-prone, it is forbidden. You can clarify your code by "
+             "moving both the view and the inplace either both inside the no_grad block (if you don't want the "
+             "inplace to be tracked) or both outside (if you want the inplace to be tracked).";
+      break;
+    case ViewCreation::inference_mode:
+      msg += " Given that this use case is ambiguous and error-prone, it is forbidden. You can clarify your code by "
+             "moving both the view and the inplace either both inside the inference_mode block (if you don't want "
+             "the inplace to be tracked) or both outside (if you want the inplace to be tracked).";
+      break;
+    case ViewCreation::in_custom_function:
+      msg += " This view was created inside a custom Function (or because an input was returned as-is) and the "
+             "autograd logic to handle view+inplace would override the custom backward associated with the custom "
+             "Function, leading to incorrect gradients. This behavior is forbidden. You can fix this by cloning the "
+             "output of the custom Function.";
+      break;
+    case ViewCreation::normal:
+      break;
+  }
   throw Error(msg);
 }
 
 }  // namespace
 
+void move_retains_grad_hook(const TensorImpl& self, Node* old_fn, uint32_t old_output_nr) {
+  if (!self.retains_grad || !old_fn) return;
+  NodePreHook hook = old_fn->pop_retains_grad_hook(old_output_nr);
+  if (hook) self.grad_fn->set_retains_grad_hook(self.output_nr, std::move(hook));
+}
+
 void mark_view(const Tensor& out, const Tensor& base, bool multi_output) {
   TensorImpl& view = *out.impl();
   view.view_base = base.is_view() ? base.view_base() : base;
   view.view_version = out.version();
-  ViewCreation creation = !GradMode::is_enabled() ? ViewCreation::no_grad_mode
-                          : multi_output          ? ViewCreation::multi_output
-                                                  : ViewCreation::normal;
-  // A view of a restricted view keeps the restriction (PyTorch's propagate_creation_meta).
-  if (creation == ViewCreation::normal && base.is_view()) creation = base.impl()->view_creation;
+  ViewCreation creation = InferenceMode::is_enabled() ? ViewCreation::inference_mode
+                          : !GradMode::is_enabled()    ? ViewCreation::no_grad_mode
+                          : multi_output               ? ViewCreation::multi_output
+                                                       : ViewCreation::normal;
+  // A view of a restricted view keeps the restriction, an inference-mode one whatever the new view's (PyTorch's
+  // propagate_creation_meta).
+  if (base.is_view()) {
+    const ViewCreation before = base.impl()->view_creation;
+    if (creation == ViewCreation::normal || before == ViewCreation::inference_mode) creation = before;
+  }
   view.view_creation = creation;
 }
 
@@ -169,18 +214,32 @@ void rebase_history(const Tensor& self, std::shared_ptr<Node> fn) {
     TensorImpl& base = *self.view_base().impl();
     base.grad_fn = std::make_shared<CopySlices>(self.view_base(), self, std::move(fn));
     base.output_nr = 0;
-    (void)self.grad_fn();   // the view's own history, rebuilt now: AsStridedBackward0 of CopySlices
+    // The view's own history, rebuilt now: AsStridedBackward0 of CopySlices, even where it was read since the write
+    // bumped the version (a custom Function's dirty input is bumped before its wrapping reads it).
+    {
+      std::lock_guard<std::mutex> lock(self.impl()->view_mutex);
+      self.impl()->view_version = std::numeric_limits<uint64_t>::max();
+    }
+    (void)self.grad_fn();
     return;
   }
   TensorImpl& impl = *self.impl();
-  const bool retained = impl.retains_grad;
+  std::shared_ptr<Node> old = std::move(impl.grad_fn);
+  const uint32_t old_output_nr = impl.output_nr;
   impl.grad_fn = std::move(fn);
   impl.output_nr = 0;
-  // .grad of a tensor that retains it is the gradient of its current values: the hook follows the new node.
-  if (retained) {
-    impl.retains_grad = false;
-    self.retain_grad();
-  }
+  move_retains_grad_hook(impl, old.get(), old_output_nr);
+}
+
+void set_inplace_view_history(const Tensor& self, std::shared_ptr<Node> fn) {
+  TensorImpl& impl = *self.impl();
+  std::lock_guard<std::mutex> lock(impl.view_mutex);
+  std::shared_ptr<Node> old = std::move(impl.grad_fn);
+  const uint32_t old_output_nr = impl.output_nr;
+  impl.grad_fn = std::move(fn);
+  impl.output_nr = 0;
+  impl.view_version = self.version();   // a view's history is now this node, not a rebuild from its base
+  move_retains_grad_hook(impl, old.get(), old_output_nr);
 }
 
 Tensor base_positions(const Tensor& base, const Tensor& view) { return positions(geometry_of(base), geometry_of(view)); }
@@ -200,9 +259,12 @@ const std::shared_ptr<autograd::Node>& Tensor::grad_fn() const {
   const uint64_t now = impl.version->load();
   if (impl.view_version == now) return impl.grad_fn;
   autograd::check_view_creation(impl, /*indirect=*/true);
+  std::shared_ptr<autograd::Node> old = std::move(impl.grad_fn);
+  const uint32_t old_output_nr = impl.output_nr;
   impl.grad_fn = autograd::as_strided_backward(impl.view_base, autograd::geometry_of(*this));
   impl.output_nr = 0;
   impl.view_version = now;
+  autograd::move_retains_grad_hook(impl, old.get(), old_output_nr);   // .grad follows the view's new history
   return impl.grad_fn;
 }
 

@@ -43,11 +43,30 @@ Node::~Node() {
 }
 
 void Node::run_pre_hooks(TensorList& grads) const {
-  for (const auto& [input_nr, hook] : pre_hooks_) {
-    if (input_nr >= grads.size() || !grads[input_nr].defined()) continue;
-    Tensor replaced = hook(grads[input_nr]);
-    if (replaced.defined()) grads[input_nr] = std::move(replaced);
+  for (const PreHook& h : pre_hooks_) {
+    if (h.input_nr >= grads.size() || !grads[h.input_nr].defined()) continue;
+    Tensor replaced = h.hook(grads[h.input_nr]);
+    if (replaced.defined()) grads[h.input_nr] = std::move(replaced);
   }
+}
+
+void Node::set_retains_grad_hook(uint32_t input_nr, NodePreHook hook) {
+  for (auto& h : pre_hooks_)
+    if (h.retains_grad && h.input_nr == input_nr) {
+      h.hook = std::move(hook);
+      return;
+    }
+  pre_hooks_.push_back({input_nr, std::move(hook), true});
+}
+
+NodePreHook Node::pop_retains_grad_hook(uint32_t input_nr) {
+  for (auto it = pre_hooks_.begin(); it != pre_hooks_.end(); ++it)
+    if (it->retains_grad && it->input_nr == input_nr) {
+      NodePreHook hook = std::move(it->hook);
+      pre_hooks_.erase(it);
+      return hook;
+    }
+  return nullptr;
 }
 
 void Node::run_post_hooks(const TensorList& outputs, const TensorList& inputs) const {
@@ -60,14 +79,31 @@ Edge gradient_edge(const Tensor& t) {
   return {grad_accumulator(t), 0};
 }
 
+std::string torch_name(const Node& n) {
+  std::string name = n.name();
+  return name == "AccumulateGrad" || name == "CopySlices" ? "torch::autograd::" + name : name;
+}
+
+void check_saved_version(const Tensor& data, uint64_t saved_version, const std::string& grad_fn_name,
+                         uint32_t output_nr) {
+  const uint64_t current = data.version();
+  if (current == saved_version) return;
+  std::ostringstream msg;
+  msg << "one of the variables needed for gradient computation has been modified by an inplace operation: ["
+      << legacy_type_name(data.dtype()) << " " << shape_str(data.shape()) << "]";
+  if (!grad_fn_name.empty()) msg << ", which is output " << output_nr << " of " << grad_fn_name << ",";
+  msg << " is at version " << current << "; expected version " << saved_version
+      << " instead. Hint: enable anomaly detection to find the operation that failed to compute its gradient, "
+         "with torch.autograd.set_detect_anomaly(True).";
+  throw Error(msg.str());
+}
+
 // ---- SavedTensor ----
-namespace {
-constexpr const char* kBackwardTwiceMessage =
+const char* const kBackwardTwiceMessage =
     "Trying to backward through the graph a second time (or directly access saved tensors after they have "
     "already been freed). Saved intermediate values of the graph are freed when you call .backward() or "
     "autograd.grad(). Specify retain_graph=True if you need to backward through the graph a second time or if "
     "you need to access saved tensors after calling backward.";
-}  // namespace
 
 SavedTensor::SavedTensor(const Tensor& t, bool is_output)
     : is_output_(is_output), output_nr_(t.defined() ? t.output_nr() : 0), saved_version_(t.defined() ? t.version() : 0) {
@@ -101,6 +137,11 @@ void SavedTensor::rebind_output(const Tensor& t) {
   if (!defined_ || released_ || hooks_) return;
   data_ = t.detach();
   saved_version_ = t.version();
+  inplace_on_view_ = t.is_view();
+  if (inplace_on_view_) {
+    view_grad_fn_ = t.grad_fn();
+    view_output_nr_ = t.output_nr();
+  }
 }
 
 void SavedTensor::release() {
@@ -115,26 +156,21 @@ Tensor SavedTensor::unpack(Node& owner) const {
   if (!defined_) return Tensor();
   if (released_) throw Error(kBackwardTwiceMessage);
   if (hooks_) return unpack_hooked(owner);
-  const uint64_t current = data_.version();
-  if (current != saved_version_) {
-    std::ostringstream msg;
-    msg << "one of the variables needed for gradient computation has been modified by an inplace operation: ["
-        << legacy_type_name(data_.dtype()) << " " << shape_str(data_.shape()) << "]";
+  // An output written in place through a view keeps that view's history while the view lives (rebind_output).
+  const std::shared_ptr<Node> view_fn = inplace_on_view_ ? view_grad_fn_.lock() : nullptr;
+  if (data_.version() != saved_version_) {
     // The saved tensor's history now: a view whose base changed in place (an optimizer's step on W, saved as W.t()
     // by addmm) has had its grad_fn rebuilt as AsStridedBackward0 (Note [In-place ops under autograd]).
-    const std::string grad_fn_name = is_output_          ? owner.name()
+    const std::string grad_fn_name = view_fn            ? torch_name(*view_fn)
+                                     : is_output_       ? torch_name(owner)
                                      : !data_.grad_fn() ? ""
-                                                        : data_.grad_fn()->name();
-    if (!grad_fn_name.empty()) msg << ", which is output " << output_nr_ << " of " << grad_fn_name << ",";
-    msg << " is at version " << current << "; expected version " << saved_version_
-        << " instead. Hint: enable anomaly detection to find the operation that failed to compute its gradient, "
-           "with torch.autograd.set_detect_anomaly(True).";
-    throw Error(msg.str());
+                                                        : torch_name(*data_.grad_fn());
+    check_saved_version(data_, saved_version_, grad_fn_name, view_fn ? view_output_nr_ : output_nr_);
   }
   if (!is_output_) return data_;
   Tensor out = make_view(data_, data_.shape(), data_.strides(), data_.offset());
-  out.impl()->grad_fn = owner.shared_from_this();
-  out.impl()->output_nr = output_nr_;
+  out.impl()->grad_fn = view_fn ? view_fn : owner.shared_from_this();
+  out.impl()->output_nr = view_fn ? view_output_nr_ : output_nr_;
   return out;
 }
 

@@ -87,7 +87,12 @@ class Node : public std::enable_shared_from_this<Node> {
     return f.running != this || f.executes(f.task, next_edges_[i].node.get());
   }
 
-  void add_pre_hook(uint32_t input_nr, NodePreHook hook) { pre_hooks_.push_back({input_nr, std::move(hook)}); }
+  void add_pre_hook(uint32_t input_nr, NodePreHook hook) { pre_hooks_.push_back({input_nr, std::move(hook), false}); }
+  // retain_grad's hook for input `input_nr` (at most one per input): a pre-hook, run in its place among the others
+  // (.grad sees what the hooks registered before it made), that an in-place op on the tensor moves to the
+  // tensor's new node (1.13's retains_grad hook).
+  void set_retains_grad_hook(uint32_t input_nr, NodePreHook hook);
+  NodePreHook pop_retains_grad_hook(uint32_t input_nr);
   void add_post_hook(NodePostHook hook) { post_hooks_.push_back(std::move(hook)); }
   bool has_post_hooks() const { return !post_hooks_.empty(); }
   // Applies pre-hooks to the gradients arriving at this node.
@@ -98,9 +103,19 @@ class Node : public std::enable_shared_from_this<Node> {
   uint64_t sequence_nr_;
   uint32_t num_inputs_ = 1;
   std::vector<Edge> next_edges_;
-  std::vector<std::pair<uint32_t, NodePreHook>> pre_hooks_;
+  struct PreHook {
+    uint32_t input_nr;
+    NodePreHook hook;
+    bool retains_grad;   // set_retains_grad_hook's
+  };
+  std::vector<PreHook> pre_hooks_;
   std::vector<NodePostHook> post_hooks_;
 };
+
+// What 1.13's Node::name() says of `n`, in its errors and in Python's grad_fn.name(): the nodes that exist only in C++
+// there carry their namespace ("torch::autograd::AccumulateGrad", "torch::autograd::CopySlices"); reprs and
+// type(grad_fn).__name__ show the bare name, which is Node::name().
+std::string torch_name(const Node& n);
 
 // Drops a reference to a node without recursing: a graph is a chain of shared_ptrs, and destroying a
 // million-node chain recursively overflows the stack (PyTorch's deleteNode solves the same problem). Nodes
@@ -118,6 +133,15 @@ Edge gradient_edge(const Tensor& t);
 // the tensor's history instead of the tensor, and unpacks through the unpack hook.
 struct SavedTensorHooks;
 
+// PyTorch's text for a backward through a graph whose saved tensors were freed.
+extern const char* const kBackwardTwiceMessage;
+
+// PyTorch's check that a saved tensor was not modified in place since it was saved: throws "one of the variables
+// needed for gradient computation has been modified by an inplace operation: ..." naming `grad_fn_name` (empty for
+// a leaf) and output_nr, when `data`'s version is no longer `saved_version`.
+void check_saved_version(const Tensor& data, uint64_t saved_version, const std::string& grad_fn_name,
+                         uint32_t output_nr);
+
 class SavedTensor {
  public:
   SavedTensor() = default;
@@ -127,14 +151,20 @@ class SavedTensor {
   void release();
   bool is_output() const { return is_output_; }
   uint32_t output_nr() const { return output_nr_; }
-  // An output saved, then written into `t` by an in-place op: t, at its version now, is what unpack checks. Under
-  // saved-tensor hooks the packed value stays (the values are the same; pack is not called twice).
+  // An output saved, then written into `t` by an in-place op (after t took its new history): t, at its version now,
+  // is what unpack checks. Under saved-tensor hooks the packed value stays (the values are the same; pack is not
+  // called twice). When t is a view, 1.13 unpacks it with t's history of then (AsStridedBackward0 over CopySlices),
+  // held weakly: while t lives, the saved tensor's gradient flows through its base's history; once t is gone, it
+  // flows through the saving node, as for any output (and the version error names that node).
   void rebind_output(const Tensor& t);
 
  private:
   Tensor unpack_hooked(Node& owner) const;
 
   Tensor data_;             // the tensor itself; for an op's own output, a detached alias (same version counter)
+  std::weak_ptr<Node> view_grad_fn_;            // rebind_output of a view: its history then
+  uint32_t view_output_nr_ = 0;
+  bool inplace_on_view_ = false;
   bool is_output_ = false;
   uint32_t output_nr_ = 0;
   uint64_t saved_version_ = 0;

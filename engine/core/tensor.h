@@ -171,6 +171,8 @@ enum class ViewCreation : uint8_t {
   normal,
   no_grad_mode,   // under no_grad: an in-place op on it, or on its base, with grad mode on is refused
   multi_output,   // one of several views one op returned (split, unbind): never modified in place under autograd
+  inference_mode,       // under inference mode: like no_grad_mode, and kept by the views made from it
+  in_custom_function,   // an autograd.Function's output that is (a view of) an input: its node is the user's
 };
 
 struct TensorImpl {
@@ -200,6 +202,12 @@ struct TensorImpl {
   uint32_t output_nr = 0;                    // which output of grad_fn this tensor is
   std::weak_ptr<autograd::Node> grad_accumulator;   // leaves: lazily created AccumulateGrad
   std::vector<GradHook> leaf_grad_hooks;            // leaves: run by AccumulateGrad before accumulating
+  // Non-leaves: the node (and its input) that took the first hook register_hook gave; later hooks go there too, even
+  // after an in-place op gave the tensor a new grad_fn (1.13's Python keeps one hooks dict per tensor, attached to
+  // the grad_fn of its first hook). Expired: that graph is gone, and so are hooks registered later, as in 1.13.
+  std::weak_ptr<autograd::Node> hooks_node;
+  uint32_t hooks_input_nr = 0;
+  bool has_hooks_node = false;
   std::vector<PostAccumulateGradHook> post_accumulate_grad_hooks;
   std::mutex autograd_mutex;   // guards grad_accumulator creation and .grad accumulation
 };

@@ -227,21 +227,6 @@ bool is_masked_fill(const std::vector<Tensor>& indices, const Tensor& values, bo
   return masks == 1;
 }
 
-// Whether t's elements cover one block of memory, each once (ATen's is_non_overlapping_and_dense): its strides,
-// sorted, are the contiguous strides of its sizes in that order.
-bool is_dense(const Tensor& t) {
-  std::vector<std::pair<int64_t, int64_t>> dims;   // (stride, size) of the dims of size > 1
-  for (int64_t d = 0; d < t.dim(); ++d)
-    if (t.shape()[d] != 1) dims.emplace_back(t.strides()[d], t.shape()[d]);
-  std::sort(dims.begin(), dims.end());
-  int64_t expected = 1;
-  for (const auto& [stride, size] : dims) {
-    if (stride != expected) return false;
-    expected *= size;
-  }
-  return true;
-}
-
 // 1.13's assert_no_overlap: `other` (the values, an index) must not share memory with the tensor written, when both
 // are dense blocks of one storage and the blocks meet (other layouts are too hard to tell, and let through).
 void check_no_overlap(const Tensor& self, const Tensor& other) {

@@ -33,6 +33,18 @@ class CompositeNode : public Node {
 
   std::string name() const override { return name_; }
   TensorList apply(TensorList&& grads) override;
+  // composite()'s saved_outputs: a detached alias of each (sharing its version counter) and its version then.
+  void save_output(uint32_t output_nr, const Tensor& t) {
+    saved_outputs_.push_back({output_nr, t.detach(), t.version(), {}, 0});
+  }
+  // composite()'s saved_inputs: the input itself (its history at the check names it, as 1.13's saved input).
+  void save_input(const Tensor& t) { saved_inputs_.push_back({t, t.version(), t.output_nr()}); }
+  // As SavedTensor::rebind_output: written through a view, the error names the view's history while it lives.
+  void replace_saved_output(uint32_t output_nr, const Tensor& t) override {
+    for (auto& s : saved_outputs_)
+      if (s.output_nr == output_nr && s.alias.defined())
+        s = {output_nr, t.detach(), t.version(), t.is_view() ? t.grad_fn() : nullptr, t.output_nr()};
+  }
   // Note [Releasing a composite's inner graph]: under create_graph, an inner rule's saved tensors (an inner
   // op's output, say) enter the graph of the gradients with their inner grad_fn, so a later backward through that
   // graph reaches inner nodes both through this node and directly; one real 1.13 node would be run once there.
@@ -40,6 +52,8 @@ class CompositeNode : public Node {
   // inner nodes' saved tensors when the backward ends, not when this node has run, lets the direct paths read
   // them; a backward after that raises PyTorch's text wherever an inner rule needs a saved tensor.
   void release_saved() override {
+    for (auto& s : saved_outputs_) s.alias = Tensor();
+    for (auto& s : saved_inputs_) s.input = Tensor();
     if (!autograd::Engine::in_backward()) {
       for (const auto& n : inner_) n->release_saved();
       return;
@@ -66,7 +80,23 @@ class CompositeNode : public Node {
   struct Run;   // one backward's state, for the inner nodes' needs_input_grad (see apply)
   static bool executes(const void* run, const Node* next);
 
+  struct SavedOutput {
+    uint32_t output_nr;
+    Tensor alias;       // undefined once released (the inner nodes then raise the second-backward error)
+    uint64_t version;
+    std::weak_ptr<Node> view_fn;   // written in place through a view: that view's history then
+    uint32_t view_output_nr;
+  };
+
+  struct SavedInput {
+    Tensor input;       // undefined once released
+    uint64_t version;
+    uint32_t output_nr;
+  };
+
   std::string name_;
+  std::vector<SavedOutput> saved_outputs_;
+  std::vector<SavedInput> saved_inputs_;
   std::vector<Edge> output_edges_;                // per forward output: the inner edge its gradient enters by
   std::vector<std::shared_ptr<Node>> inner_;      // the inner graph's nodes
   std::unordered_map<const Node*, uint32_t> index_;
@@ -93,6 +123,17 @@ bool CompositeNode::executes(const void* run, const Node* next) {
 // The engine's loop over the inner graph alone: ready nodes by highest sequence number first, gradients
 // reaching one input summed with an engine op in the order they arrive, pre and post hooks run.
 TensorList CompositeNode::apply(TensorList&& grads) {
+  for (const SavedInput& s : saved_inputs_) {   // first, as 1.13's node unpacks what it saved before its rule
+    if (!s.input.defined()) continue;
+    const std::shared_ptr<Node>& fn = s.input.grad_fn();
+    autograd::check_saved_version(s.input, s.version, fn ? autograd::torch_name(*fn) : "", s.output_nr);
+  }
+  for (const SavedOutput& s : saved_outputs_) {
+    if (!s.alias.defined()) continue;
+    const std::shared_ptr<Node> view_fn = s.view_fn.lock();
+    autograd::check_saved_version(s.alias, s.version, view_fn ? autograd::torch_name(*view_fn) : name_,
+                                  view_fn ? s.view_output_nr : s.output_nr);
+  }
   const auto& edges = next_edges();
   TensorList result(edges.size());
   Run run{this, std::vector<uint8_t>(inner_.size(), 0), std::vector<uint8_t>(edges.size(), 0)};
@@ -197,7 +238,8 @@ TensorList CompositeNode::apply(TensorList&& grads) {
 
 }  // namespace
 
-TensorList composite(const std::string& name, const TensorList& inputs, const std::function<TensorList()>& forward) {
+TensorList composite(const std::string& name, const TensorList& inputs, const std::function<TensorList()>& forward,
+                      const std::vector<size_t>& saved_outputs, const std::vector<size_t>& saved_inputs) {
   bool any = false;
   for (const Tensor& t : inputs) any |= t.defined() && t.requires_grad();
   if (!GradMode::is_enabled() || !any) return forward();
@@ -251,18 +293,31 @@ TensorList composite(const std::string& name, const TensorList& inputs, const st
 
   auto node = std::make_shared<CompositeNode>(name, output_edges, std::move(inner));
   node->mutable_next_edges() = std::move(input_edges);
+  for (size_t i : saved_inputs)
+    if (i < inputs.size() && inputs[i].defined()) node->save_input(inputs[i]);
   node->set_num_inputs(static_cast<uint32_t>(outputs.size()));
   for (size_t k = 0; k < outputs.size(); ++k) {
     if (!output_edges[k].valid()) continue;
     const Tensor& inner_out = outputs[k];
     Tensor out = make_view(inner_out, inner_out.shape(), inner_out.strides(), inner_out.offset());
-    if (inner_out.is_view()) {   // the op's output is a view of an input: so is its handle (same base, same restrictions)
+    // The op's output is a view of an input: so is its handle (same base, same restrictions). A view of a tensor
+    // the composition made (conv2d's reshaped product, a pool's strided windows) is no view in 1.13, whose op
+    // returns a tensor of its own: an in-place op on it is recorded on it, not through CopySlices.
+    const auto views_an_input = [&](const Tensor& t) {
+      const TensorImpl* root = t.view_base().impl();
+      return std::any_of(inputs.begin(), inputs.end(), [root](const Tensor& in) {
+        return in.defined() && (in.impl() == root || (in.is_view() && in.view_base().impl() == root));
+      });
+    };
+    if (inner_out.is_view() && views_an_input(inner_out)) {
       TensorImpl& impl = *out.impl();
       impl.view_base = inner_out.view_base();
       impl.view_version = inner_out.impl()->view_version;
       impl.view_creation = inner_out.impl()->view_creation;
     }
     autograd::set_history(out, node, static_cast<uint32_t>(k));
+    if (std::find(saved_outputs.begin(), saved_outputs.end(), k) != saved_outputs.end())
+      node->save_output(static_cast<uint32_t>(k), out);
     outputs[k] = std::move(out);
   }
   return outputs;

@@ -33,7 +33,14 @@ namespace tinyddp {
 // those that require grad re-wrapped as outputs number 0, 1, ... of one node named `name` (views of the same
 // storage and version counter, views still where the output was one). Outputs that do not require grad (indices,
 // masks) come back as forward returned them. Without grad mode or an input that requires grad, forward's outputs.
+// saved_outputs: the outputs 1.13's node saves (LeakyReluBackward1 its result, ...): an in-place change of one
+// before the backward raises 1.13's "modified by an inplace operation" error naming this node, and an in-place op
+// made of the composite (apply_inplace) rebinds it to the tensor written (Node::replace_saved_output).
+// saved_inputs: the inputs 1.13's node saves (VarBackward0 its input, ...), checked alike (the error names the
+// input's history then), whether or not the composition itself keeps them.
 autograd::TensorList composite(const std::string& name, const autograd::TensorList& inputs,
-                               const std::function<autograd::TensorList()>& forward);
+                               const std::function<autograd::TensorList()>& forward,
+                               const std::vector<size_t>& saved_outputs = {},
+                               const std::vector<size_t>& saved_inputs = {});
 
 }  // namespace tinyddp

@@ -9,6 +9,7 @@
 #include "engine/ops/op_utils.h"
 
 #include "engine/autograd/inplace.h"
+#include "engine/ops/composite.h"
 #include "engine/core/promotion.h"
 
 namespace tinyddp {
@@ -26,28 +27,32 @@ bool records(const Tensor& self, const TensorList& others) {
 
 // The checks every in-place op makes before anything else, as 1.13 does: the writes autograd refuses, and a tensor
 // whose elements share memory (an expanded one), which no write may target. Returns whether the op records.
-bool begin_inplace(const Tensor& self, const TensorList& others, const char* op) {
+// And, as 1.13's TensorIterator, an operand that shares part of self's memory (check_no_partial_overlap).
+// `overlap_check`: false for the ops that skip both checks in 1.13 (fill_ and zero_, whose every write of one memory
+// location writes the same value; masked_fill_, which takes its value as a number).
+bool begin_inplace(const Tensor& self, const TensorList& others, const char* op, bool overlap_check = true) {
   check_defined(self, op, "tensor modified in place");
   const bool record = records(self, others);
   autograd::check_inplace(self, record);
+  if (!overlap_check) return record;
   for (int64_t d = 0; d < self.dim(); ++d)
     TINYDDP_CHECK(self.shape()[d] <= 1 || self.strides()[d] != 0,
                   "unsupported operation: more than one element of the written-to tensor refers to a single memory "
                   "location. Please clone() the tensor before performing the operation.");
+  for (const Tensor& other : others) check_no_partial_overlap(self, other);
   return record;
+}
+
+// 1.13's check that an in-place op's operand broadcasts to self's shape, with TensorIterator's text.
+void check_broadcasts_into(const Tensor& self, const Tensor& other) {
+  const Shape shape = broadcast_shapes(self.shape(), other.shape());
+  TINYDDP_CHECK(shape == self.shape(), "output with shape ", shape_str(self.shape()),
+                " doesn't match the broadcast shape ", shape_str(shape));
 }
 
 // Writes `value` (any layout, broadcastable to self) into self's elements, through self's strides.
 void write_into(Tensor& self, const Tensor& value) {
-  check_same_device(self, value, "in-place write");
-  const Tensor v = expand(value.detach(), self.shape()).contiguous();
-  dispatch_all(self.dtype(), [&]<typename T>() {
-    if (self.is_contiguous())
-      backend::copy_bytes(self.data_ptr<T>(), self.device(), v.data_ptr<T>(), v.device(), v.numel() * sizeof(T));
-    else
-      backend::copy_from_contiguous<T>(self.device(), self.shape(), v.data_ptr<T>(), self.data_ptr<T>(),
-                                       self.strides());
-  });
+  copy_values(self, value);
   self.bump_version();
 }
 
@@ -80,10 +85,11 @@ Tensor& record_inplace(Tensor& self, const std::function<Tensor(const Tensor&)>&
     NoGradGuard no_grad;
     write_into(self, to_dtype(result.detach(), self.dtype()));
   }
-  const std::shared_ptr<autograd::Node>& fn = result.grad_fn();
+  const std::shared_ptr<autograd::Node> fn = result.grad_fn();
   if (!fn || fn == input.grad_fn()) return self;   // the op gave its input back: self's history stands
-  fn->replace_saved_output(result.output_nr(), self);
   autograd::rebase_history(self, fn);
+  // After the rebase: a saved output is self now, with self's new history (SavedTensor::rebind_output).
+  fn->replace_saved_output(result.output_nr(), self);
   return self;
 }
 
@@ -106,8 +112,9 @@ Tensor overwritten(const Tensor& self, Tensor result, const char* name, const Te
 
 }  // namespace
 
-Tensor& apply_inplace(Tensor& self, const TensorList& others, const std::function<Tensor(const Tensor&)>& op) {
-  if (begin_inplace(self, others, "in-place op")) return record_inplace(self, op);
+Tensor& apply_inplace(Tensor& self, const TensorList& others, const std::function<Tensor(const Tensor&)>& op,
+                      bool overlap_check) {
+  if (begin_inplace(self, others, "in-place op", overlap_check)) return record_inplace(self, op);
   const Tensor result = op(self.detach());
   TINYDDP_CHECK(result.shape() == self.shape(), "output with shape ", shape_str(self.shape()),
                 " doesn't match the broadcast shape ", shape_str(result.shape()));
@@ -133,6 +140,12 @@ Tensor alpha_operand(double alpha, DType result, Device device) {
   return wrapped_number(static_cast<int64_t>(alpha), device);
 }
 
+// x + alpha * other recorded as 1.13's one node for add/sub with alpha (AddBackward0 / SubBackward0, alpha an
+// attribute of the node, not a MulBackward1 of its own).
+Tensor scaled(const Tensor& x, const Tensor& other, double alpha, const char* name) {
+  return composite(name, {x, other}, [&] { return TensorList{add(x, mul(other, alpha))}; })[0];
+}
+
 }  // namespace
 
 // self += alpha * other (other broadcast to self's shape).
@@ -140,11 +153,11 @@ Tensor& add_(Tensor& self, const Tensor& other, double alpha) {
   check_defined(other, "add_", "source");
   const bool record = begin_inplace(self, {other}, "add_");
   check_same_device(self, other, "add_");
-  TINYDDP_CHECK(broadcast_shapes(self.shape(), other.shape()) == self.shape(), "add_: the source of shape ",
-                shape_str(other.shape()), " does not broadcast to the destination's shape ", shape_str(self.shape()),
-                ".");
+  check_broadcasts_into(self, other);
   if (record)
-    return record_inplace(self, [&](const Tensor& x) { return alpha == 1.0 ? add(x, other) : add(x, mul(other, alpha)); });
+    return record_inplace(self, [&](const Tensor& x) {
+      return alpha == 1.0 ? add(x, other) : scaled(x, other, alpha, "AddBackward0");
+    });
   if (needs_promotion(self, other)) {
     const DType result = result_type(self, other);
     check_cast_into(result, self);
@@ -178,7 +191,9 @@ Tensor& sub_(Tensor& self, const Tensor& other, double alpha) {
   }
   if (records(self, {other})) {   // recorded as sub (SubBackward0), not as add of a negated source
     begin_inplace(self, {other}, "sub_");
-    return record_inplace(self, [&](const Tensor& x) { return alpha == 1.0 ? sub(x, other) : sub(x, mul(other, alpha)); });
+    return record_inplace(self, [&](const Tensor& x) {
+      return alpha == 1.0 ? sub(x, other) : scaled(x, other, -alpha, "SubBackward0");
+    });
   }
   return add_(self, other, -alpha);
 }
@@ -205,9 +220,7 @@ Tensor& mul_(Tensor& self, const Tensor& other) {
   const bool record = begin_inplace(self, {other}, "mul_");
   check_same_device(self, other, "mul_");
   if (needs_promotion(self, other)) check_cast_into(result_type(self, other), self);
-  TINYDDP_CHECK(broadcast_shapes(self.shape(), other.shape()) == self.shape(), "mul_: the source of shape ",
-                shape_str(other.shape()), " does not broadcast to the destination's shape ", shape_str(self.shape()),
-                ".");
+  check_broadcasts_into(self, other);
   if (record) return record_inplace(self, [&](const Tensor& x) { return mul(x, other); });
   NoGradGuard no_grad;
   write_into(self, to_dtype(mul(self.detach(), other.detach()), self.dtype()));
@@ -221,9 +234,7 @@ Tensor& div_(Tensor& self, const Tensor& other) {
   check_same_device(self, other, "div_");
   const DType promoted = result_type(self, other);
   check_cast_into(is_floating(promoted) ? promoted : kDefaultFloatDType, self);
-  TINYDDP_CHECK(broadcast_shapes(self.shape(), other.shape()) == self.shape(), "div_: the source of shape ",
-                shape_str(other.shape()), " does not broadcast to the destination's shape ", shape_str(self.shape()),
-                ".");
+  check_broadcasts_into(self, other);
   if (record) return record_inplace(self, [&](const Tensor& x) { return div(x, other); });
   NoGradGuard no_grad;
   write_into(self, to_dtype(div(self.detach(), other.detach()), self.dtype()));
@@ -232,7 +243,7 @@ Tensor& div_(Tensor& self, const Tensor& other) {
 
 // self = value everywhere: FillBackward2 under autograd, as 1.13's fill_ with a number.
 Tensor& fill_(Tensor& self, double value) {
-  if (begin_inplace(self, {}, "fill_"))
+  if (begin_inplace(self, {}, "fill_", /*overlap_check=*/false))
     return record_inplace(self, [&](const Tensor& x) {
       return overwritten(x, full(x.shape(), value, x.dtype(), x.device()), "FillBackward2", Tensor());
     });
@@ -252,7 +263,7 @@ Tensor& fill_(Tensor& self, const Tensor& value) {
   check_defined(value, "fill_", "value");
   TINYDDP_CHECK(value.dim() == 0, "fill_ only supports 0-dimension value tensor but got tensor with ", value.dim(),
                 " dimensions.");
-  const bool record = begin_inplace(self, {value}, "fill_");
+  const bool record = begin_inplace(self, {value}, "fill_", /*overlap_check=*/false);
   if (!record) return fill_(self, value.item());
   return record_inplace(self, [&](const Tensor& x) {
     const Tensor filled = to_dtype(expand(reshape(value.detach(), {}), x.shape()), x.dtype()).contiguous();
@@ -262,7 +273,7 @@ Tensor& fill_(Tensor& self, const Tensor& value) {
 
 // fill_(0), recorded as 1.13's zero_ (ZeroBackward0).
 Tensor& zero_(Tensor& self) {
-  if (begin_inplace(self, {}, "zero_"))
+  if (begin_inplace(self, {}, "zero_", /*overlap_check=*/false))
     return record_inplace(self, [&](const Tensor& x) {
       return overwritten(x, zeros(x.shape(), x.dtype(), x.device()), "ZeroBackward0", Tensor());
     });
@@ -272,8 +283,7 @@ Tensor& zero_(Tensor& self) {
 Tensor& copy_(Tensor& self, const Tensor& src) {
   check_defined(src, "copy_", "source");
   const bool record = begin_inplace(self, {src}, "copy_");
-  TINYDDP_CHECK(broadcast_shapes(self.shape(), src.shape()) == self.shape(), "copy_: the source of shape ",
-                shape_str(src.shape()), " does not broadcast to the destination's shape ", shape_str(self.shape()), ".");
+  check_broadcasts_into(self, src);
   // Like PyTorch's copy_, the source may live on another device and hold another dtype.
   const auto copied = [&](const Tensor& like) {
     NoGradGuard no_grad;
@@ -284,6 +294,89 @@ Tensor& copy_(Tensor& self, const Tensor& src) {
   NoGradGuard no_grad;
   write_into(self, copied(self));
   return self;
+}
+
+Tensor& overwrite_(Tensor& self, const char* name, const std::function<Tensor()>& values, const TensorList& others,
+                   const std::string& not_implemented) {
+  if (!begin_inplace(self, others, name)) {
+    const Tensor v = values();
+    NoGradGuard no_grad;
+    write_into(self, to_dtype(v, self.dtype()));
+    return self;
+  }
+  return record_inplace(self, [&](const Tensor& x) {
+    Tensor result = to_dtype(values(), x.dtype()).contiguous();   // a fresh tensor
+    TensorList inputs{x};
+    inputs.insert(inputs.end(), others.begin(), others.end());
+    std::vector<std::pair<Shape, DType>> like;   // the inputs' shapes and dtypes, for their zero gradients
+    for (const Tensor& t : inputs) like.emplace_back(t.defined() ? t.shape() : Shape{}, (t.defined() ? t : x).dtype());
+    auto rule = [like, not_implemented](const TensorList& g, OpNode& n) {
+      TINYDDP_CHECK(not_implemented.empty(), "derivative for ", not_implemented, " is not implemented");
+      TensorList out(n.next_edges().size());   // the values depend on none of the inputs' values
+      for (size_t i = 0; i < out.size(); ++i)
+        if (n.needs_input_grad(i)) out[i] = zeros(like[i].first, like[i].second, g[0].device());
+      return out;
+    };
+    autograd::set_history(result, autograd::make_node(name, inputs, rule));
+    return result;
+  });
+}
+
+// ---- in-place view ops ----
+// t_, transpose_, squeeze_, unsqueeze_: self takes the shape and strides of the out-of-place view over its own
+// storage, its version is bumped (1.13 bumps it though no element changes), and under autograd 1.13's node for the
+// in-place form (TBackward1, ...; `backward` undoes the view) becomes self's history, on self itself
+// (autograd::set_inplace_view_history).
+namespace {
+
+Tensor& view_inplace(Tensor& self, const char* name, const std::function<Tensor(const Tensor&)>& view_op,
+                     std::function<Tensor(const Tensor&)> backward) {
+  check_defined(self, name, "tensor modified in place");
+  const bool record = records(self, {});
+  autograd::check_inplace(self, record);
+  Tensor view;
+  {
+    NoGradGuard no_grad;
+    view = view_op(self.detach());
+  }
+  std::shared_ptr<autograd::OpNode> node;
+  if (record)
+    node = autograd::make_node(name, {self}, [backward = std::move(backward)](const TensorList& g, OpNode&) {
+      return TensorList{backward(g[0])};
+    });
+  TensorImpl& impl = *self.impl();
+  impl.shape = view.shape();
+  impl.strides = view.strides();
+  impl.offset = view.offset();
+  self.bump_version();
+  if (node) autograd::set_inplace_view_history(self, node);
+  return self;
+}
+
+}  // namespace
+
+Tensor& t_(Tensor& self) {
+  const bool swaps = self.defined() && self.dim() == 2;
+  return view_inplace(self, "TBackward1", [](const Tensor& x) { return t(x); },
+                      [swaps](const Tensor& g) { return swaps ? t(g) : g; });
+}
+
+Tensor& transpose_(Tensor& self, int64_t dim0, int64_t dim1) {
+  return view_inplace(self, "TransposeBackward1", [&](const Tensor& x) { return transpose(x, dim0, dim1); },
+                      [dim0, dim1](const Tensor& g) { return transpose(g, dim0, dim1); });
+}
+
+Tensor& squeeze_(Tensor& self, std::optional<int64_t> dim) {
+  const Shape before = self.defined() ? self.shape() : Shape{};
+  return view_inplace(self, dim ? "SqueezeBackward3" : "SqueezeBackward2",
+                      [&](const Tensor& x) { return squeeze(x, dim); },
+                      [before](const Tensor& g) { return reshape(g, before); });
+}
+
+Tensor& unsqueeze_(Tensor& self, int64_t dim) {
+  const Shape before = self.defined() ? self.shape() : Shape{};
+  return view_inplace(self, "UnsqueezeBackward1", [&](const Tensor& x) { return unsqueeze(x, dim); },
+                      [before](const Tensor& g) { return reshape(g, before); });
 }
 
 }  // namespace tinyddp

@@ -2,6 +2,8 @@
 // strides, and the unary/binary kernel calls on the inputs' device.
 #include "engine/ops/op_utils.h"
 
+#include <algorithm>
+
 #include "engine/core/promotion.h"
 
 namespace tinyddp {
@@ -85,6 +87,42 @@ Tensor compare_kernel(CompareOp op, const Tensor& a, const Tensor& b, const char
                         broadcast_strides(y, shape), out.data_ptr<bool>());
   });
   return out;
+}
+
+void copy_values(const Tensor& dst, const Tensor& value) {
+  check_same_device(dst, value, "in-place write");
+  const Tensor v = expand(value.detach(), dst.shape()).contiguous();
+  dispatch_all(dst.dtype(), [&]<typename T>() {
+    if (dst.is_contiguous())
+      backend::copy_bytes(dst.data_ptr<T>(), dst.device(), v.data_ptr<T>(), v.device(), v.numel() * sizeof(T));
+    else
+      backend::copy_from_contiguous<T>(dst.device(), dst.shape(), v.data_ptr<T>(), dst.data_ptr<T>(), dst.strides());
+  });
+}
+
+bool is_dense(const Tensor& t) {
+  std::vector<std::pair<int64_t, int64_t>> dims;   // (stride, size) of the dims of size > 1
+  for (int64_t d = 0; d < t.dim(); ++d)
+    if (t.shape()[d] != 1) dims.emplace_back(t.strides()[d], t.shape()[d]);
+  std::sort(dims.begin(), dims.end());
+  int64_t expected = 1;
+  for (const auto& [stride, size] : dims) {
+    if (stride != expected) return false;
+    expected *= size;
+  }
+  return true;
+}
+
+void check_no_partial_overlap(const Tensor& written, const Tensor& read) {
+  if (!read.defined() || written.is_same(read) || written.numel() == 0 || read.numel() == 0 ||
+      written.storage() != read.storage() || !is_dense(written) || !is_dense(read))
+    return;
+  const int64_t w_begin = written.offset(), w_end = w_begin + written.numel();
+  const int64_t r_begin = read.offset(), r_end = r_begin + read.numel();
+  const bool full = w_begin == r_begin && w_end == r_end && written.strides() == read.strides();
+  TINYDDP_CHECK(full || w_end <= r_begin || r_end <= w_begin,
+                "unsupported operation: some elements of the input tensor and the written-to tensor refer to a single "
+                "memory location. Please clone() the tensor before performing the operation.");
 }
 
 }  // namespace detail

@@ -126,6 +126,14 @@ Tensor narrow(const Tensor& x, int64_t dim, int64_t start, int64_t length);
 // else ValueError "step must be greater than zero"). SliceBackward0, as narrow.
 Tensor slice(const Tensor& x, int64_t dim, int64_t start, int64_t end, int64_t step = 1);
 Tensor select(const Tensor& x, int64_t dim, int64_t index);   // x[..., index, ...]: a view without dim
+// The elements (i, i + offset) of dims dim1 and dim2 as a new last dim: a view (DiagonalBackward0).
+Tensor diagonal(const Tensor& x, int64_t offset = 0, int64_t dim1 = 0, int64_t dim2 = 1);
+// The windows of `size` elements every `step` along dim as a new last dim: a view (UnfoldBackward0).
+Tensor unfold(const Tensor& x, int64_t dim, int64_t size, int64_t step);
+// A view of x's storage with these sizes, strides and storage offset (x's by default): AsStridedBackward0, whose
+// gradient tinyddp computes for a contiguous x the view stays within.
+Tensor as_strided(const Tensor& x, const Shape& shape, const Shape& strides,
+                  std::optional<int64_t> storage_offset = std::nullopt);
 Tensor alias(const Tensor& x);                                // a view of all of x (x[...])
 Tensor expand(const Tensor& x, const Shape& shape);    // broadcast to shape without copying (stride 0)
 Tensor unsqueeze(const Tensor& x, int64_t dim);
@@ -213,10 +221,29 @@ Tensor& fill_(Tensor& self, double value);
 Tensor& fill_(Tensor& self, const Tensor& value);   // value: one element, its gradient the sum of self's
 Tensor& zero_(Tensor& self);
 Tensor& copy_(Tensor& self, const Tensor& src);
+// Overwrites self with values() (self's shape and dtype, computed only after the checks every in-place op makes,
+// so a refused write draws no random numbers): the in-place ops whose result does not depend on self's old values
+// (uniform_, normal_, bernoulli_ ...). Under autograd a node named `name` becomes self's history, with self's old
+// history as its input and a zero gradient for it (1.13's UniformBackward0 ...). `others`: the op's other tensor
+// inputs (bernoulli_'s probabilities), edges of the node too, with zero gradients. not_implemented: for 1.13's
+// NotImplemented node (name "NotImplemented"), the op it names ("aten::scatter_"): its backward raises "derivative
+// for aten::scatter_ is not implemented".
+Tensor& overwrite_(Tensor& self, const char* name, const std::function<Tensor()>& values,
+                   const std::vector<Tensor>& others = {}, const std::string& not_implemented = "");
+// In-place view ops: self takes the out-of-place view's shape and strides over its own storage (one version bump);
+// under autograd 1.13's node for the in-place form (TBackward1, TransposeBackward1, SqueezeBackward2/3,
+// UnsqueezeBackward1) becomes self's history.
+Tensor& t_(Tensor& self);
+Tensor& transpose_(Tensor& self, int64_t dim0, int64_t dim1);
+Tensor& squeeze_(Tensor& self, std::optional<int64_t> dim = std::nullopt);
+Tensor& unsqueeze_(Tensor& self, int64_t dim);
 // The in-place form of any out-of-place op: writes op(self) into self, and under autograd gives self op's node
 // as its history (op runs on a copy of self's values that carries self's history). `others`: op's other tensor
 // inputs, which decide with self whether the op is recorded. How the front end makes exp_, clamp_, relu_ ...
-Tensor& apply_inplace(Tensor& self, const std::vector<Tensor>& others, const std::function<Tensor(const Tensor&)>& op);
+// overlap_check: refuse, as 1.13's TensorIterator does, an expanded self and an operand sharing part of self's
+// memory (false for masked_fill_, whose value 1.13 reads as a number).
+Tensor& apply_inplace(Tensor& self, const std::vector<Tensor>& others, const std::function<Tensor(const Tensor&)>& op,
+                      bool overlap_check = true);
 
 // ---- random numbers (generator.h): PyTorch 1.13's values for a seed; gen = nullptr draws from the calling
 // thread's default generator ----

@@ -249,46 +249,51 @@ std::vector<int64_t> draw_order(const Tensor& self) {
   return order;
 }
 
-// An in-place draw: the values go into a fresh tensor first (in self's memory order), then into self with copy_,
-// which checks and bumps the version as every in-place op does (and reaches any layout and device).
+// An in-place draw: the values go into a fresh tensor first (in self's memory order), then into self with
+// overwrite_, which checks (before anything is drawn), bumps the version as every in-place op does (and reaches
+// any layout and device), and under autograd records 1.13's node (`node`: UniformBackward0, ...).
 template <typename Draw>
-Tensor& draw_into(Tensor& self, const char* op, Draw draw) {
+Tensor& draw_into(Tensor& self, const char* op, const char* node, Draw draw) {
   detail::check_defined(self, op, "tensor filled in place");
-  Tensor drawn = empty(self.shape(), self.dtype());
-  draw(drawn);
-  if (!self.is_contiguous() && self.numel() > 1) {
-    Tensor placed = empty(self.shape(), self.dtype());
-    const std::vector<int64_t> order = draw_order(self);
-    dispatch_all(self.dtype(), [&]<typename T>() {
-      const T* from = drawn.data_ptr<T>();
-      T* to = placed.data_ptr<T>();
-      for (size_t k = 0; k < order.size(); ++k) to[order[k]] = from[k];
-    });
-    drawn = placed;
-  }
-  return copy_(self, drawn);
+  return overwrite_(self, node, [&] {
+    Tensor drawn = empty(self.shape(), self.dtype());
+    draw(drawn);
+    if (!self.is_contiguous() && self.numel() > 1) {
+      Tensor placed = empty(self.shape(), self.dtype());
+      const std::vector<int64_t> order = draw_order(self);
+      dispatch_all(self.dtype(), [&]<typename T>() {
+        const T* from = drawn.data_ptr<T>();
+        T* to = placed.data_ptr<T>();
+        for (size_t k = 0; k < order.size(); ++k) to[order[k]] = from[k];
+      });
+      drawn = placed;
+    }
+    return drawn;
+  });
 }
 
 }  // namespace
 
 Tensor& uniform_(Tensor& self, double from, double to, Generator* gen) {
   TINYDDP_CHECK(from <= to, "uniform_ expects to return a [from, to) range, but found from=", from, " > to=", to);
-  return draw_into(self, "uniform_", [&](Tensor& out) { draw_uniform(out, from, to, pick(gen)); });
+  return draw_into(self, "uniform_", "UniformBackward0",
+                   [&](Tensor& out) { draw_uniform(out, from, to, pick(gen)); });
 }
 
 Tensor& normal_(Tensor& self, double mean, double stddev, Generator* gen) {
   TINYDDP_CHECK(stddev >= 0.0, "normal expects std >= 0.0, but found std ", stddev);
   const bool blocked = self.numel() >= 16 && self.is_contiguous();   // decided by self's layout, as in PyTorch
-  return draw_into(self, "normal_", [&](Tensor& out) { draw_normal(out, mean, stddev, blocked, pick(gen)); });
+  return draw_into(self, "normal_", "NormalBackward0",
+                   [&](Tensor& out) { draw_normal(out, mean, stddev, blocked, pick(gen)); });
 }
 
 Tensor& bernoulli_(Tensor& self, double p, Generator* gen) {
   TINYDDP_CHECK(0.0 <= p && p <= 1.0, "bernoulli_ expects p to be in [0, 1], but got p=", p);
-  return draw_into(self, "bernoulli_", [&](Tensor& out) { draw_bernoulli(out, p, pick(gen)); });
+  return draw_into(self, "bernoulli_", "BernoulliBackward2", [&](Tensor& out) { draw_bernoulli(out, p, pick(gen)); });
 }
 
 Tensor& random_(Tensor& self, Generator* gen) {
-  return draw_into(self, "random_", [&](Tensor& out) { draw_random(out, pick(gen)); });
+  return draw_into(self, "random_", "RandomBackward2", [&](Tensor& out) { draw_random(out, pick(gen)); });
 }
 
 Tensor randn(const Shape& shape, DType dtype, Generator* gen) {

@@ -95,7 +95,10 @@ namespace {
 // quotient, which sum * (1 / count) is not: 36 / 40 is 0.9f, 36 * 0.025f is the float above), recorded as one
 // node named as PyTorch's (MeanBackward0 for all elements, MeanBackward1 over dims). Its backward is 1.13's
 // mean_backward: g divided by the count, then sum's expand.
-Tensor mean_of(const Tensor& x, const std::vector<bool>& mask, bool keepdim, const char* node_name) {
+// saves_input: 1.13's node saves x (MeanBackward1 does, MeanBackward0 does not), so an in-place change of x before
+// the backward raises its error there too, though the rule reads only shapes.
+Tensor mean_of(const Tensor& x, const std::vector<bool>& mask, bool keepdim, const char* node_name,
+               bool saves_input) {
   int64_t count = 1;
   for (size_t d = 0; d < mask.size(); ++d)
     if (mask[d]) count *= x.shape()[d];
@@ -110,6 +113,7 @@ Tensor mean_of(const Tensor& x, const std::vector<bool>& mask, bool keepdim, con
     return TensorList{expand(reshape(quotient, kshape), shape)};
   });
   autograd::set_history(out, node);
+  if (node && saves_input) node->save(x);
   return out;
 }
 
@@ -117,13 +121,13 @@ Tensor mean_of(const Tensor& x, const std::vector<bool>& mask, bool keepdim, con
 
 Tensor mean(const Tensor& x, const std::vector<int64_t>& dims, bool keepdim) {
   check_mean_dtype(x);
-  return mean_of(x, reduce_mask(x, dims, "mean"), keepdim, "MeanBackward1");
+  return mean_of(x, reduce_mask(x, dims, "mean"), keepdim, "MeanBackward1", /*saves_input=*/true);
 }
 
 Tensor mean(const Tensor& x) {
   check_mean_dtype(x);
   TINYDDP_CHECK(x.numel() > 0, "mean: cannot take the mean of an empty tensor of shape ", shape_str(x.shape()), ".");
-  return mean_of(x, std::vector<bool>(x.dim(), true), false, "MeanBackward0");
+  return mean_of(x, std::vector<bool>(x.dim(), true), false, "MeanBackward0", /*saves_input=*/false);
 }
 
 // y = max over all elements.  dy/dx = 1/k at each of the k elements equal to the maximum (PyTorch 1.13

@@ -333,6 +333,138 @@ Tensor select(const Tensor& x, int64_t dim, int64_t index) {
   return out;
 }
 
+namespace {
+
+// The row-major positions in a tensor of shape `in` of the elements of a view with `shape` and `strides` over
+// that tensor's row-major layout, starting at position `first`, in the view's row-major order.
+std::vector<int64_t> strided_positions(const Shape& shape, const Shape& strides, int64_t first) {
+  std::vector<int64_t> positions{first};
+  for (size_t d = 0; d < shape.size(); ++d) {
+    std::vector<int64_t> next;
+    next.reserve(positions.size() * static_cast<size_t>(shape[d]));
+    for (int64_t p : positions)
+      for (int64_t i = 0; i < shape[d]; ++i) next.push_back(p + i * strides[d]);
+    positions = std::move(next);
+  }
+  return positions;
+}
+
+// The gradient of a view that reads the elements of a tensor of shape `in` at row-major `positions` (one per
+// element of g, a position repeated where windows overlap): g summed into zeros of that shape there (an
+// index_put that accumulates, differentiable again).
+Tensor scattered_back(const Tensor& g, const Shape& in, const std::vector<int64_t>& positions) {
+  const Tensor where = from_vector(positions, {static_cast<int64_t>(positions.size())}, DType::i64);
+  const Tensor flat = zeros({numel_of(in)}, g.dtype(), g.device());
+  return reshape(index_put(flat, {where}, reshape(g, {-1}), /*accumulate=*/true), in);
+}
+
+// The strides of x's shape laid out row-major.
+Shape row_major_strides(const Shape& shape) {
+  Shape strides(shape.size(), 1);
+  for (size_t d = shape.size(); d-- > 1;) strides[d - 1] = strides[d] * shape[d];
+  return strides;
+}
+
+}  // namespace
+
+// The elements (i, i + offset) of dims dim1 and dim2, as a new last dim (a view: that dim's stride is the sum of
+// theirs). dx = g placed on that diagonal of zeros of x's shape (PyTorch's DiagonalBackward0).
+Tensor diagonal(const Tensor& x, int64_t offset, int64_t dim1, int64_t dim2) {
+  check_defined(x, "diagonal");
+  const int64_t d1 = wrap_dim(dim1, x.dim()), d2 = wrap_dim(dim2, x.dim());
+  TINYDDP_CHECK(d1 != d2, "diagonal dimensions cannot be identical ", dim1, ", ", dim2);
+  const int64_t rows = x.shape()[d1], cols = x.shape()[d2];
+  const int64_t count =
+      std::max<int64_t>(0, offset >= 0 ? std::min(rows, cols - offset) : std::min(rows + offset, cols));
+  // The view's strides over a layout (x's, or a row-major one of x's shape) and its first element there.
+  const auto geometry = [&](const Shape& strides, int64_t base_offset, Shape& out_strides) {
+    int64_t start = base_offset;
+    if (count > 0) start += offset >= 0 ? offset * strides[d2] : -offset * strides[d1];
+    out_strides.clear();
+    for (int64_t d = 0; d < x.dim(); ++d)
+      if (d != d1 && d != d2) out_strides.push_back(strides[d]);
+    out_strides.push_back(strides[d1] + strides[d2]);
+    return start;
+  };
+  Shape shape;
+  for (int64_t d = 0; d < x.dim(); ++d)
+    if (d != d1 && d != d2) shape.push_back(x.shape()[d]);
+  shape.push_back(count);
+  Shape strides, logical;
+  const int64_t start = geometry(x.strides(), x.offset(), strides);
+  Tensor out = view_op_result(x, shape, strides, start);
+  const int64_t first = geometry(row_major_strides(x.shape()), 0, logical);
+  auto node = autograd::make_node("DiagonalBackward0", {x}, [in = x.shape(), shape, logical, first](
+                                                               const TensorList& g, OpNode&) {
+    return TensorList{scattered_back(g[0], in, strided_positions(shape, logical, first))};
+  });
+  autograd::set_history(out, node);
+  return out;
+}
+
+// The windows of `size` elements every `step` along dim, as a new last dim (a view: dim's stride times step, the
+// new dim's stride dim's). dx = g summed back at the positions each window read (UnfoldBackward0).
+Tensor unfold(const Tensor& x, int64_t dim, int64_t size, int64_t step) {
+  check_defined(x, "unfold");
+  dim = wrap_dim(dim, std::max<int64_t>(x.dim(), 1));
+  const int64_t length = x.dim() > 0 ? x.shape()[dim] : 1;
+  TINYDDP_CHECK(size <= length, "maximum size for tensor at dimension ", dim, " is ", length, " but size is ", size);
+  TINYDDP_CHECK(step > 0, "step is ", step, " but must be > 0");
+  const auto geometry = [&](const Shape& strides, Shape& out_shape, Shape& out_strides) {
+    out_shape = x.shape();
+    out_strides = strides;
+    if (x.dim() > 0) {
+      out_shape[dim] = (length - size) / step + 1;
+      out_strides[dim] = strides[dim] * step;
+    }
+    out_shape.push_back(size);
+    out_strides.push_back(x.dim() > 0 ? strides[dim] : 1);
+  };
+  Shape shape, strides, logical;
+  geometry(x.strides(), shape, strides);
+  Tensor out = view_op_result(x, shape, strides, x.offset());
+  geometry(row_major_strides(x.shape()), shape, logical);
+  auto node = autograd::make_node("UnfoldBackward0", {x}, [in = x.shape(), shape, logical](const TensorList& g,
+                                                                                            OpNode&) {
+    return TensorList{scattered_back(g[0], in, strided_positions(shape, logical, 0))};
+  });
+  autograd::set_history(out, node);
+  return out;
+}
+
+// A view of x's storage with any sizes, strides and storage offset (PyTorch's as_strided). dx = g summed back at
+// the elements of x each element of the view reads; tinyddp computes that for a contiguous x only.
+Tensor as_strided(const Tensor& x, const Shape& shape, const Shape& strides, std::optional<int64_t> storage_offset) {
+  check_defined(x, "as_strided");
+  TINYDDP_CHECK(shape.size() == strides.size(), "mismatch in length of strides and shape");
+  const int64_t offset = storage_offset.value_or(x.offset());
+  int64_t last = offset;   // the largest storage element the view reaches
+  for (size_t d = 0; d < shape.size(); ++d) {
+    TINYDDP_CHECK(shape[d] >= 0, "as_strided: negative size ", shape[d]);
+    TINYDDP_CHECK(strides[d] >= 0, "as_strided: Negative strides are not supported at the moment, got strides: ",
+                  shape_str(strides));
+    if (shape[d] == 0) last = offset - 1;
+    if (last >= offset) last += (shape[d] - 1) * strides[d];
+  }
+  const int64_t storage_numel = static_cast<int64_t>(x.storage()->nbytes / element_size(x.dtype()));
+  TINYDDP_CHECK(last < storage_numel, "setStorage: sizes ", shape_str(shape), ", strides ", shape_str(strides),
+                ", storage offset ", offset, ", and itemsize ", element_size(x.dtype()),
+                " requiring a storage size of ", (last + 1) * static_cast<int64_t>(element_size(x.dtype())),
+                " are out of bounds for storage of size ", x.storage()->nbytes);
+  Tensor out = view_op_result(x, shape, strides, offset);
+  if (!GradMode::is_enabled() || !x.requires_grad()) return out;
+  TINYDDP_CHECK(x.is_contiguous() && (last < offset || (offset >= x.offset() && last < x.offset() + x.numel())),
+                "tinyddp: as_strided under autograd needs a contiguous input whose elements the view stays within "
+                "(its gradient is then summed back element by element).");
+  auto node = autograd::make_node("AsStridedBackward0", {x}, [in = x.shape(), shape, strides,
+                                                             first = offset - x.offset()](const TensorList& g,
+                                                                                          OpNode&) {
+    return TensorList{scattered_back(g[0], in, strided_positions(shape, strides, first))};
+  });
+  autograd::set_history(out, node);
+  return out;
+}
+
 // The same elements, shape and strides (a view; PyTorch's alias, what x[...] returns).  dx = g.
 Tensor alias(const Tensor& x) {
   check_defined(x, "alias");
@@ -473,8 +605,7 @@ Tensor cat(const std::vector<Tensor>& tensors, int64_t dim) {
     NoGradGuard no_grad;
     int64_t offset = 0;
     for (size_t i = 0; i < tensors.size(); ++i) {
-      Tensor slot = narrow(out, dim, offset, sizes[i]);
-      copy_(slot, tensors[i].detach());
+      copy_values(narrow(out, dim, offset, sizes[i]), to_dtype(tensors[i].detach(), out.dtype()));   // version 0
       offset += sizes[i];
     }
   }

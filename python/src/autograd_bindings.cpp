@@ -77,10 +77,7 @@ void bind_autograd(py::module_& m) {
   py::class_<autograd::Node, std::shared_ptr<autograd::Node>>(m, "Node")
       // 1.13 names its C++-only nodes with their namespace ("torch::autograd::AccumulateGrad"); the repr keeps
       // the bare class name, as there.
-      .def("name",
-           [](const autograd::Node& n) {
-             return n.name() == "AccumulateGrad" ? "torch::autograd::" + n.name() : n.name();
-           })
+      .def("name", [](const autograd::Node& n) { return autograd::torch_name(n); })
       .def_property_readonly("next_functions", [](const autograd::Node& n) {
         py::list out;
         for (const autograd::Edge& e : n.next_edges())
@@ -94,9 +91,45 @@ void bind_autograd(py::module_& m) {
         return "<" + n.name() + " object at " + address.str() + ">";
       });
 
+  // torch.autograd.Function (tinyddp/autograd/function.py): its node, whose backward is Python's, and 1.13's
+  // wrapping of the forward's outputs (engine/autograd/custom_function.h).
+  py::class_<autograd::CustomFunctionNode, autograd::Node, std::shared_ptr<autograd::CustomFunctionNode>>(
+      m, "_CustomFunctionNode")
+      .def("save", [](autograd::CustomFunctionNode& n, const py::object& tensors) { n.save(tensors_from_py(tensors)); })
+      .def("set_materialize_grads", &autograd::CustomFunctionNode::set_materialize_grads)
+      // 1.13's node is an instance of the Python class it makes per Function, in torch.autograd.function
+      .def("__repr__", [](const autograd::CustomFunctionNode& n) {
+        std::ostringstream address;
+        address << static_cast<const void*>(&n);
+        return "<torch.autograd.function." + n.name() + " object at " + address.str() + ">";
+      });
+  // backward(grads, saved) -> one gradient (or None) per tensor input; called on the backward's thread, under
+  // the GIL it takes back.
+  m.def("_custom_function_node", [](const std::string& name, const py::object& inputs, const py::function& backward) {
+    autograd::CustomFunctionNode::Backward run = [fn = PyRef(backward)](const autograd::TensorList& grads,
+                                                                       const autograd::TensorList& saved) {
+      py::gil_scoped_acquire gil;
+      py::tuple py_grads(grads.size()), py_saved(saved.size());
+      for (size_t i = 0; i < grads.size(); ++i) py_grads[i] = to_py(grads[i]);
+      for (size_t i = 0; i < saved.size(); ++i) py_saved[i] = to_py(saved[i]);
+      return tensors_from_py(fn.get()(py_grads, py_saved));
+    };
+    return std::make_shared<autograd::CustomFunctionNode>(name, std::move(run), tensors_from_py(inputs));
+  });
+  m.def("_wrap_custom_function_outputs",
+        [](const std::shared_ptr<autograd::CustomFunctionNode>& node, const py::object& inputs,
+           const py::object& outputs, const py::object& dirty, const py::object& non_differentiable) {
+          const autograd::TensorList wrapped = autograd::wrap_custom_function_outputs(
+              node, tensors_from_py(inputs), tensors_from_py(outputs), tensors_from_py(dirty),
+              tensors_from_py(non_differentiable));
+          py::list out;
+          for (const Tensor& t : wrapped) out.append(to_py(t));
+          return out;
+        });
+
   py::class_<RemovableHandle>(m, "RemovableHandle").def("remove", &RemovableHandle::remove);
 
-  auto cls = py::reinterpret_borrow<py::class_<Tensor>>(m.attr("Tensor"));
+  auto cls = py::reinterpret_borrow<TensorClass>(m.attr("Tensor"));
   cls.def(
       "backward",
       [](const Tensor& t, const py::object& gradient, const py::object& retain_graph, bool create_graph,
@@ -173,18 +206,21 @@ void bind_autograd(py::module_& m) {
   // composite(name, inputs, fn) (engine/ops/composite.h): fn() runs the op's composition (a tensor, or a
   // sequence of tensors and Nones) with the GIL held; its results come back recorded as outputs of one node
   // named `name`, in the same form (a tensor, or a tuple).
-  m.def("_composite", [](const std::string& name, const py::object& inputs, const py::function& fn) -> py::object {
+  m.def("_composite", [](const std::string& name, const py::object& inputs, const py::function& fn,
+                         const std::vector<size_t>& saved_outputs, const std::vector<size_t>& saved_inputs)
+            -> py::object {
     bool single = false;
     autograd::TensorList outs = composite(name, tensors_from_py(inputs), [&]() {
       py::object result = fn();
       single = py::isinstance<Tensor>(result);
       return tensors_from_py(result);
-    });
+    }, saved_outputs, saved_inputs);
     if (single) return to_py(outs[0]);
     py::list out;
     for (const Tensor& t : outs) out.append(to_py(t));
     return py::tuple(out);
-  }, py::arg("name"), py::arg("inputs"), py::arg("fn"));
+  }, py::arg("name"), py::arg("inputs"), py::arg("fn"), py::arg("saved_outputs") = std::vector<size_t>{},
+     py::arg("saved_inputs") = std::vector<size_t>{});
   m.def("_push_saved_tensors_default_hooks", &push_saved_tensors_hooks, py::arg("pack_hook"), py::arg("unpack_hook"));
   m.def("_pop_saved_tensors_default_hooks", &pop_saved_tensors_hooks);
   m.def("_checkpoint", &checkpoint, py::arg("function"), py::arg("inputs"), py::arg("use_reentrant"),

@@ -50,8 +50,28 @@ class PyRef {
 // threads the user started).
 void route_warnings_to_python();
 
+// The holder of tinyddp._C.Tensor's Python objects: it records, per tensor (TensorImpl), the Python object made
+// last for it while that object lives, so that the binding can give back the object a script holds rather than a
+// new one (`v._base is y`, `p.grad is p.grad`, as PyTorch's one Python object per tensor). Made and destroyed with
+// the Python object, under the GIL.
+class TensorHolder {
+ public:
+  explicit TensorHolder(Tensor* t);
+  TensorHolder(TensorHolder&& other) noexcept : t_(std::move(other.t_)) {}
+  TensorHolder(const TensorHolder&) = delete;
+  TensorHolder& operator=(const TensorHolder&) = delete;
+  ~TensorHolder();
+  Tensor* get() const { return t_.get(); }
+
+ private:
+  std::unique_ptr<Tensor> t_;
+};
+using TensorClass = py::class_<Tensor, TensorHolder>;
+
 // Undefined tensors cross into Python as None, and None comes back as an undefined tensor.
 py::object to_py(const Tensor& t);
+// The live Python object of t's tensor when there is one (TensorHolder), else a new one; None when undefined.
+py::object to_py_same(const Tensor& t);
 Tensor from_py(const py::handle& obj);           // None -> undefined; else a Tensor (TypeError otherwise)
 std::vector<Tensor> tensors_from_py(const py::handle& obj);   // a Tensor or a sequence of them (None kept as undefined)
 
@@ -67,3 +87,10 @@ void bind_models(py::module_& m);
 void bind_linalg(py::module_& m);
 
 }  // namespace tinyddp::python
+
+// tinyddp._C.Tensor's holder (py::class_<Tensor, TensorHolder>): pybind11 recognizes a holder by its caster.
+namespace pybind11::detail {
+template <>
+class type_caster<tinyddp::python::TensorHolder>
+    : public type_caster_holder<tinyddp::Tensor, tinyddp::python::TensorHolder> {};
+}  // namespace pybind11::detail

@@ -65,7 +65,7 @@ void bind_random(py::module_& m) {
           return default_generator();
         }, py::return_value_policy::reference);
 
-  auto tensor = py::reinterpret_borrow<py::class_<Tensor>>(m.attr("Tensor"));
+  auto tensor = py::reinterpret_borrow<TensorClass>(m.attr("Tensor"));
   tensor
       .def("uniform_", [](py::object self, double from, double to, const GeneratorPtr& g) {
              return draw_in_place(std::move(self), [&](Tensor& t) { uniform_(t, from, to, generator_or_default(g)); });

@@ -4,12 +4,43 @@
 #include <pybind11/numpy.h>
 
 #include <cstring>
+#include <unordered_map>
 
 #include "bindings.h"
 
 namespace tinyddp::python {
 
 py::object to_py(const Tensor& t) { return t.defined() ? py::cast(t) : py::none(); }
+
+namespace {
+// TensorHolder's record: per TensorImpl, the Tensor inside the Python object made last for it (still alive).
+std::unordered_map<const TensorImpl*, const Tensor*>& live_objects() {
+  static auto* objects = new std::unordered_map<const TensorImpl*, const Tensor*>();   // never destroyed: holders
+  return *objects;                                                                     // may outlive statics
+}
+}  // namespace
+
+TensorHolder::TensorHolder(Tensor* t) : t_(t) {
+  if (t_ && t_->defined()) live_objects()[t_->impl()] = t_.get();
+}
+
+TensorHolder::~TensorHolder() {
+  if (!t_ || !t_->defined()) return;
+  auto& objects = live_objects();
+  const auto it = objects.find(t_->impl());
+  if (it != objects.end() && it->second == t_.get()) objects.erase(it);
+}
+
+py::object to_py_same(const Tensor& t) {
+  if (!t.defined()) return py::none();
+  const auto& objects = live_objects();
+  const auto it = objects.find(t.impl());
+  if (it != objects.end()) {
+    const py::handle h = py::detail::get_object_handle(it->second, py::detail::get_type_info(typeid(Tensor)));
+    if (h) return py::reinterpret_borrow<py::object>(h);
+  }
+  return py::cast(t);
+}
 
 Tensor from_py(const py::handle& obj) {
   if (obj.is_none()) return Tensor();
@@ -259,7 +290,7 @@ void bind_tensor(py::module_& m) {
       .value("i64", DType::i64)
       .value("b8", DType::b8);
 
-  py::class_<Tensor> cls(m, "Tensor", py::dynamic_attr());
+  TensorClass cls(m, "Tensor", py::dynamic_attr());
   cls.def(py::init([](const Tensor& other) { return other; }), "A new handle to `other` (same autograd identity).")
       // The rest of 1.13's legacy constructor, torch.Tensor(*sizes) / (sequence) / (): tinyddp/_legacy.py.
       .def(py::init([](const py::args& args, const py::kwargs& kwargs) {
@@ -363,24 +394,34 @@ void bind_tensor(py::module_& m) {
            },
            py::arg("requires_grad") = true)
       .def_property_readonly("is_leaf", &Tensor::is_leaf)
-      // Views (Note [In-place ops under autograd]): _base is the tensor a view op's output reads (a new Python
-      // object on the same tensor: `is` does not hold, ==-style checks on it do).
+      // Views (Note [In-place ops under autograd]): _base is the tensor a view op's output reads, the script's own
+      // Python object for it while one lives (to_py_same).
       .def("_is_view", &Tensor::is_view)
       .def("_variable_data", &Tensor::variable_data)
-      .def_property_readonly("_base", [](const Tensor& t) { return to_py(t.view_base()); })
+      .def_property_readonly("_base", [](const Tensor& t) { return to_py_same(t.view_base()); })
       // The in-place form of an out-of-place op, `fn(current)` computing the result (apply_inplace in
       // engine/ops/ops.h); `others`: fn's other tensor inputs. Holds the GIL: fn is Python.
       .def("_apply_inplace",
-           [](py::object self, const py::function& fn, const py::handle& others) {
+           [](py::object self, const py::function& fn, const py::handle& others, bool overlap_check) {
              Tensor& t = self.cast<Tensor&>();
              apply_inplace(t, tensors_from_py(others), [&fn](const Tensor& current) {
                const py::object out = fn(py::cast(current));
                TINYDDP_CHECK(py::isinstance<Tensor>(out), "an in-place op's function returned ",
                              std::string(py::str(out.get_type())), ", not a tensor.");
                return out.cast<Tensor>();
-             });
+             }, overlap_check);
              return self;
-           })
+           }, py::arg("fn"), py::arg("others"), py::arg("overlap_check") = true)
+      // self overwritten by fn() (engine/ops/ops.h's overwrite_: the random fills of Python, exponential_ ..., and
+      // the in-place ops whose 1.13 node gives no gradient): `name` is 1.13's node under autograd. Holds the GIL: fn
+      // is Python.
+      .def("_overwrite_",
+           [](py::object self, const char* name, const py::function& fn, const py::handle& others,
+              const std::string& not_implemented) {
+             Tensor& t = self.cast<Tensor&>();
+             overwrite_(t, name, [&fn] { return fn().cast<Tensor>(); }, tensors_from_py(others), not_implemented);
+             return self;
+           }, py::arg("name"), py::arg("fn"), py::arg("others") = py::tuple(), py::arg("not_implemented") = "")
       .def_property_readonly("retains_grad", &Tensor::retains_grad)
       .def_property(
           "grad",
@@ -395,7 +436,7 @@ void bind_tensor(py::module_& m) {
                                 "informations. (Triggered internally at  ./build/aten/src/ATen/core/"
                                 "TensorBody.h:480.)",
                                 py::handle(PyExc_UserWarning));
-            return to_py(t.grad());
+            return to_py_same(t.grad());
           },
           [](const Tensor& t, const py::object& g) { t.set_grad(from_py(g)); })
       .def_property_readonly("grad_fn",
@@ -461,6 +502,36 @@ void bind_tensor(py::module_& m) {
              py::gil_scoped_release gil;
              t.fill_(v);
            }))
+      // In-place view ops (engine/ops/ops.h): the tensor's own shape and strides change, TBackward1 ... under
+      // autograd.
+      .def("t_", inplace([](Tensor& t, const py::args&) {
+             py::gil_scoped_release gil;
+             t_(t);
+           }))
+      .def("transpose_", [](py::object self, int64_t dim0, int64_t dim1) {
+             Tensor& t = self.cast<Tensor&>();
+             {
+               py::gil_scoped_release gil;
+               transpose_(t, dim0, dim1);
+             }
+             return self;
+           }, py::arg("dim0"), py::arg("dim1"))
+      .def("squeeze_", [](py::object self, std::optional<int64_t> dim) {
+             Tensor& t = self.cast<Tensor&>();
+             {
+               py::gil_scoped_release gil;
+               squeeze_(t, dim);
+             }
+             return self;
+           }, py::arg("dim") = py::none())
+      .def("unsqueeze_", [](py::object self, int64_t dim) {
+             Tensor& t = self.cast<Tensor&>();
+             {
+               py::gil_scoped_release gil;
+               unsqueeze_(t, dim);
+             }
+             return self;
+           }, py::arg("dim"))
       .def("__matmul__", [](const Tensor& a, const Tensor& b) { return pytorch_matmul(a, b); }, py::is_operator(),
            release())
       .def("__neg__", [](const Tensor& a) { return neg(a); }, release())
@@ -552,20 +623,38 @@ void bind_tensor(py::module_& m) {
 
   // PyTorch's in-place arithmetic methods (the version bumps once; a Python number is wrapped as a tensor).
   auto operand = [](const Tensor& t, const py::object& o) { return operand_or_throw(t, o); };
-  cls.def("add_", [operand](py::object self, const py::object& other, double alpha) {
+  // add_(Number alpha, Tensor other), the pre-1.0 order old scripts still use (`p.data.add_(-lr, p.grad.data)`):
+  // 1.13 takes it with its deprecation warning. Returns the alpha of that form, or nothing.
+  const auto deprecated_alpha = [](const char* op, py::object& other, const py::object& second) -> std::optional<double> {
+    if (second.is_none()) return std::nullopt;
+    if (py::isinstance<Tensor>(other) || !py::isinstance<Tensor>(second))
+      throw py::type_error(std::string(op) + "() takes 1 positional argument but 2 were given");
+    const double alpha = other.cast<double>();
+    py::module_::import("warnings").attr("warn")(
+        std::string("This overload of ") + op + " is deprecated:\n\t" + op + "(Number alpha, Tensor other)\nConsider "
+        "using one of the following signatures instead:\n\t" + op + "(Tensor other, *, Number alpha) (Triggered "
+        "internally at  ./torch/csrc/utils/python_arg_parser.cpp:1420.)", py::handle(PyExc_UserWarning));
+    other = second;
+    return alpha;
+  };
+  cls.def("add_", [operand, deprecated_alpha](py::object self, py::object other, const py::object& second,
+                                              double alpha) {
+        if (auto a = deprecated_alpha("add_", other, second)) alpha = *a;
         Tensor& t = self.cast<Tensor&>();
         Tensor o = operand(t, other);
         py::gil_scoped_release gil;
         t.add_(o, alpha);
         return self;
-      }, py::arg("other"), py::kw_only(), py::arg("alpha") = 1.0)
-      .def("sub_", [operand](py::object self, const py::object& other, double alpha) {
+      }, py::arg("other"), py::arg("_other") = py::none(), py::kw_only(), py::arg("alpha") = 1.0)
+      .def("sub_", [operand, deprecated_alpha](py::object self, py::object other, const py::object& second,
+                                               double alpha) {
+        if (auto a = deprecated_alpha("sub_", other, second)) alpha = *a;
         Tensor& t = self.cast<Tensor&>();
         Tensor o = operand(t, other);
         py::gil_scoped_release gil;
         sub_(t, o, alpha);
         return self;
-      }, py::arg("other"), py::kw_only(), py::arg("alpha") = 1.0)
+      }, py::arg("other"), py::arg("_other") = py::none(), py::kw_only(), py::arg("alpha") = 1.0)
       .def("mul_", [operand](py::object self, const py::object& other) {
         Tensor& t = self.cast<Tensor&>();
         Tensor o = operand(t, other);
@@ -625,6 +714,14 @@ void bind_tensor(py::module_& m) {
   m.def("unsqueeze", [](const Tensor& x, int64_t dim) { return unsqueeze(x, dim); }, release());
   m.def("select", [](const Tensor& x, int64_t dim, int64_t index) { return select(x, dim, index); }, release());
   m.def("alias", [](const Tensor& x) { return alias(x); }, release());
+  m.def("diagonal", [](const Tensor& x, int64_t offset, int64_t dim1, int64_t dim2) {
+    return diagonal(x, offset, dim1, dim2);
+  }, release());
+  m.def("unfold", [](const Tensor& x, int64_t dim, int64_t size, int64_t step) { return unfold(x, dim, size, step); },
+        release());
+  m.def("as_strided", [](const Tensor& x, const Shape& size, const Shape& stride, std::optional<int64_t> offset) {
+    return tinyddp::as_strided(x, size, stride, offset);
+  }, release());
   m.def("slice", [](const Tensor& x, int64_t dim, int64_t start, int64_t end, int64_t step) {
     return slice(x, dim, start, end, step);
   }, release());

@@ -62,6 +62,7 @@ from tinyddp._tensor_shape import (addbmm, addmm, addmv, addr, atleast_1d, atlea
                                    diag_embed, diagonal, diff, dist, dstack, einsum, fliplr, flipud, hstack, inner,
                                    kron, meshgrid, mv, repeat_interleave, reshape, rot90, row_stack, tensordot, tile,
                                    trace, trapezoid, trapz, tril_indices, triu_indices, unflatten, vstack)
+from tinyddp._tensor_shape import as_strided  # noqa: E402
 from tinyddp._tensor_scatter import (index_add, index_copy, index_fill, masked_scatter, put,  # noqa: E402
                                      renorm, scatter, scatter_add, scatter_reduce, take)
 from tinyddp._indexing import index_put  # noqa: E402
@@ -150,6 +151,41 @@ from tinyddp._tensor_more import (argwhere, is_complex, is_nonzero, randint_like
 
 __all__ += ["argwhere", "is_complex", "is_nonzero", "randint_like", "range",
             "take_along_dim", "tensor_split", "typename"]
+
+
+
+def _inplace_function(method):
+    """torch.NAME_(input, *args): input.NAME_(*args), 1.13's function form of an in-place method."""
+    def function(input, *args, **kwargs):
+        return getattr(input, method)(*args, **kwargs)
+    function.__name__ = function.__qualname__ = method
+    return function
+
+
+for _name in ("abs_", "acos_", "acosh_", "addmv_", "arccos_", "arccosh_", "arcsin_", "arcsinh_", "arctan_",
+              "arctanh_", "asin_", "asinh_", "atan_", "atanh_", "ceil_", "clamp_", "clamp_max_", "clamp_min_", "cos_",
+              "cosh_", "deg2rad_", "detach_", "erf_", "erfc_", "exp2_", "exp_", "expm1_", "fill_", "fix_", "floor_",
+              "frac_", "gcd_", "i0_", "index_put_", "lcm_", "ldexp_", "log10_", "log1p_", "log2_", "log_", "logit_",
+              "nan_to_num_", "neg_", "negative_", "rad2deg_", "reciprocal_", "relu_", "round_", "rsqrt_", "sigmoid_",
+              "sin_", "sinc_", "sinh_", "sqrt_", "square_", "tan_", "tanh_", "trunc_", "xlogy_", "zero_"):
+    if hasattr(Tensor, _name):
+        globals()[_name] = _inplace_function(_name)
+        __all__.append(_name)
+del _name
+clip_ = clamp_  # noqa: F821 (defined by the loop above)
+selu_, celu_, rrelu_, threshold_ = nn.functional.selu_, nn.functional.celu_, nn.functional.rrelu_, \
+    nn.functional.threshold_
+
+
+def dropout_(input, p, train):
+    return nn.functional.dropout(input, p, train, inplace=True)
+
+
+def alpha_dropout_(input, p, train):
+    return nn.functional.alpha_dropout(input, p, train, inplace=True)
+
+
+__all__ += ["as_strided", "alpha_dropout_", "celu_", "clip_", "dropout_", "rrelu_", "selu_", "threshold_"]
 
 
 def __getattr__(name):

@@ -218,12 +218,24 @@ def _strip_leading_ones(value):
 
 
 def _copy_to(view, value):
-    """view[...] = value as 1.13's copy_to: a one-element number tensor fills (FillBackward3 under autograd), anything
-    else is broadcast and copied (CopyBackwards); through a view, the engine records either on the view's base."""
-    if value._shape() != view._shape() and value.dim() == 0 and value.device.type == "cpu":
+    """view[...] = value as 1.13's copy_to: a value of the view's shape is copied as it is, a 0-dim number tensor
+    fills (FillBackward3 under autograd), anything else is viewed without its leading size-1 dims (1.13 views it
+    even when it has none: ViewBackward0), broadcast (ExpandBackward0) and copied (CopyBackwards); through a view,
+    the engine records the write on the view's base."""
+    shape = value._shape()
+    if shape == view._shape():
+        view.copy_(value)
+        return
+    if value.dim() == 0 and value.device.type == "cpu":
         _C._fill_(view, value)
         return
-    view.copy_(_C.expand(_strip_leading_ones(value), list(view._shape())))
+    k = 0
+    while k < len(shape) and shape[k] == 1:
+        k += 1
+    source = value.view(list(shape[k:]))
+    if source._shape() != view._shape():
+        source = _C.expand(source, list(view._shape()))
+    view.copy_(source)
 
 
 def setitem(self, index, value):

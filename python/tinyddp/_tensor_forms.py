@@ -74,11 +74,11 @@ def square(input):
 
 
 def reciprocal(input):
-    return recorded("ReciprocalBackward0", [input], lambda: 1 / input)
+    return recorded("ReciprocalBackward0", [input], lambda: 1 / input, saved_outputs=(0,))   # 1.13 saves its result
 
 
 def rsqrt(input):
-    return recorded("RsqrtBackward0", [input], lambda: 1 / input.sqrt())
+    return recorded("RsqrtBackward0", [input], lambda: 1 / input.sqrt(), saved_outputs=(0,))
 
 
 def sign(input):
@@ -131,7 +131,8 @@ def amin(input, dim=(), keepdim=False):
 def logsumexp(input, dim, keepdim=False):
     """log(sum(exp(x))) over dim, shifted by the (detached) maximum as 1.13 shifts it; an infinite maximum
     shifts by 0 (LogsumexpBackward0)."""
-    return recorded("LogsumexpBackward0", [input], lambda: _logsumexp(input, dim, keepdim))
+    return recorded("LogsumexpBackward0", [input], lambda: _logsumexp(input, dim, keepdim), saved_outputs=(0,),
+                    saved_inputs=(0,))
 
 
 def _logsumexp(input, dim, keepdim):
@@ -386,7 +387,7 @@ def _install():
         if not hasattr(Tensor, name):
             setattr(Tensor, name, _inplace(fn))
     for name in ("exp", "log", "sqrt", "abs", "neg", "relu", "sigmoid", "tanh", "pow", "square", "reciprocal",
-                 "rsqrt", "sign", "clamp_min", "clamp_max", "tril", "triu", "floor_divide", "remainder", "sin", "cos", "erf",
+                 "rsqrt", "sign", "clamp_min", "clamp_max", "tril", "triu", "remainder", "sin", "cos", "erf",
                  "log1p", "expm1", "floor", "ceil", "trunc", "round"):
         setattr(Tensor, name + "_", _inplace(getattr(Tensor, name)))
 

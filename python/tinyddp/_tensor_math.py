@@ -42,7 +42,7 @@ class _HostFunction:
     engine ops, so a second derivative (create_graph) is that of the formula; one node named `name`."""
 
     @staticmethod
-    def apply(value, inputs, derivatives, name):
+    def apply(value, inputs, derivatives, name, saves_result=False):
         from tinyddp.autograd.function import Function
 
         class Host(Function):
@@ -62,7 +62,7 @@ class _HostFunction:
                     g = grad * d(*args)
                     grads.append(_sum_to(g, a.shape))
                 return tuple(grads)
-        return recorded(name, inputs, lambda: Host.apply(*inputs))
+        return recorded(name, inputs, lambda: Host.apply(*inputs), saved_outputs=(0,) if saves_result else ())
 
 
 def _sum_to(grad, shape):
@@ -107,9 +107,10 @@ def _elementwise_libm(name, np_fn):
     return fn
 
 
-def _host_function(np_fn, derivatives, *inputs, name):
+def _host_function(np_fn, derivatives, *inputs, name, saves_result=False):
     """np_fn over the float64 values of inputs (broadcast), in the result dtype, differentiable by derivatives
-    (the node `name`)."""
+    (the node `name`; saves_result: 1.13's node saves its result, so an in-place change of it before the backward
+    raises 1.13's error)."""
     tensors = [i for i in inputs if isinstance(i, Tensor)]
     probe = tensors[0]
     for t in tensors[1:]:
@@ -121,13 +122,13 @@ def _host_function(np_fn, derivatives, *inputs, name):
         value = _from_host(np_fn(*[_host(i) for i in inputs]), dtype)
     if not builtins.any(i.requires_grad for i in inputs):
         return value
-    return _HostFunction.apply(value, inputs, derivatives, name)
+    return _HostFunction.apply(value, inputs, derivatives, name, saves_result)
 
 
 # ---- elementwise ----
 
 def tan(input):
-    return _host_function(np.tan, [lambda x: 1 + x.tan() * x.tan()], input, name="TanBackward0")
+    return _host_function(np.tan, [lambda x: 1 + x.tan() * x.tan()], input, name="TanBackward0", saves_result=True)
 
 
 def asin(input):
@@ -171,7 +172,8 @@ def log10(input):
 
 
 def exp2(input):
-    return _host_function(np.exp2, [lambda x: exp2(x) * math.log(2.0)], input, name="Exp2Backward0")
+    return _host_function(np.exp2, [lambda x: exp2(x) * math.log(2.0)], input, name="Exp2Backward0",
+                          saves_result=True)
 
 
 def hypot(input, other):
@@ -344,7 +346,7 @@ def prod(input, dim=None, keepdim=False, *, dtype=None):
     """The product of all elements or along dim: successive multiplications, so zeros get 1.13's gradients
     (ProdBackward0, ProdBackward1 along dim); bool and int64 give int64."""
     return recorded("ProdBackward0" if dim is None else "ProdBackward1", [input],
-                    lambda: _prod(input, dim, keepdim, dtype))
+                    lambda: _prod(input, dim, keepdim, dtype), saved_outputs=(0,), saved_inputs=(0,))
 
 
 def _prod(input, dim, keepdim, dtype):
@@ -374,7 +376,8 @@ def _prod(input, dim, keepdim, dtype):
 def cumprod(input, dim, *, dtype=None):
     """Running products along dim. Values are accumulated on the host in double (1.13's CPU kernel accumulates
     float32 in double) and rounded once; the gradient is that of the successive products (CumprodBackward0)."""
-    return recorded("CumprodBackward0", [input], lambda: _cumprod(input, dim, dtype))
+    return recorded("CumprodBackward0", [input], lambda: _cumprod(input, dim, dtype), saved_outputs=(0,),
+                    saved_inputs=(0,))
 
 
 def _cumprod(input, dim, dtype):
@@ -438,7 +441,8 @@ def median(input, dim=None, keepdim=False):
     a line holding NaN gives NaN and the index of its first NaN, as 1.13's (MedianBackward0, MedianBackward1 along
     dim)."""
     return recorded("MedianBackward0" if dim is None else "MedianBackward1", [input],
-                    lambda: _median(input, dim, keepdim))
+                    lambda: _median(input, dim, keepdim), saved_outputs=(0,) if dim is None else (),
+                    saved_inputs=(0,) if dim is None else ())   # 1.13's MedianBackward0 saves both
 
 
 def _median(input, dim, keepdim):
@@ -659,18 +663,6 @@ def _install():
         setattr(Tensor, name + "_", inplace(getattr(Tensor, name)))
 
 
-def _reshaping_inplace(name):
-    """The in-place form of a view-changing method (squeeze_, t_, ...): self takes the view's shape and strides
-    over its own storage (set_data, so for tensors without history, as PyTorch's in-place ops on leaves)."""
-    method = getattr(Tensor, name)
-
-    def inplace(self, *args, **kwargs):
-        self._set_data(method(self, *args, **kwargs).detach())
-        return self
-    inplace.__name__ = inplace.__qualname__ = name + "_"
-    return inplace
-
-
 def _install_spellings():
     inplace = _tensor_ops_inplace()
     for name in ("cumsum", "divide", "multiply", "subtract", "true_divide", "negative", "logical_not", "arccos",
@@ -679,8 +671,8 @@ def _install_spellings():
     for name in ("eq", "ne", "lt", "le", "gt", "ge"):   # the comparison as 0/1 in self's dtype
         setattr(Tensor, name + "_", inplace(lambda self, other, _op=getattr(Tensor, name): _op(self, other)
                                             .to(self.dtype)))
-    for name in ("squeeze", "unsqueeze", "t", "transpose", "swapaxes", "swapdims"):
-        setattr(Tensor, name + "_", _reshaping_inplace(name))
+    # squeeze_, unsqueeze_, t_ and transpose_ are the engine's (tensor_bindings.cpp: TBackward1 ... under autograd)
+    Tensor.swapaxes_ = Tensor.swapdims_ = Tensor.transpose_
 
 
 def _tensor_ops_inplace():

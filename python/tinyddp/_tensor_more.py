@@ -112,6 +112,33 @@ def _share_memory_(self):
     return self
 
 
+def _resize_(self, *sizes, memory_format=None):
+    """self takes the contiguous layout of `sizes` over its storage, grown when it is too small (the elements
+    beyond the old ones are unspecified: zeros here); no version bump, as 1.13's. A tensor that requires grad is
+    refused, under no_grad too, with 1.13's text."""
+    if self.requires_grad:
+        raise RuntimeError("cannot resize variables that require grad")
+    size = list(sizes[0]) if len(sizes) == 1 and not isinstance(sizes[0], int) else list(sizes)
+    count = 1
+    for s in size:
+        count *= s
+    stride = [1] * len(size)
+    for d in builtins.range(len(size) - 2, -1, -1):
+        stride[d] = stride[d + 1] * builtins.max(size[d + 1], 1)
+    offset = self.storage_offset()
+    if (offset + count) * self.dtype.itemsize <= self._storage_nbytes():
+        self._set_data(self._storage_tensor()._as_strided(size, stride, offset))
+        return self
+    grown = _tensor.zeros([count], dtype=self.dtype)
+    kept = builtins.min(count, self.numel())
+    if kept:
+        grown[:kept] = self.detach().reshape(-1)[:kept]
+    self._set_data(grown.view(size))
+    return self
+
+
+Tensor.resize_ = _resize_
+Tensor.resize_as_ = lambda self, other, memory_format=None: self.resize_(list(other._shape()))
 Tensor.take_along_dim = take_along_dim
 Tensor.tensor_split = tensor_split
 Tensor.argwhere = argwhere

@@ -155,7 +155,16 @@ def clamp(self, min=None, max=None):  # noqa: A002  (PyTorch's keyword names)
     if min is None and max is None:
         raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
     if isinstance(min, Tensor) or isinstance(max, Tensor):
-        raise NotImplementedError("tinyddp: clamp takes Python numbers for min and max, not tensors")
+        # 1.13's clamp.Tensor (ClampBackward0, an edge per tensor bound): lifted to min, then capped at max, so
+        # self's gradient passes where min <= self <= max and a bound's where it was taken (max wins over min)
+        def bounded():
+            out = self
+            if min is not None:
+                out = where(out < min, min, out)
+            if max is not None:
+                out = where(out > max, max, out)
+            return out
+        return recorded("ClampBackward0", [self, min, max], bounded)
     if self.is_floating_point():
         lo = -math.inf if min is None else builtins.float(min)
         hi = math.inf if max is None else builtins.float(max)
@@ -330,7 +339,7 @@ def min(self, dim=None, keepdim=False):  # noqa: A001
         out = (~self).max() if dim is None else (~self).max(dim, keepdim)
         return ~out if dim is None else _MinResult((~out[0], out[1]))
     if dim is None:
-        return recorded("MinBackward1", [self], lambda: -(-self).max())
+        return recorded("MinBackward1", [self], lambda: -(-self).max(), saved_outputs=(0,), saved_inputs=(0,))
 
     def smallest():
         values, indices = (-self).max(dim, keepdim)
@@ -355,7 +364,8 @@ def var(self, dim=None, unbiased=True, keepdim=False, *, correction=None):
     (VarBackward0)."""
     if not self.is_floating_point():
         raise RuntimeError("std and var only support floating point and complex dtypes")
-    return recorded("VarBackward0", [self], lambda: _var(self, dim, unbiased, keepdim, correction))
+    return recorded("VarBackward0", [self], lambda: _var(self, dim, unbiased, keepdim, correction),
+                    saved_inputs=(0,))   # 1.13 saves self (an in-place change of it is caught at backward)
 
 
 def _var(self, dim, unbiased, keepdim, correction):
@@ -370,7 +380,8 @@ def _var(self, dim, unbiased, keepdim, correction):
 def std(self, dim=None, unbiased=True, keepdim=False, *, correction=None):
     if not self.is_floating_point():
         raise RuntimeError("std and var only support floating point and complex dtypes")
-    return recorded("StdBackward0", [self], lambda: _var(self, dim, unbiased, keepdim, correction).sqrt())
+    return recorded("StdBackward0", [self], lambda: _var(self, dim, unbiased, keepdim, correction).sqrt(),
+                    saved_outputs=(0,), saved_inputs=(0,))
 
 
 def norm(input, p="fro", dim=None, keepdim=False, out=None, dtype=None):
@@ -549,9 +560,31 @@ Tensor.expand = expand
 Tensor.expand_as = lambda self, other: expand(self, other.shape)
 Tensor.repeat = repeat
 Tensor.masked_fill = masked_fill
-Tensor.masked_fill_ = lambda self, mask, value: self._apply_inplace(
-    lambda current: masked_fill(current, mask, value), [value] if isinstance(value, Tensor) else [])
+Tensor.masked_fill_ = lambda self, mask, value: self._apply_inplace(   # 1.13 reads the value as a number: no overlap
+    lambda current: masked_fill(current, mask, value), [value] if isinstance(value, Tensor) else [], False)
 Tensor.where = lambda self, condition, other: where(condition, self, other)
+
+
+def _div_(self, other, *, rounding_mode=None):
+    """self /= other; with a rounding_mode, recorded as 1.13's DivBackward2, whose gradients are zeros."""
+    if rounding_mode is None:
+        return _engine_div_(self, other)
+    from tinyddp._tensor_forms import div
+    operand = other.detach() if isinstance(other, Tensor) else other
+    return self._overwrite_("DivBackward2", lambda: div(self.detach(), operand, rounding_mode=rounding_mode),
+                            [other if isinstance(other, Tensor) else None])   # a number: 1.13's edge of None
+
+
+def _floor_divide_(self, other):
+    """1.13 has no derivative for floor_divide_: its node is NotImplemented, whose backward raises."""
+    operand = other.detach() if isinstance(other, Tensor) else other
+    return self._overwrite_("NotImplemented", lambda: floor_divide(self.detach(), operand),
+                            [other] if isinstance(other, Tensor) else [], "aten::floor_divide_")
+
+
+_engine_div_ = Tensor.div_
+Tensor.div_ = _div_
+Tensor.floor_divide_ = _floor_divide_
 Tensor.clamp = clamp
 Tensor.clip = clamp
 Tensor.clamp_ = clamp_

@@ -59,10 +59,9 @@ def bernoulli(input, p=None, *, generator=None):
 
 
 def bernoulli_(self, p=0.5, *, generator=None):
-    if isinstance(p, Tensor):
-        from tinyddp.autograd.grad_mode import no_grad
-        with no_grad():
-            return self.copy_(_bernoulli_of(p, list(self._shape()), generator).to(self.dtype))
+    if isinstance(p, Tensor):   # BernoulliBackward1 under autograd, with an edge to p (whose gradient is none)
+        return self._overwrite_("BernoulliBackward1",
+                                lambda: _bernoulli_of(p, list(self._shape()), generator).to(self.dtype), [p])
     return _engine_bernoulli_(self, builtins.float(p), generator=generator)
 
 
@@ -78,36 +77,40 @@ def _uniforms(count, generator):
     return [(w & ((1 << 53) - 1)) * 2.0 ** -53 for w in words]
 
 
-def _fill_from(self, values):
-    from tinyddp.autograd.grad_mode import no_grad
-    with no_grad():
-        return self.copy_(_tensor.tensor(values, dtype=_tensor.float64).reshape(list(self._shape())).to(self.dtype))
+def _fill_from(self, name, values):
+    """self overwritten in place by values() (a list, drawn only once the write is allowed), recorded as 1.13's
+    node `name` under autograd (the engine's overwrite_)."""
+    return self._overwrite_(name, lambda: _tensor.tensor(values(), dtype=_tensor.float64)
+                            .reshape(list(self._shape())).to(self.dtype))
 
 
 def exponential_(self, lambd=1.0, *, generator=None):
     """Samples of Exp(lambd): -1 / lambd * log(1 - u) (Note [Random draws from random_()])."""
-    return _fill_from(self, [-1.0 / lambd * math.log(1.0 - u) for u in _uniforms(self.numel(), generator)])
+    return _fill_from(self, "ExponentialBackward0",
+                      lambda: [-1.0 / lambd * math.log(1.0 - u) for u in _uniforms(self.numel(), generator)])
 
 
 def cauchy_(self, median=0.0, sigma=1.0, *, generator=None):
-    return _fill_from(self, [median + sigma * math.tan(math.pi * (u - 0.5)) for u in _uniforms(self.numel(),
-                                                                                              generator)])
+    return _fill_from(self, "CauchyBackward0", lambda: [median + sigma * math.tan(math.pi * (u - 0.5))
+                                                        for u in _uniforms(self.numel(), generator)])
 
 
 def geometric_(self, p, *, generator=None):
-    return _fill_from(self, [math.ceil(math.log(u) / math.log(1.0 - p)) if u > 0 else math.inf
-                             for u in _uniforms(self.numel(), generator)])
+    return _fill_from(self, "GeometricBackward0", lambda: [math.ceil(math.log(u) / math.log(1.0 - p)) if u > 0
+                                                           else math.inf for u in _uniforms(self.numel(), generator)])
 
 
 def log_normal_(self, mean=1.0, std=2.0, *, generator=None):
     """exp of normal(mean, std) samples drawn one at a time in double (1.13's serial log_normal_ kernel: each a
     normal_distribution<double> draw, which is what normal_ of a one-element float64 tensor draws)."""
-    one = _tensor.empty([1], dtype=_tensor.float64)
-    values = []
-    for _ in range(self.numel()):
-        one.normal_(builtins.float(mean), builtins.float(std), generator=generator)
-        values.append(math.exp(one.item()))
-    return _fill_from(self, values)
+    def draw():
+        one = _tensor.empty([1], dtype=_tensor.float64)
+        values = []
+        for _ in range(self.numel()):
+            one.normal_(builtins.float(mean), builtins.float(std), generator=generator)
+            values.append(math.exp(one.item()))
+        return values
+    return _fill_from(self, "LogNormalBackward0", draw)
 
 
 def multinomial(input, num_samples, replacement=False, *, generator=None):

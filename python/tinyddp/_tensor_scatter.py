@@ -304,6 +304,18 @@ def _install():
     for name in ("scatter", "scatter_add", "scatter_reduce", "index_add", "index_fill", "index_copy", "put",
                  "masked_scatter", "renorm"):
         setattr(Tensor, name + "_", _inplace(methods[name]))
+    recorded_scatter_ = Tensor.scatter_
+
+    def scatter_(self, dim, index, src=None, *, value=None, reduce=None):
+        """1.13 has no derivative for scatter_ with reduce: under autograd its node is NotImplemented, whose
+        backward raises."""
+        if reduce is None:
+            return recorded_scatter_(self, dim, index, src, value=value)
+        source = src.detach() if isinstance(src, Tensor) else src
+        return self._overwrite_("NotImplemented",
+                                lambda: scatter(self.detach(), dim, index, source, value=value, reduce=reduce),
+                                [src] if isinstance(src, Tensor) else [], "aten::scatter_")
+    Tensor.scatter_ = scatter_
 
 
 _install()

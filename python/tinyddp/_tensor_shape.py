@@ -210,9 +210,9 @@ def triu_indices(row, col, offset=0, *, dtype=None, device=None, layout=None):
 # ---- diagonals ----
 
 def diagonal(input, offset=0, dim1=0, dim2=1):
-    """The elements (i, i + offset) of dims dim1 and dim2, as a last dim (a gather, PyTorch's is a view;
-    DiagonalBackward0)."""
-    return recorded("DiagonalBackward0", [input], lambda: _diagonal(input, offset, dim1, dim2))
+    """The elements (i, i + offset) of dims dim1 and dim2, as a last dim: a view, as PyTorch's (the engine's;
+    DiagonalBackward0), so writing into it writes input."""
+    return _C.diagonal(input, offset, dim1, dim2)
 
 
 def _diagonal(input, offset=0, dim1=0, dim2=1):
@@ -270,21 +270,14 @@ def trace(input):
 
 
 def unfold(self, dimension, size, step):
-    """The windows of `size` elements every `step` along dimension, as a new last dim (a gather, PyTorch's is a
-    view; UnfoldBackward0)."""
-    dim = _wrap_dim(dimension, self.dim())
-    length = self._shape()[dim] if self.dim() else 1
-    if size > length:
-        raise RuntimeError(f"maximum size for tensor at dimension {dim} is {length} but size is {size}")
-    if step <= 0:
-        raise RuntimeError(f"step is {step} but must be > 0")
-    count = (length - size) // step + 1
-    index = _tensor.tensor([[w * step + i for i in range(size)] for w in range(count)],
-                           dtype=_tensor.int64).reshape([count, size])
-    def windows():
-        picked = _take(self, dim, index)   # dim replaced by (count, size)
-        return picked.movedim(dim + 1, -1) if dim + 1 != picked.dim() - 1 else picked
-    return recorded("UnfoldBackward0", [self], windows)
+    """The windows of `size` elements every `step` along dimension, as a new last dim: a view, as PyTorch's (the
+    engine's; UnfoldBackward0), so overlapping windows refuse in-place writes and others write self."""
+    return _C.unfold(self, dimension, size, step)
+
+
+def as_strided(input, size, stride, storage_offset=None):
+    """A view of input's storage with these sizes and strides (the engine's; AsStridedBackward0)."""
+    return _C.as_strided(input, list(size), list(stride), storage_offset)
 
 
 def rot90(input, k=1, dims=(0, 1)):
@@ -680,6 +673,7 @@ def _install():
     methods = {"unflatten": unflatten, "sum_to_size": sum_to_size, "tile": tile,
                "repeat_interleave": repeat_interleave, "broadcast_to": broadcast_to, "diagonal": diagonal,
                "diag_embed": diag_embed, "diag": diag, "trace": trace, "unfold": unfold, "rot90": rot90,
+               "as_strided": as_strided,
                "fliplr": fliplr, "flipud": flipud, "addmm": addmm, "mv": mv, "addmv": addmv, "addr": addr,
                "baddbmm": baddbmm, "addbmm": addbmm, "inner": inner, "kron": kron, "cross": cross, "diff": diff,
                "dist": dist}

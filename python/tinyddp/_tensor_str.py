@@ -113,7 +113,8 @@ def tensor_repr(t, prefix="tensor("):
         if repr(dtype) not in ("torch.float32", "torch.int64", "torch.bool"):
             suffixes.append("dtype=" + repr(dtype))
     if t.grad_fn is not None:
-        suffixes.append(f"grad_fn=<{t.grad_fn.name()}>")
+        # the node's type name, as 1.13's repr (name() spells C++-only nodes with their namespace)
+        suffixes.append(f"grad_fn=<{t.grad_fn.name().replace('torch::autograd::', '')}>")
     elif t.requires_grad:
         suffixes.append("requires_grad=True")
     out = prefix + body

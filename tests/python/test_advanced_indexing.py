@@ -68,7 +68,8 @@ def test_values_grad_fns_gradients_and_warnings_match_pytorch(case):
         assert list(got.shape) == want["shape"], f"result {k}: shape {list(got.shape)} vs {want['shape']}"
         assert str(got.dtype) == want["dtype"], f"result {k}: dtype {got.dtype} vs {want['dtype']}"
         assert got.requires_grad == want["requires_grad"], f"result {k}: requires_grad"
-        name = got.grad_fn.name() if got.grad_fn is not None else None
+        # the golden holds type(grad_fn).__name__; 1.13's name() spells C++-only nodes with their namespace
+        name = got.grad_fn.name().replace("torch::autograd::", "") if got.grad_fn is not None else None
         assert name == want["grad_fn"], f"result {k}: grad_fn {name} vs {want['grad_fn']}"
         same_values(got.detach().reshape([-1]).tolist(), want["values"], f"result {k}")
     assert sorted(grads) == sorted(case["grads"]), "leaves with gradients"
@@ -133,7 +134,7 @@ def test_a_write_into_a_view_of_another_tensor_is_recorded_on_its_base():
     doubled = x * 2
     row = doubled[0]
     row[[0, 1]] = 0.0
-    assert doubled.grad_fn.name() == "CopySlices" and row.grad_fn.name() == "AsStridedBackward0"
+    assert doubled.grad_fn.name() == "torch::autograd::CopySlices" and row.grad_fn.name() == "AsStridedBackward0"
     doubled.sum().backward()
     assert x.grad.tolist() == [[0.0, 0.0, 2.0], [2.0, 2.0, 2.0]]
     plain = torch.zeros(2, 3)[0]         # nothing requires grad: written, as in PyTorch

@@ -1,25 +1,26 @@
 """torch.autograd.Function: an op whose forward and backward are the user's Python (1.13's staticmethod form).
 
-The engine has no Python node, so apply() builds one from what it has: the forward runs under no_grad, and each
-output becomes `value + link`, where `link` is an exact zero computed from a view ("gate") of every input that
-requires grad (the sum of an empty slice of each). The gradient reaching an output is the gradient reaching
-its link, which a hook records; the gates' hooks then run the user's backward once, with those gradients, and
-replace each gate's (zero) gradient by the backward's result for that input. So the gradients, hooks order and
-DDP's reducer see 1.13's values. That graph is recorded as one node named as 1.13's, `<MyFunctionBackward object>`,
-with an edge to each tensor argument (tinyddp/_node.py).
+As 1.13's: the forward runs under no_grad; when grad mode is on and a tensor argument requires grad, one node
+(`<MyFunctionBackward object>`, an edge per tensor argument) becomes the outputs' history, and its backward calls
+the user's with the gradients of the outputs (zeros where none arrived, unless set_materialize_grads(False)). The
+engine makes the node and wraps the outputs (engine/autograd/custom_function.h, Note [Outputs of a custom
+Function]): an input marked dirty takes the node as its history as an in-place op's result does, an input returned
+as-is comes back as a view of itself, and views among the outputs may not be modified in place (1.13's texts).
+Saved tensors are checked at the backward for in-place changes, as any op's.
 """
-from tinyddp import _C, _tensor
-from tinyddp._node import recorded
+from tinyddp import _C
 from tinyddp._tensor import Tensor
 from tinyddp.autograd.grad_mode import is_grad_enabled, no_grad
 
 
 class FunctionCtx:
-    """ctx: save_for_backward / saved_tensors, needs_input_grad, mark_non_differentiable,
+    """ctx: save_for_backward / saved_tensors, needs_input_grad, mark_dirty, mark_non_differentiable,
     set_materialize_grads, and any attribute the forward sets."""
 
     def __init__(self):
-        self._saved, self._non_differentiable, self.materialize_grads = (), set(), True
+        self._saved, self._unpacked = (), None
+        self._dirty, self._non_differentiable = [], []
+        self.materialize_grads = True
 
     def save_for_backward(self, *tensors):
         for t in tensors:
@@ -30,51 +31,18 @@ class FunctionCtx:
 
     @property
     def saved_tensors(self):
-        return self._saved
+        """In the backward: the saved tensors unpacked by the node (checked for in-place changes since they were
+        saved, an output with its history); in the forward, what was given."""
+        return self._unpacked if self._unpacked is not None else self._saved
 
     def mark_non_differentiable(self, *tensors):
-        self._non_differentiable.update(id(t) for t in tensors)
+        self._non_differentiable.extend(tensors)
 
     def mark_dirty(self, *tensors):
-        raise NotImplementedError("tinyddp: autograd.Function with in-place outputs (mark_dirty) is not supported")
+        self._dirty.extend(tensors)
 
     def set_materialize_grads(self, value):
         self.materialize_grads = value
-
-
-class _Backward:
-    """One apply()'s bookkeeping: the outputs' gradients (recorded by the links' hooks) and the inputs'
-    (from the user's backward, computed at the first gate hook)."""
-
-    def __init__(self, cls, ctx, outputs, n_inputs):
-        self.cls, self.ctx, self.outputs, self.n_inputs = cls, ctx, outputs, n_inputs
-        self.output_grads, self.input_grads = [None] * len(outputs), None
-
-    def record(self, k):
-        def hook(grad):
-            self.output_grads[k] = grad
-            self.input_grads = None   # a new backward through this graph (retain_graph) runs the user's again
-        return hook
-
-    def gate(self, i):
-        def hook(grad):
-            if self.input_grads is None:
-                self.input_grads = self._run()
-            return self.input_grads[i]
-        return hook
-
-    def _run(self):
-        grads = [g if g is not None or not self.ctx.materialize_grads or not isinstance(o, Tensor)
-                 else _tensor.zeros_like(o) for g, o in zip(self.output_grads, self.outputs)]
-        result = self.cls.backward(self.ctx, *grads)
-        result = result if isinstance(result, tuple) else (result,)
-        if len(result) != self.n_inputs:
-            if len(result) < self.n_inputs or any(r is not None for r in result[self.n_inputs:]):
-                raise RuntimeError(f"function {self.cls.__name__}Backward returned an incorrect number of "
-                                   f"gradients (expected {self.n_inputs}, got {len(result)})")
-            result = result[:self.n_inputs]
-        self.output_grads = [None] * len(self.outputs)
-        return result
 
 
 class Function:
@@ -98,46 +66,57 @@ class Function:
     def apply(cls, *args):
         ctx = FunctionCtx()
         ctx.needs_input_grad = tuple(isinstance(a, Tensor) and a.requires_grad for a in args)
+        tensor_args = [a for a in args if isinstance(a, Tensor)]
+        records = is_grad_enabled() and any(t.requires_grad for t in tensor_args)
         with no_grad():
             outputs = cls.forward(ctx, *args)
-        differentiable = [i for i, a in enumerate(args) if isinstance(a, Tensor) and a.requires_grad]
-        if not differentiable or not is_grad_enabled():
-            return outputs
         single = not isinstance(outputs, tuple)
         outs = (outputs,) if single else outputs
-        tensors = [k for k, out in enumerate(outs) if isinstance(out, Tensor)]
-
-        def link_tensors():
-            linked = cls._linked(ctx, args, outs, differentiable)
-            return tuple(linked[k] for k in tensors)
-        linked = list(outs)
-        for k, out in zip(tensors, recorded(cls.__name__ + "Backward", [a for a in args if isinstance(a, Tensor)],
-                                            link_tensors)):
-            linked[k] = out
-        return linked[0] if single else tuple(linked)
+        node = _C._custom_function_node(cls.__name__ + "Backward", tensor_args,
+                                        cls._backward_of(ctx, [isinstance(a, Tensor) for a in args])) \
+            if records else None
+        wrapped = _C._wrap_custom_function_outputs(node, tensor_args,
+                                                   [o if isinstance(o, Tensor) else None for o in outs],
+                                                   [t for t in ctx._dirty if isinstance(t, Tensor)],
+                                                   [t for t in ctx._non_differentiable if isinstance(t, Tensor)])
+        # the same Python object where the engine kept the tensor (a dirty input, a new result), else its new one
+        results = tuple(o if not isinstance(o, Tensor) or w._is_same(o) else w for o, w in zip(outs, wrapped))
+        if node is not None:
+            node.set_materialize_grads(ctx.materialize_grads)
+            node.save([t for t in ctx._saved])   # after the wrapping: a saved output is saved as one
+        ctx._saved = ()   # the node holds them now (a saved output would otherwise keep the graph alive)
+        return results[0] if single else results
 
     @classmethod
-    def _linked(cls, ctx, args, outs, differentiable):
-        """outs, each differentiable one as its value plus the link that carries its gradient (the class's
-        docstring)."""
-        state = _Backward(cls, ctx, outs, len(args))
-        link = None
-        for i in differentiable:
-            gate = args[i].view(list(args[i].shape))
-            gate.register_hook(state.gate(i))
-            zero = gate.reshape([-1]).narrow(0, 0, 0).sum()   # exactly 0, whatever the input holds
-            link = zero if link is None else link + zero
-        linked = []
-        for k, out in enumerate(outs):
-            if (not isinstance(out, Tensor) or not out.is_floating_point()
-                    or id(out) in ctx._non_differentiable):
-                linked.append(out)
-                continue
-            # a node of its own per output (expand and to() return their input when nothing changes)
-            spread = _C.expand(link.to(out.dtype), list(out.shape)).view(list(out.shape))
-            spread.register_hook(state.record(k))
-            linked.append(out.detach() + spread)
-        return linked
+    def _backward_of(cls, ctx, is_tensor):
+        """The node's backward: the user's, with 1.13's checks of what it returns; one gradient per tensor
+        argument (the node's edges)."""
+        name = cls.__name__ + "Backward"
+
+        def run(grads, saved):
+            ctx._unpacked = tuple(saved)
+            try:
+                result = cls.backward(ctx, *grads)
+            finally:
+                ctx._unpacked = None
+            result = result if isinstance(result, tuple) else (result,)
+            if len(result) > len(is_tensor) and all(r is None for r in result[len(is_tensor):]):
+                result = result[:len(is_tensor)]   # extra Nones are fine
+            if len(result) != len(is_tensor):
+                raise RuntimeError(f"function {name} returned an incorrect number of gradients (expected "
+                                   f"{len(is_tensor)}, got {len(result)})")
+            out = []
+            for i, (r, tensor) in enumerate(zip(result, is_tensor)):
+                if not tensor:
+                    if r is not None:
+                        raise RuntimeError(f"function {name} returned a gradient different than None at position "
+                                           f"{i + 1}, but the corresponding forward input was not a Variable")
+                    continue
+                if r is not None and not isinstance(r, Tensor):
+                    raise TypeError(f"expected Variable or None (got {type(r).__name__})")
+                out.append(r)
+            return out
+        return run
 
 
 def once_differentiable(fn):

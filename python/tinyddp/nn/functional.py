@@ -1,6 +1,7 @@
 """torch.nn.functional: the engine's activations and losses (engine/ops/ops.h), PyTorch's names and defaults;
 the convolutions, pooling, padding and resampling are nn/_spatial.py's, re-exported here."""
 import functools
+import inspect
 import math
 import warnings
 
@@ -752,25 +753,43 @@ def dropout2d(input, p=0.5, training=True, inplace=False):
 
 # ---- inplace=True ----
 
-def _in_place(input, fn, inplace):
+def _in_place(input, fn, inplace, node=None):
     """fn(input); with inplace=True its result written into input and returned, recorded as 1.13 records relu_
     and the other in-place forms (the engine's apply_inplace: input's history becomes fn's node; a leaf that
-    requires grad is refused with 1.13's text)."""
+    requires grad is refused with 1.13's text). node: (name, saves its result) of 1.13's node for the in-place
+    form where it is not the out-of-place one's (EluBackward1, which saves the result it wrote, so that a later
+    in-place change of input raises 1.13's error at backward)."""
     if not inplace:
         return fn(input)
+    if node is not None:
+        name, saves_result = node
+        return input._apply_inplace(
+            lambda current: recorded(name, [current], lambda: fn(current), saved_outputs=(0,) if saves_result else ()),
+            [])
     return input._apply_inplace(fn, [])
 
 
-def _with_inplace(fn):
+# 1.13's nodes of the in-place forms that differ from the out-of-place ones': (name, whether it saves its result).
+_INPLACE_NODES = {"leaky_relu": ("LeakyReluBackward1", True), "elu": ("EluBackward1", True),
+                  "selu": ("EluBackward1", True), "celu": ("CeluBackward1", True),
+                  "threshold": ("ThresholdBackward1", False)}
+
+
+def _with_inplace(fn, node=None):
+    """fn(input, ...) with its `inplace` argument, given by keyword or by position (F.celu(x, 0.5, True)), honoured."""
+    position = list(inspect.signature(fn).parameters).index("inplace") - 1   # among the arguments after input
+
     @functools.wraps(fn)
     def wrapper(input, *args, inplace=False, **kwargs):
-        return _in_place(input, lambda current: fn(current, *args, **kwargs), inplace)
+        if len(args) > position:
+            args, inplace = args[:position] + args[position + 1:], args[position]
+        return _in_place(input, lambda current: fn(current, *args, **kwargs), inplace, node)
     return wrapper
 
 
 for _name in ("relu", "leaky_relu", "silu", "elu", "selu", "hardtanh", "relu6", "mish", "hardsigmoid", "hardswish",
               "celu", "threshold"):
-    globals()[_name] = _with_inplace(globals()[_name])
+    globals()[_name] = _with_inplace(globals()[_name], _INPLACE_NODES.get(_name))
 del _name
 
 
@@ -995,17 +1014,19 @@ from tinyddp.nn._spatial import (  # noqa: E402,F401 -- re-exported
 def rrelu(input, lower=1. / 8, upper=1. / 3, training=False, inplace=False):
     """x for x > 0, else a x: a uniform in [lower, upper) per element in training (one float64 draw per element
     <= 0, in order, as 1.13's CPU kernel), (lower + upper) / 2 in evaluation."""
-    if not training:
-        return leaky_relu(input, (lower + upper) / 2, inplace=inplace)
+    if not training:   # in place, 1.13's node is rrelu_with_noise_'s still
+        return _in_place(input, lambda current: leaky_relu(current, (lower + upper) / 2), inplace,
+                         ("RreluWithNoiseBackward1", True))
     negative = (input <= 0).reshape([-1])
     count = int(negative.sum())
     draws = _tensor.empty(max(count, 1), dtype=_tensor.float64).uniform_(lower, upper) if count else None
+    node = ("RreluWithNoiseBackward1", True)
     if draws is None:
-        return _in_place(input, lambda current: current * 1, inplace)
+        return _in_place(input, lambda current: current * 1, inplace, node)
     which = (negative.to(_tensor.int64).cumsum(0) - 1).clamp(min=0)   # the draw each negative element takes
     slopes = _pick(negative, draws.index_select(0, which).to(input.dtype), _tensor.ones(input.numel(),
                                                                                       dtype=input.dtype))
-    return _in_place(input, lambda current: current * slopes.reshape(list(input.shape)), inplace)
+    return _in_place(input, lambda current: current * slopes.reshape(list(input.shape)), inplace, node)
 
 
 def rrelu_(input, lower=1. / 8, upper=1. / 3, training=False):

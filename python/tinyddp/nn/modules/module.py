@@ -35,13 +35,15 @@ def _identity_function():
     from tinyddp.autograd.function import Function
 
     class BackwardHookFunction(Function):
-        """Identity on its tensors; its backward hands their gradients to `on_backward` (which may replace
-        them)."""
+        """Identity on its tensors, returned as they are (so, as 1.13's, each comes back as a view of itself made by
+        a custom Function, which an in-place op may not modify); its backward hands their gradients to
+        `on_backward` (which may replace them)."""
 
         @staticmethod
         def forward(ctx, on_backward, *tensors):
             ctx.on_backward = on_backward
-            return tuple(t.clone() for t in tensors)
+            ctx.mark_non_differentiable(*[t for t in tensors if not t.requires_grad])
+            return tensors
 
         @staticmethod
         def backward(ctx, *grads):
