@@ -127,8 +127,7 @@ Tensor transpose(const Tensor& x, int64_t dim0, int64_t dim1) {
 
 Tensor t(const Tensor& x) {
   check_defined(x, "t");
-  TINYDDP_CHECK(x.dim() <= 2, "t() expects a tensor with <= 2 dimensions, but self is ", x.dim(),
-                "D. Use transpose(dim0, dim1) for higher dimensions.");
+  TINYDDP_CHECK(x.dim() <= 2, "t() expects a tensor with <= 2 dimensions, but self is ", x.dim(), "D");
   if (x.dim() < 2) return x;
   Tensor out = view_op_result(x, {x.shape()[1], x.shape()[0]}, {x.strides()[1], x.strides()[0]}, x.offset());
   autograd::set_history(out, autograd::make_node("TBackward0", {x}, [](const TensorList& g, OpNode&) {
@@ -225,7 +224,7 @@ std::vector<Tensor> split_with_sizes(const Tensor& x, const std::vector<int64_t>
 // x[..., i, ...] for every i along dim (views without dim).  dx = the gradients stacked, zeros for those missing.
 std::vector<Tensor> unbind(const Tensor& x, int64_t dim) {
   check_defined(x, "unbind");
-  TINYDDP_CHECK(x.dim() > 0, "Dimension specified as 0 but tensor has no dimensions");
+  TINYDDP_CHECK_INDEX(x.dim() > 0, "Dimension specified as 0 but tensor has no dimensions");
   dim = wrap_dim(dim, x.dim());
   Shape shape = x.shape(), strides = x.strides();
   shape.erase(shape.begin() + dim);
@@ -346,11 +345,15 @@ Tensor alias(const Tensor& x) {
 // Broadcasts x to `shape` (a view with stride 0 on repeated dims); -1 keeps a dim.  dx = g summed back.
 Tensor expand(const Tensor& x, const Shape& shape) {
   check_defined(x, "expand");
-  TINYDDP_CHECK(shape.size() >= static_cast<size_t>(x.dim()), "expand: the number of sizes provided (", shape.size(),
-                ") must be greater or equal to the number of dimensions in the tensor (", x.dim(), ").");
+  // 1.13's texts: the tensor as its type prints it (bool is "CPUBoolType"), the dims checked from the last
+  TINYDDP_CHECK(shape.size() >= static_cast<size_t>(x.dim()), "expand(",
+                x.dtype() == DType::b8 ? "CPUBoolType" : legacy_type_name(x.dtype()), "{", shape_str(x.shape()),
+                "}, size=", shape_str(shape), "): the number of sizes provided (", shape.size(),
+                ") must be greater or equal to the number of dimensions in the tensor (", x.dim(), ")");
   const size_t lead = shape.size() - x.dim();
   Shape out_shape(shape.size()), strides(shape.size(), 0);
-  for (size_t i = 0; i < shape.size(); ++i) {
+  for (size_t r = shape.size(); r-- > 0;) {
+    const size_t i = r;
     if (i < lead) {
       TINYDDP_CHECK(shape[i] >= 0, "expand: -1 is not allowed in a leading, non-existing dimension (", i, ") of ",
                     shape_str(shape), ".");

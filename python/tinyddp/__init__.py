@@ -6,16 +6,19 @@ is ``tinyddp._C``; the modules here give it PyTorch's names, one Python module p
 from tinyddp import _C
 from tinyddp._device import device
 from tinyddp._tensor_str import set_printoptions
-from tinyddp._tensor import (Size, Tensor, abs, argmax, bool, cat, dtype, empty, eq, exp, flatten, float32,
+from tinyddp._tensor import (Size, Tensor, abs, bool, cat, dtype, empty, eq, exp, flatten, float32,
                              float64, from_numpy, full, ge, gt, int64, is_tensor, le, log, logical_not, lt,
-                             matmul, max, maximum, mean, ne, ones, ones_like, rand, randint, randn, randperm, relu,
-                             sigmoid, sqrt, squeeze, stack, sum, tanh, tensor, unsqueeze, zeros, zeros_like)
-from tinyddp._tensor_ops import (allclose, arange, argmin, argsort, chunk, clamp, equal, eye, floor_divide, gather,
+                             matmul, max, maximum, ne, ones, ones_like, rand, randint, randn, randperm, relu,
+                             sigmoid, sqrt, squeeze, stack, tanh, tensor, unsqueeze, zeros, zeros_like)
+from tinyddp._tensor_ops import (allclose, arange, argsort, chunk, clamp, equal, eye, floor_divide, gather,
                                  isclose, linspace, log_softmax, minimum, norm, permute, remainder, softmax, sort,
                                  split, std, topk, tril, triu, var, where)
-from tinyddp._tensor_ops import clamp as clip, min  # noqa: A004
+from tinyddp._tensor_ops import clamp as clip
 from tinyddp import _indexing  # noqa: F401  (Tensor.__getitem__ and __setitem__)
-from tinyddp._tensor_forms import (add, amax, amin, bmm, clone, count_nonzero, cumsum, div, dot, empty_like, flip,
+from tinyddp._tensor_reduce import (aminmax, all, any, argmax, argmin, count_nonzero, cummax, cummin,  # noqa: A004
+                                    logcumsumexp, mean, min, msort, sum)
+from tinyddp import return_types  # noqa: E402
+from tinyddp._tensor_forms import (add, amax, amin, bmm, clone, cumsum, div, dot, empty_like, flip,
                                    full_like, index_select, isfinite, isinf, isnan, logsumexp, masked_select, mm,
                                    movedim, moveaxis, mul, narrow, neg, negative, nonzero, numel, outer, pow,
                                    rand_like, randn_like, reciprocal, roll, rsqrt, select, sign, square, sub,
@@ -67,14 +70,6 @@ from tinyddp._tensor_scatter import (index_add, index_copy, index_fill, masked_s
 from tinyddp._indexing import index_put  # noqa: E402
 from tinyddp._tensor_shape import cosine_similarity  # noqa: E402
 from tinyddp._tensor_ops import masked_fill  # noqa: E402
-
-
-def all(input, dim=None, keepdim=False):  # noqa: A001
-    return input.all(dim, keepdim)
-
-
-def any(input, dim=None, keepdim=False):  # noqa: A001
-    return input.any(dim, keepdim)
 
 
 def is_floating_point(input):
@@ -148,6 +143,7 @@ __all__ += ["amp", "are_deterministic_algorithms_enabled", "autocast", "backends
 from tinyddp._tensor_more import (argwhere, is_complex, is_nonzero, randint_like, range,  # noqa: E402
                                   take_along_dim, tensor_split, typename)
 
+__all__ += ["aminmax", "cummax", "cummin", "logcumsumexp", "msort", "return_types"]
 __all__ += ["argwhere", "is_complex", "is_nonzero", "randint_like", "range",
             "take_along_dim", "tensor_split", "typename"]
 

@@ -241,13 +241,7 @@ def _deepcopy(self, memo):
     return out
 
 
-class _MaxResult(tuple):
-    """torch.return_types.max: (values, indices), also by name."""
-    values = property(lambda self: self[0])
-    indices = property(lambda self: self[1])
-
-    def __repr__(self):
-        return f"torch.return_types.max(\nvalues={self[0]!r},\nindices={self[1]!r})"
+from tinyddp.return_types import max as _MaxResult  # noqa: E402  (torch.return_types.max)
 
 
 def _maximum(self, other):
@@ -286,15 +280,6 @@ def _max(self, dim=None, keepdim=False):
     return _MaxResult(self._max_dim(dim, keepdim))
 
 
-def _argmax(self, dim=None, keepdim=False):
-    """The index of the first maximum, over all elements (of the flattened tensor) or along `dim`."""
-    if self.dtype is bool:   # 1.13 has no argmax kernel for bool (max of a bool tensor works)
-        raise RuntimeError('"argmax_cpu" not implemented for \'Bool\'')
-    if dim is None:
-        return self.detach().reshape([-1])._max_dim(0, False)[1]
-    return self.detach()._max_dim(dim, keepdim)[1]
-
-
 def _as_bool_operand(t, other, op):
     if isinstance(other, builtins.bool):
         other = tensor(other)
@@ -314,22 +299,6 @@ def _invert(self):
     return self.logical_not()
 
 
-def _nonzero_count(self, dim, keepdim):
-    nonzero = self if self.dtype is bool else self != 0
-    return nonzero.sum(dim=dim, keepdim=keepdim)
-
-
-def _any(self, dim=None, keepdim=False):
-    """True where some element (along `dim`, or of all) is nonzero: a bool tensor."""
-    return _nonzero_count(self, dim, keepdim) > 0
-
-
-def _all(self, dim=None, keepdim=False):
-    """True where every element (along `dim`, or of all) is nonzero: a bool tensor."""
-    count = self.numel() if dim is None else self._shape()[dim]
-    return _nonzero_count(self, dim, keepdim) == count
-
-
 def _iter(self):
     if self.dim() == 0:
         raise TypeError("iteration over a 0-d tensor")
@@ -346,9 +315,6 @@ Tensor.T = property(_numpy_T)
 Tensor.data = property(lambda self: self._variable_data(), _set_data)
 Tensor.max = _max
 Tensor.maximum = _maximum
-Tensor.argmax = _argmax
-Tensor.any = _any
-Tensor.all = _all
 Tensor.__invert__ = _invert
 Tensor.__and__ = lambda self, other: self.logical_and(_as_bool_operand(self, other, "&"))
 Tensor.__or__ = lambda self, other: self.logical_or(_as_bool_operand(self, other, "|"))
@@ -583,14 +549,6 @@ def squeeze(input, dim=None):
 
 # ---- functions that mirror Tensor methods ----
 
-def sum(input, dim=None, keepdim=False):  # noqa: A001
-    return input.sum(dim, keepdim)
-
-
-def mean(input, dim=None, keepdim=False):
-    return input.mean(dim, keepdim)
-
-
 def exp(input):
     return input.exp()
 
@@ -625,10 +583,6 @@ def max(input, dim=None, keepdim=False):  # noqa: A001
 
 def maximum(input, other):
     return _maximum(input, other)
-
-
-def argmax(input, dim=None, keepdim=False):
-    return _argmax(input, dim, keepdim)
 
 
 def eq(input, other):

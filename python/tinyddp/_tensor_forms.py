@@ -113,9 +113,15 @@ def isfinite(input):
 # ---- reductions ----
 
 def _reduce_dims(input, dim):
+    """The dims a reduction over `dim` (an int, a sequence, or None/() for all) covers, wrapped and sorted, with
+    1.13's errors for a dim out of range or named twice."""
     if dim is None or dim == ():
         return list(range(input.dim()))
-    return sorted({_wrap_dim(d, input.dim()) for d in ([dim] if isinstance(dim, int) else dim)})
+    wrapped = [_wrap_dim(d, input.dim()) for d in ([dim] if isinstance(dim, int) else dim)]
+    for k, d in enumerate(wrapped):
+        if d in wrapped[:k]:
+            raise RuntimeError(f"dim {d} appears multiple times in the list of dims")
+    return sorted(wrapped)
 
 
 def amax(input, dim=(), keepdim=False):
@@ -130,20 +136,20 @@ def amin(input, dim=(), keepdim=False):
 
 def logsumexp(input, dim, keepdim=False):
     """log(sum(exp(x))) over dim, shifted by the (detached) maximum as 1.13 shifts it; an infinite maximum
-    shifts by 0 (LogsumexpBackward0)."""
+    shifts by 0; over no elements log(0) = -inf; integers and bools in float32 (LogsumexpBackward0)."""
+    if not input.is_floating_point():   # 1.13 computes integral inputs in the default dtype
+        input = input.to(_tensor.float32)
     return recorded("LogsumexpBackward0", [input], lambda: _logsumexp(input, dim, keepdim))
 
 
 def _logsumexp(input, dim, keepdim):
-    shift = amax(input.detach(), dim, True)
+    dims = _reduce_dims(input, dim)
+    if input.numel() == 0:   # no maximum to shift by
+        return input.exp().sum(dims, keepdim).log()
+    shift = amax(input.detach(), dims, True)
     shift = _C.where(shift.abs() == math.inf, _tensor.zeros([], dtype=shift.dtype), shift)
-    out = (input - shift).exp().sum(dim, True).log() + shift
-    return out if keepdim else out.reshape([s for k, s in enumerate(out._shape())
-                                            if k not in _reduce_dims(input, dim)])
-
-
-def count_nonzero(input, dim=None):
-    return (input != 0).sum(dim)
+    out = (input - shift).exp().sum(dims, True).log() + shift
+    return out if keepdim else out.reshape([s for k, s in enumerate(out._shape()) if k not in dims])
 
 
 def cumsum(input, dim, *, dtype=None):
@@ -364,7 +370,7 @@ def _install():
                      "divide": div, "true_divide": true_divide, "square": square,
                      "reciprocal": reciprocal, "rsqrt": rsqrt, "sign": sign, "isnan": isnan, "isinf": isinf,
                      "isfinite": isfinite, "amax": amax, "amin": amin, "logsumexp": logsumexp,
-                     "count_nonzero": count_nonzero, "cumsum": cumsum, "index_select": index_select,
+                     "cumsum": cumsum, "index_select": index_select,
                      "masked_select": masked_select, "nonzero": nonzero, "unique": unique, "flip": flip, "roll": roll,
                      "unbind": unbind, "select": select, "movedim": movedim, "moveaxis": movedim,
                      "swapaxes": transpose, "swapdims": transpose,

@@ -13,7 +13,7 @@ import math
 
 import numpy as np
 
-from tinyddp import _C, _tensor, _tensor_ops
+from tinyddp import _C, _tensor, _tensor_ops, return_types
 from tinyddp._node import recorded
 from tinyddp._tensor import Tensor, _wrap_dim
 from tinyddp._tensor_forms import isnan
@@ -410,92 +410,125 @@ def _cumprod(input, dim, dtype):
 
 # ---- order statistics ----
 
-_MedianResult, _KthvalueResult, _ModeResult = (_result_type("median"), _result_type("kthvalue"),
-                                               _result_type("mode"))
+_MedianResult, _KthvalueResult, _ModeResult, _NanmedianResult = (
+    return_types.median, return_types.kthvalue, return_types.mode, return_types.nanmedian)
+
+
+def _reduced_dim(input, dim, name):
+    """dim wrapped, and 1.13's IndexError when it is empty (the order statistics have no identity)."""
+    d = _wrap_dim(dim, input.dim())
+    if input.dim() and input._shape()[d] == 0:
+        raise IndexError(f"{name}(): Expected reduction dim {d} to have non-zero size.")
+    return d
+
+
+def _not_for_bool(input, kernel, runs=True):
+    """1.13's error for a kernel without a bool version, where that kernel runs (`runs`)."""
+    if input.dtype is _tensor.bool and runs:
+        raise RuntimeError(f'"{kernel}" not implemented for \'Bool\'')
+
+
+def _squeezed(result, input, d, keepdim):
+    """(values, indices) without dim d unless keepdim (a 0-dim input's stay 0-dim)."""
+    values, indices = result
+    if input.dim() and not keepdim:
+        values, indices = values.squeeze(d), indices.squeeze(d)
+    return values, indices
+
+
+def _pick_along(input, d, keepdim, pick):
+    """(values, indices): in each line along d the element at index pick(line) (a list of Python numbers); the
+    values gathered from input, so the gradient goes to that element."""
+    return _squeezed(_tensor_ops._select_along(input, d, 1, lambda row: [pick(row)]), input, d, keepdim)
 
 
 def kthvalue(input, k, dim=-1, keepdim=False):
-    """The k-th smallest element along dim (k from 1) and its index (KthvalueBackward0)."""
-    return recorded("KthvalueBackward0", [input], lambda: _kthvalue(input, k, dim, keepdim))
-
-
-def _kthvalue(input, k, dim, keepdim):
-    d = _wrap_dim(dim, input.dim())
+    """The k-th smallest element along dim (k from 1) and its index, which among equal values is the one 1.13's
+    partial quicksort leaves there (engine/ops/order.cpp; KthvalueBackward0)."""
+    d = _reduced_dim(input, dim, "kthvalue")
     size = input._shape()[d] if input.dim() else 1
     if not 1 <= k <= size:
         raise RuntimeError(f"kthvalue(): selected number k out of range for dimension {d}")
-    values, indices = _tensor_ops.sort(input, d)
-    if input.dim() == 0:
-        return _KthvalueResult((values, indices))
-    values, indices = values.narrow(d, k - 1, 1), indices.narrow(d, k - 1, 1)
-    if not keepdim:
-        values, indices = values.squeeze(d), indices.squeeze(d)
-    return _KthvalueResult((values, indices))
+    _not_for_bool(input, "kthvalue_cpu", runs=input.dim() > 0)
+    return _KthvalueResult(recorded("KthvalueBackward0", [input], lambda: _squeezed(_tensor_ops._take_along(
+        input, d, input.detach()._kthvalue_indices(k, d)), input, d, keepdim)))
+
+
+def _stable_rank(row, rank):
+    return sorted(range(len(row)), key=row.__getitem__)[rank]
+
+
+def _median_index(row):
+    """1.13's median along a dim: the first NaN if any, else the ((n - 1) // 2)-th smallest, equal values ranked
+    by index (its nth_element compares indices at ties)."""
+    for j, v in enumerate(row):
+        if v != v:
+            return j
+    return _stable_rank(row, (len(row) - 1) // 2)
+
+
+def _nanmedian_index(row):
+    """The median of the non-NaN values (ranked as median's); index 0 for a line of NaNs."""
+    kept = [j for j, v in enumerate(row) if v == v]
+    if not kept:
+        return 0
+    return kept[_stable_rank([row[j] for j in kept], (len(kept) - 1) // 2)]
+
+
+def _evenly_distributed(input, value, name):
+    """value (0-dim, exact) recorded as the node `name`, with 1.13's evenly_distribute_backward as its gradient:
+    the gradient shared by every element equal to value (every NaN when value is NaN)."""
+    if not (input.requires_grad and _C.is_grad_enabled()):
+        return value
+    x = input.detach()
+    mask = isnan(x) if builtins.bool(isnan(value)) else x == value
+    share = mask.to(input.dtype) / mask.sum()
+    return _HostFunction.apply(value, [input], [lambda _: share], name)
+
+
+def _whole_median(input, skip_nan):
+    """The lower median of all elements (NaN if one is NaN, unless skip_nan; NaN cast to the dtype when there are
+    none, as 1.13's: INT64_MIN for int64, True for bool)."""
+    flat = input.detach().reshape([-1]).tolist()
+    if skip_nan:
+        flat = [v for v in flat if v == v]
+    if not flat:
+        return _tensor.tensor(math.nan, dtype=_tensor.float64).to(input.dtype)
+    if builtins.any(v != v for v in flat):
+        return _tensor.tensor(math.nan, dtype=input.dtype)
+    return _tensor.tensor(sorted(flat)[(len(flat) - 1) // 2], dtype=input.dtype)
 
 
 def median(input, dim=None, keepdim=False):
-    """The lower median (the ((n - 1) // 2)-th smallest): of all elements (0-dim), or along dim with its index;
-    a line holding NaN gives NaN and the index of its first NaN, as 1.13's (MedianBackward0, MedianBackward1 along
-    dim)."""
-    return recorded("MedianBackward0" if dim is None else "MedianBackward1", [input],
-                    lambda: _median(input, dim, keepdim))
-
-
-def _median(input, dim, keepdim):
+    """The lower median (the ((n - 1) // 2)-th smallest): of all elements (0-dim; MedianBackward0, its gradient
+    shared by the elements equal to it), or along dim with its index (MedianBackward1); NaN wins, as 1.13's."""
     if dim is None:
-        flat = input.reshape([-1])
-        n = flat._shape()[0]
-        if n == 0 or (input.is_floating_point() and builtins.bool(isnan(flat).any())):
-            return _tensor.full([], math.nan, dtype=input.dtype)
-        return _kthvalue(flat, (n - 1) // 2 + 1, 0, False)[0]
-    d = _wrap_dim(dim, input.dim())
-    n = input._shape()[d] if input.dim() else 1
-    values, indices = _kthvalue(input, (n - 1) // 2 + 1, d, keepdim)
-    if input.is_floating_point() and builtins.bool(isnan(input).any()):
-        nan = isnan(input)
-        has_nan = nan.any(d, keepdim) if input.dim() else nan
-        first_nan = nan.to(_tensor.int64).argmax(d, keepdim) if input.dim() else indices
-        values = _C.where(has_nan, _tensor.full([], math.nan, dtype=input.dtype), values)
-        indices = _C.where(has_nan, first_nan, indices)
-    return _MedianResult((values, indices))
+        _not_for_bool(input, "median_cpu", runs=input.numel() > 0)
+        return _evenly_distributed(input, _whole_median(input, False), "MedianBackward0")
+    d = _reduced_dim(input, dim, "median")
+    _not_for_bool(input, "median_out")
+    return _MedianResult(recorded("MedianBackward1", [input],
+                                  lambda: _pick_along(input, d, keepdim, _median_index)))
 
 
 def nanmedian(input, dim=None, keepdim=False):
+    """median ignoring NaN (NaN for a line of NaNs): NanmedianBackward0 over all elements, NanmedianBackward1
+    along dim."""
     if dim is None:
-        flat = input.reshape([-1])
-        kept = flat[flat == flat] if input.is_floating_point() else flat
-        return recorded("NanmedianBackward0", [input], lambda: _median(kept, None, False) if kept.numel() else
-                        _tensor.full([], math.nan, dtype=input.dtype))
-    raise NotImplementedError("tinyddp: nanmedian(dim=...) is not supported; nanmedian(input) is")
+        _not_for_bool(input, "median_cpu", runs=input.numel() > 0)
+        return _evenly_distributed(input, _whole_median(input, True), "NanmedianBackward0")
+    d = _reduced_dim(input, dim, "median")
+    _not_for_bool(input, "median_out")
+    return _NanmedianResult(recorded("NanmedianBackward1", [input],
+                                     lambda: _pick_along(input, d, keepdim, _nanmedian_index)))
 
 
 def mode(input, dim=-1, keepdim=False):
-    """The most frequent value along dim (the smallest of equally frequent ones) and the index of its last
-    occurrence, as 1.13's CPU mode (ModeBackward0)."""
-    return _ModeResult(recorded("ModeBackward0", [input], lambda: _mode(input, dim, keepdim)))
-
-
-def _mode(input, dim, keepdim):
-    d = _wrap_dim(dim, input.dim())
-    x, last = _lines(input, d)
-    shape = list(x._shape()) or [1]
-    rows = x.detach().reshape([-1, shape[-1]]).tolist()
-    picks = []
-    for row in rows:
-        counts = {}
-        for v in row:
-            counts[v] = counts.get(v, 0) + 1
-        best = builtins.min(counts, key=lambda v: (-counts[v], v))
-        picks.append([builtins.max(i for i, v in enumerate(row) if v == best)])
-    index = _tensor.tensor(picks, dtype=_tensor.int64).reshape(shape[:-1] + [1])
-    values = _tensor_ops._gather_last(x, index)
-    if input.dim() == 0:
-        return _ModeResult((values.reshape([]), index.reshape([])))
-    if d != last:
-        values, index = values.transpose(d, last), index.transpose(d, last)
-    if not keepdim:
-        values, index = values.squeeze(d), index.squeeze(d)
-    return _ModeResult((values, index))
+    """The most frequent value along dim (the smallest of equally frequent ones) and an index of it, the one
+    1.13's CPU kernel reports (engine/ops/order.cpp; ModeBackward0)."""
+    d = _reduced_dim(input, dim, "mode")
+    return _ModeResult(recorded("ModeBackward0", [input], lambda: _squeezed(_tensor_ops._take_along(
+        input, d, input.detach()._mode_indices(d)), input, d, keepdim)))
 
 
 def quantile(input, q, dim=None, keepdim=False, *, interpolation="linear"):
@@ -579,15 +612,17 @@ def nanmean(input, dim=None, keepdim=False, *, dtype=None):
 
 
 def std_mean(input, dim=None, unbiased=True, keepdim=False, *, correction=None):
-    if not input.is_floating_point():
-        raise RuntimeError("std and var only support floating point and complex dtypes")
+    """(std, mean) over dims (StdMeanBackward0, the std's gradient 0 where it is 0 as std's)."""
+    dim, unbiased = _tensor_ops._var_args(dim, unbiased)
+    _tensor_ops._check_var_dtype(input, "std_mean")
     return recorded("StdMeanBackward0", [input], lambda: (
-        _tensor_ops._var(input, dim, unbiased, keepdim, correction).sqrt(), input.mean(dim, keepdim)))
+        _tensor_ops._sqrt_of_variance(_tensor_ops._var(input, dim, unbiased, keepdim, correction)),
+        input.mean(dim, keepdim)))
 
 
 def var_mean(input, dim=None, unbiased=True, keepdim=False, *, correction=None):
-    if not input.is_floating_point():
-        raise RuntimeError("std and var only support floating point and complex dtypes")
+    dim, unbiased = _tensor_ops._var_args(dim, unbiased)
+    _tensor_ops._check_var_dtype(input, "var_mean")
     return recorded("VarMeanBackward0", [input], lambda: (
         _tensor_ops._var(input, dim, unbiased, keepdim, correction), input.mean(dim, keepdim)))
 

@@ -1,5 +1,5 @@
 """Tensor methods and torch functions composed of the engine's ops: permutes, splits, selection (where,
-masked_fill, clamp), gathers (sort, topk, min), statistics (var, std, norm), comparisons of whole tensors
+masked_fill, clamp), gathers (sort, topk), statistics (var, std, norm), comparisons of whole tensors
 (equal, allclose) and the factories arange(start, end, step), linspace and eye.
 
 Each is PyTorch 1.13's signature, values and errors over ops the engine has (permute, split, narrow, where,
@@ -13,7 +13,7 @@ import math
 import struct
 from fractions import Fraction
 
-from tinyddp import _C, _tensor
+from tinyddp import _C, _tensor, return_types
 from tinyddp._node import recorded
 from tinyddp._tensor import Tensor, _wrap_dim
 
@@ -27,13 +27,10 @@ def _dims(dims):
 
 def _result_type(name):
     """torch.return_types.<name>: (values, indices), also by name, printed as PyTorch prints it."""
-    def _repr(self):
-        return f"torch.return_types.{name}(\nvalues={self[0]!r},\nindices={self[1]!r})"
-    return type(name, (tuple,), {"values": property(lambda self: self[0]),
-                                 "indices": property(lambda self: self[1]), "__repr__": _repr})
+    return getattr(return_types, name)
 
 
-_SortResult, _TopkResult, _MinResult = _result_type("sort"), _result_type("topk"), _result_type("min")
+_SortResult, _TopkResult = return_types.sort, return_types.topk
 
 
 # ---- shape ----
@@ -286,62 +283,66 @@ def _order(values, descending):
     return [sorted(range(len(row)), key=lambda i, row=row: key(row[i])) for row in values]
 
 
-def _select_along(self, dim, descending, k):
-    """(values, indices) of the k first elements of each line along dim in sorted order."""
+def _take_along(self, dim, index):
+    """(values, index): self's elements at `index` (int64, self's shape but for dim's size) along dim, gathered so
+    that they carry self's gradient. A 0-dim self is one line of one element; without elements, empty results."""
+    if self.dim() == 0:
+        return _gather_last(self.reshape([1]), index.reshape([1])).reshape([]), index.reshape([])
+    d = _wrap_dim(dim, self.dim())
+    last = self.dim() - 1
+    if index.numel() == 0:
+        return self.narrow(d, 0, index._shape()[d]).clone(), index
+    x = self.transpose(d, last) if d != last else self
+    ix = index.transpose(d, last) if d != last else index
+    values = _gather_last(x, ix)
+    return (values.transpose(d, last) if d != last else values), index
+
+
+def _select_along(self, dim, k, order):
+    """(values, indices) of the k first elements of each line along dim in the order `order(row)` (a list of
+    indices, from the row's Python numbers) gives."""
     dim = _wrap_dim(dim, self.dim())
     last = builtins.max(self.dim() - 1, 0)
-    x = self.transpose(dim, last) if dim != last else self
+    x = self.detach().transpose(dim, last) if dim != last else self.detach()
     shape = list(x._shape()) or [1]
-    rows = x.detach().reshape([-1, shape[-1]]).tolist()
-    picks = [order[:k] for order in _order(rows, descending)]
-    index = _tensor.tensor(picks, dtype=_tensor.int64).reshape(shape[:-1] + [k])
-    values = _gather_last(x, index)
-    if self.dim() == 0:
-        return values.reshape([]), index.reshape([])
-    if dim != last:
-        values, index = values.transpose(dim, last), index.transpose(dim, last)
-    return values, index
+    if x.numel() == 0 or k == 0:
+        index = _tensor.zeros(shape[:-1] + [k], dtype=_tensor.int64)
+    else:
+        rows = x.reshape([math.prod(shape[:-1]), shape[-1]]).tolist()
+        index = _tensor.tensor([order(row) for row in rows], dtype=_tensor.int64).reshape(shape[:-1] + [k])
+    if self.dim() and dim != last:
+        index = index.transpose(dim, last)
+    return _take_along(self, dim, index)
 
 
-def sort(self, dim=-1, descending=False, stable=False):
-    """(values, indices) sorted along dim; ties keep their order (1.13's CPU sort is stable)."""
-    size = self._shape()[_wrap_dim(dim, self.dim())] if self.dim() else 1
-    return _SortResult(recorded("SortBackward0", [self], lambda: _select_along(self, dim, descending, size)))
+def sort(self, dim=-1, descending=False, stable=None):
+    """(values, indices) sorted along dim (NaN the largest), equal values in the order 1.13's std::sort leaves them
+    (std::stable_sort with stable=True; engine/ops/order.cpp). Given stable= (1.13's sort.stable overload) the node
+    is SortBackward1."""
+    _wrap_dim(dim, self.dim())
+    node = "SortBackward0" if stable is None else "SortBackward1"
+    return _SortResult(recorded(node, [self], lambda: _take_along(
+        self, dim, self.detach()._sort_indices(dim, descending, builtins.bool(stable)))))
 
 
-def argsort(self, dim=-1, descending=False):
-    return sort(self, dim, descending)[1]
+def argsort(self, dim=-1, descending=False, stable=False):
+    return sort(self, dim, descending, stable)[1]
 
 
 def topk(self, k, dim=-1, largest=True, sorted=True):  # noqa: A002
-    """The k largest (or smallest) elements along dim and their indices, largest first."""
-    size = self._shape()[_wrap_dim(dim, self.dim())] if self.dim() else 1
+    """The k largest (or smallest) elements along dim and their indices, largest first (NaN the largest), equal
+    values in the order 1.13's kernel leaves them (engine/ops/order.cpp)."""
+    d = _wrap_dim(dim, self.dim())
+    size = self._shape()[d] if self.dim() else 1
     if not 0 <= k <= size:
         raise RuntimeError("selected index k out of range")
-    return _TopkResult(recorded("TopkBackward0", [self], lambda: _select_along(self, dim, largest, k)))
-
-
-def min(self, dim=None, keepdim=False):  # noqa: A001
-    """min() (0-dim; MinBackward1), min(dim, keepdim) (values, indices; MinBackward0) and min(other)
-    (elementwise; MinimumBackward0), over max of -self."""
-    if isinstance(dim, Tensor):
-        return minimum(self, dim)
+    if self.dim() == 0:   # 1.13 runs no kernel: the element itself, for k 0 or 1
+        return _TopkResult(recorded("TopkBackward0", [self], lambda: (self.clone(), _tensor.zeros(
+            [], dtype=_tensor.int64))))
     if self.dtype is _tensor.bool:
-        out = (~self).max() if dim is None else (~self).max(dim, keepdim)
-        return ~out if dim is None else _MinResult((~out[0], out[1]))
-    if dim is None:
-        return recorded("MinBackward1", [self], lambda: -(-self).max())
-
-    def smallest():
-        values, indices = (-self).max(dim, keepdim)
-        return -values, indices
-    return _MinResult(recorded("MinBackward0", [self], smallest))
-
-
-def argmin(self, dim=None, keepdim=False):
-    if self.dtype is _tensor.bool:
-        raise RuntimeError('"argmin_cpu" not implemented for \'Bool\'')
-    return (-self.detach()).argmax(dim, keepdim)
+        raise RuntimeError('"topk_cpu" not implemented for \'Bool\'')
+    return _TopkResult(recorded("TopkBackward0", [self], lambda: _take_along(
+        self, d, self.detach()._topk_indices(k, d, largest, sorted))))
 
 
 def minimum(self, other):
@@ -350,27 +351,49 @@ def minimum(self, other):
 
 # ---- statistics ----
 
-def var(self, dim=None, unbiased=True, keepdim=False, *, correction=None):
-    """The variance: sum((x - mean)^2) / (n - correction), correction 1 unless unbiased=False (or given)
-    (VarBackward0)."""
+def _var_args(dim, unbiased):
+    """1.13's var(unbiased) overload: a bool first argument is `unbiased`, over all elements."""
+    if isinstance(dim, builtins.bool):
+        return None, dim
+    return dim, unbiased
+
+
+def _check_var_dtype(self, name="std and var"):
     if not self.is_floating_point():
-        raise RuntimeError("std and var only support floating point and complex dtypes")
+        raise RuntimeError(f"{name} only support floating point and complex dtypes")
+
+
+def var(self, dim=None, unbiased=True, keepdim=False, *, correction=None):
+    """The variance: sum((x - mean)^2) / max(n - correction, 0), correction 1 unless unbiased=False (or given);
+    NaN over fewer elements than that (VarBackward0)."""
+    dim, unbiased = _var_args(dim, unbiased)
+    _check_var_dtype(self)
     return recorded("VarBackward0", [self], lambda: _var(self, dim, unbiased, keepdim, correction))
 
 
 def _var(self, dim, unbiased, keepdim, correction):
     if correction is None:
         correction = 1 if unbiased else 0
-    centered = self - self.mean(dim, True)
-    dims = range(self.dim()) if dim is None else ([dim] if isinstance(dim, int) else dim)
+    every = dim is None or (not isinstance(dim, int) and len(dim) == 0)
+    dims = list(range(self.dim())) if every else ([dim] if isinstance(dim, int) else list(dim))
+    centered = self - self.mean(None if every else dims, True)
     n = math.prod(self._shape()[_wrap_dim(d, self.dim())] for d in dims) if self.dim() else 1
-    return (centered * centered).sum(dim if dim is not None else None, keepdim) / builtins.max(n - correction, 0)
+    return (centered * centered).sum(None if every else dims, keepdim) / builtins.max(n - correction, 0)
+
+
+def _sqrt_of_variance(v):
+    """sqrt(v) with 1.13's std gradient: 0 where the deviation is 0 (its std_backward masks the division by 0),
+    where sqrt's own would be NaN."""
+    zero = v == 0
+    inside = _C.where(zero, _tensor.ones([], dtype=v.dtype), v)
+    return _C.where(zero, _tensor.zeros([], dtype=v.dtype), inside.sqrt())
 
 
 def std(self, dim=None, unbiased=True, keepdim=False, *, correction=None):
-    if not self.is_floating_point():
-        raise RuntimeError("std and var only support floating point and complex dtypes")
-    return recorded("StdBackward0", [self], lambda: _var(self, dim, unbiased, keepdim, correction).sqrt())
+    """The standard deviation, sqrt of var (StdBackward0; its gradient 0 where it is 0, as 1.13's)."""
+    dim, unbiased = _var_args(dim, unbiased)
+    _check_var_dtype(self)
+    return recorded("StdBackward0", [self], lambda: _sqrt_of_variance(_var(self, dim, unbiased, keepdim, correction)))
 
 
 def norm(input, p="fro", dim=None, keepdim=False, out=None, dtype=None):
@@ -560,8 +583,6 @@ Tensor.gather = lambda self, dim, index: gather(self, dim, index)
 Tensor.sort = sort
 Tensor.argsort = argsort
 Tensor.topk = topk
-Tensor.min = min
-Tensor.argmin = argmin
 Tensor.minimum = minimum
 Tensor.var = var
 Tensor.std = std

@@ -1,5 +1,6 @@
 """torch.nn.functional: the engine's activations and losses (engine/ops/ops.h), PyTorch's names and defaults;
 the convolutions, pooling, padding and resampling are nn/_spatial.py's, re-exported here."""
+import builtins
 import functools
 import math
 import warnings
@@ -69,11 +70,25 @@ def _softmax_dim(name, ndim, stacklevel):
     return 0 if ndim in (0, 1, 3) else 1
 
 
+def _integral_softmax(input, dim, name):
+    """1.13 on an integer or bool input: the dim checked, an empty result for an empty input (no kernel runs), else
+    the missing kernel's error (the last-dim kernel's name for the last dim of a tensor or a 0-dim one)."""
+    from tinyddp._tensor import _wrap_dim
+    from tinyddp._tensor_reduce import scalar_name
+    d = _wrap_dim(dim, input.dim())
+    if input.numel() == 0:
+        return input.clone()
+    kernel = f"{name}_lastdim_kernel_impl" if d == builtins.max(input.dim() - 1, 0) else "softmax_kernel_impl"
+    raise RuntimeError(f'"{kernel}" not implemented for \'{scalar_name(input.dtype)}\'')
+
+
 def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
     if dim is None:
         dim = _softmax_dim("log_softmax", input.dim(), _stacklevel)
     if dtype is not None:
         input = input.to(dtype)
+    if not input.is_floating_point():
+        return _integral_softmax(input, dim, "log_softmax")
     return _C._nn.log_softmax(input, dim)
 
 
@@ -82,6 +97,8 @@ def softmax(input, dim=None, _stacklevel=3, dtype=None):
         dim = _softmax_dim("softmax", input.dim(), _stacklevel)
     if dtype is not None:
         input = input.to(dtype)
+    if not input.is_floating_point():
+        return _integral_softmax(input, dim, "softmax")
     return _C._nn.softmax(input, dim)
 
 

@@ -1,0 +1,410 @@
+"""Reductions as 1.13 parses and defines them at the edges: sum/mean with dtype= and every dim form, all/any,
+count_nonzero, max/min/argmax/argmin, aminmax, and the running reductions cummax/cummin/logcumsumexp (plus msort).
+
+The rules every reduction here follows (1.13's):
+- dims wrap as usual, and a 0-dim tensor takes dim 0 or -1 (its one element): "Dimension out of range (expected to
+  be in range of [-1, 0], but got 1)" otherwise (IndexError);
+- over an empty dim a reduction with an identity gives it (sum 0, prod 1, all True, any False, mean NaN); one
+  without (max, min, argmax, the order statistics) raises IndexError "<op>(): Expected reduction dim D to have
+  non-zero size.", and over all elements of an empty tensor "...Expected reduction dim to be specified for
+  input.numel() == 0..." (RuntimeError for max/min, IndexError for argmax/argmin);
+- dim=() (or dim=None with keepdim=True) reduces every dim as a reduction "over dims" (SumBackward1, MeanBackward1).
+
+The sums and means are the engine's (engine/ops/reduce.cpp); a dtype= casts first, recorded as 1.13's one node
+(SumBackward0 with its edge to the input itself). The running extremes are gathers of the input (so the gradient goes
+to the element each output came from); logcumsumexp's values are 1.13's kernel's (a running log-add-exp in double)
+with its gradient formula written with differentiable ops (so create_graph works).
+"""
+import builtins
+import math
+
+import numpy as np
+
+from tinyddp import _C, _tensor, return_types
+from tinyddp._node import recorded
+from tinyddp._tensor import Tensor, _wrap_dim
+
+_engine_sum = Tensor.sum     # the engine's sum and mean (python/src/tensor_bindings.cpp): dim None, an int or ints
+_engine_mean = Tensor.mean
+
+# 1.13's ScalarType names, as its messages print dtypes ("Got: Long")
+_SCALAR_NAMES = {"float32": "Float", "float64": "Double", "int64": "Long", "bool": "Bool", "int32": "Int",
+                 "int16": "Short", "int8": "Char", "uint8": "Byte", "float16": "Half", "bfloat16": "BFloat16",
+                 "complex64": "ComplexFloat", "complex128": "ComplexDouble", "complex32": "ComplexHalf"}
+
+
+def scalar_name(dtype):
+    return _SCALAR_NAMES[repr(dtype)[len("torch."):]]
+
+
+def _is_all(dim):
+    """dim=None or an empty sequence: every dim."""
+    return dim is None or (not isinstance(dim, int) and len(dim) == 0)
+
+
+def _every_dim(x):
+    return list(range(x.dim())) or [0]   # a 0-dim tensor's one "dim" is 0
+
+
+def _engine_dims(x, dim):
+    return _every_dim(x) if _is_all(dim) else dim
+
+
+def _over_all(dim, keepdim):
+    """The form without dims (SumBackward0, MeanBackward0): no dim and no keepdim."""
+    return dim is None and not keepdim
+
+
+# ---- sum and mean ----
+
+_NOT_DIFFERENTIABLE = ('isDifferentiableType(variable.scalar_type()) INTERNAL ASSERT FAILED at '
+                       '"./torch/csrc/autograd/functions/utils.h":75, please report a bug to PyTorch. ')
+
+
+def _sum(x, dim, keepdim):
+    return _engine_sum(x) if _over_all(dim, keepdim) else _engine_sum(x, _engine_dims(x, dim), keepdim)
+
+
+def sum(input, dim=None, keepdim=False, *, dtype=None):  # noqa: A001
+    """The sum over dims (all by default); dtype= sums in that dtype (the input cast first, as 1.13's kernel reads
+    it), recorded as one SumBackward0/1 with its edge to input; a bool dtype is the "or" of the elements."""
+    if dtype is None or dtype is input.dtype:
+        return _sum(input, dim, keepdim)
+    _tensor._c_dtype(dtype)
+    if not dtype.is_floating_point and input.requires_grad and _C.is_grad_enabled():
+        raise RuntimeError(_NOT_DIFFERENTIABLE)   # 1.13 records a node for an integer result, and fails doing so
+    if dtype is _tensor.bool:
+        return _sum(input != 0, dim, keepdim) != 0
+    return recorded("SumBackward0" if _over_all(dim, keepdim) else "SumBackward1", [input],
+                    lambda: _sum(input.to(dtype), dim, keepdim))
+
+
+def _mean(x, dim, keepdim):
+    return _engine_mean(x) if _over_all(dim, keepdim) else _engine_mean(x, _engine_dims(x, dim), keepdim)
+
+
+def mean(input, dim=None, keepdim=False, *, dtype=None):
+    """sum / count over dims (all by default; NaN over no elements); dtype= (a floating dtype) computes in it."""
+    if dtype is not None and not dtype.is_floating_point:
+        raise RuntimeError("mean(): could not infer output dtype. Optional dtype must be either a floating point or "
+                           f"complex dtype. Got: {scalar_name(dtype)}")
+    if dtype is None or dtype is input.dtype:
+        return _mean(input, dim, keepdim)
+    _tensor._c_dtype(dtype)
+    return recorded("MeanBackward0" if _over_all(dim, keepdim) else "MeanBackward1", [input],
+                    lambda: _mean(input.to(dtype), dim, keepdim))
+
+
+# ---- all, any, count_nonzero ----
+
+def _truth_count(x, dim, keepdim, name):
+    if dim is not None and (isinstance(dim, builtins.bool) or not isinstance(dim, int)):
+        raise TypeError(f"{name}() received an invalid combination of arguments - got (dim={type(dim).__name__}, "
+                        "), but expected one of:\n * (int dim, bool keepdim)\n * (name dim, bool keepdim)\n * ()\n")
+    nonzero = x if x.dtype is _tensor.bool else x != 0
+    if dim is None:
+        return _engine_sum(nonzero), x.numel()
+    d = _wrap_dim(dim, x.dim())
+    return _engine_sum(nonzero, [d], keepdim), (x._shape()[d] if x.dim() else 1)
+
+
+def all(input, dim=None, keepdim=False):  # noqa: A001
+    """Whether every element (along dim, or of all) is nonzero: a bool tensor, True over no elements."""
+    count, size = _truth_count(input, dim, keepdim, "all")
+    return count == size
+
+
+def any(input, dim=None, keepdim=False):  # noqa: A001
+    """Whether some element (along dim, or of all) is nonzero: a bool tensor, False over no elements."""
+    count, _ = _truth_count(input, dim, keepdim, "any")
+    return count > 0
+
+
+def count_nonzero(input, dim=None):
+    """The number of nonzero elements over dim (an int or a sequence of ints; all by default), int64."""
+    return _count_nonzero(input, dim=dim)
+
+
+def _count_nonzero(input, *dims, dim=None):
+    """The number of nonzero elements over dim (an int or a sequence of ints, or the dims as arguments, as 1.13's
+    parser reads count_nonzero(0, 1); all by default), int64."""
+    if dims:
+        dim = dims[0] if len(dims) == 1 else [int(d) for d in dims]
+    nonzero = input if input.dtype is _tensor.bool else input != 0
+    if _is_all(dim):
+        return _engine_sum(nonzero)
+    return _engine_sum(nonzero, dim, False)
+
+
+# ---- max, min, argmax, argmin, aminmax ----
+
+def _empty_dim_error(name, d):
+    return IndexError(f"{name}(): Expected reduction dim {d} to have non-zero size.")
+
+
+def _check_reducible(x, dim, name):
+    """dim wrapped; 1.13's IndexError when the dim it names is empty."""
+    d = _wrap_dim(dim, x.dim())
+    if x.dim() and x._shape()[d] == 0:
+        raise _empty_dim_error(name, d)
+    return d
+
+
+def min(input, dim=None, keepdim=False):  # noqa: A001
+    """min() (0-dim; MinBackward1), min(dim, keepdim) (values, indices; MinBackward0) and min(other)
+    (elementwise; MinimumBackward0), as max of the negated input (bool: of its complement)."""
+    from tinyddp._tensor_ops import minimum
+    if isinstance(dim, Tensor):
+        return minimum(input, dim)
+    if dim is None:
+        if input.numel() == 0:
+            raise RuntimeError("min(): Expected reduction dim to be specified for input.numel() == 0. Specify the "
+                               "reduction dim with the 'dim' argument.")
+        if input.dtype is _tensor.bool:
+            return ~(~input).max()
+        return recorded("MinBackward1", [input], lambda: -(-input)._max())
+    d = _check_reducible(input, dim, "min")
+    if input.dtype is _tensor.bool:
+        values, indices = (~input)._max_dim(d, keepdim)
+        return return_types.min((~values, indices))
+
+    def smallest():
+        values, indices = (-input)._max_dim(d, keepdim)
+        return -values, indices
+    return return_types.min(recorded("MinBackward0", [input], smallest))
+
+
+def _arg_extremum(x, dim, keepdim, name):
+    """The index of the first largest (argmax) or smallest (argmin) element, NaN counting as the largest and the
+    smallest, over all elements (of the flattened tensor) or along dim. 1.13 has no kernel for bool: its error,
+    except where no kernel runs (a dim of size 1, or an empty result, of a tensor with dims)."""
+    if dim is None:
+        if x.numel() == 0:
+            raise IndexError(f"{name}(): Expected reduction dim to be specified for input.numel() == 0.")
+        if x.dtype is _tensor.bool:
+            raise RuntimeError(f'"{name}_cpu" not implemented for \'Bool\'')
+        flat = x.detach().reshape([-1])
+        index = (flat if name == "argmax" else -flat)._max_dim(0, False)[1]
+        return index.reshape([1] * x.dim()) if keepdim else index
+    d = _check_reducible(x, dim, name)
+    src = x.detach()
+    if src.dtype is _tensor.bool:
+        trivial = x.dim() and (x._shape()[d] == 1 or x.numel() == 0)
+        if not trivial:
+            raise RuntimeError(f'"{name}_cpu" not implemented for \'Bool\'')
+        src = src.to(_tensor.int64)
+    return (src if name == "argmax" else -src)._max_dim(d, keepdim)[1]
+
+
+def argmax(input, dim=None, keepdim=False):
+    return _arg_extremum(input, dim, keepdim, "argmax")
+
+
+def argmin(input, dim=None, keepdim=False):
+    return _arg_extremum(input, dim, keepdim, "argmin")
+
+
+def aminmax(input, *, dim=None, keepdim=False):
+    """(min, max) over all elements or along dim (an int), as amin and amax compute them; 1.13 has no derivative
+    for it: the results carry a NotImplemented node whose backward raises 1.13's error."""
+    from tinyddp._tensor_forms import amax, amin
+    if dim is None:
+        if input.numel() == 0:
+            raise RuntimeError("aminmax(): cannot compute aminmax over an empty dimension as the operation has no "
+                               "identity.")
+        dims = ()
+    else:
+        if isinstance(dim, builtins.bool) or not isinstance(dim, int):
+            raise TypeError(f"aminmax(): argument 'dim' must be int, not {type(dim).__name__}")
+        d = _wrap_dim(dim, input.dim())
+        if input.dim() and input._shape()[d] == 0:
+            raise IndexError(f"aminmax: Expected reduction dim {d} to have non-zero size.")
+        dims = (d,)
+    from tinyddp.autograd.grad_mode import no_grad
+    with no_grad():
+        low = amin(input, dims, keepdim) if dims or input.dim() else input.clone()
+        high = amax(input, dims, keepdim) if dims or input.dim() else input.clone()
+        if keepdim and (dim is None or not input.dim()):   # 1.13 keeps a 0-dim tensor's "dim" as size 1
+            ones = [1] * builtins.max(input.dim(), 0 if dim is None else 1)
+            low, high = low.reshape(ones), high.reshape(ones)
+    if not (input.requires_grad and _C.is_grad_enabled()):
+        return return_types.aminmax((low, high))
+    return return_types.aminmax(recorded("NotImplemented", [input], lambda: _failing_backward(
+        input, (low, high), RuntimeError("derivative for aten::aminmax is not implemented"))))
+
+
+def _failing_backward(input, values, error):
+    """values, linked to input by a node whose backward raises `error` (1.13's, for an op without a derivative or
+    whose backward formula fails)."""
+    from tinyddp.autograd.function import Function
+
+    class FailingBackward(Function):
+        @staticmethod
+        def forward(ctx, x):
+            return tuple(v.clone() for v in values)
+
+        @staticmethod
+        def backward(ctx, *grads):
+            raise error
+    return FailingBackward.apply(input)
+
+
+# ---- running reductions ----
+
+def _moved(x, d):
+    """x with dim d last (a 0-dim tensor as one element)."""
+    return x.movedim(d, -1) if x.dim() else x.reshape([1])
+
+
+def _rows(x, d):
+    """The lines of x along dim d, as a (lines, size) NumPy array (bools as int64)."""
+    host = _moved(x.detach(), d)
+    if host.dtype is _tensor.bool:
+        host = host.to(_tensor.int64)
+    shape = list(host._shape())
+    return host.numpy().reshape(math.prod(shape[:-1]), shape[-1]), shape
+
+
+def _back(t, x, d):
+    """A result over x's lines (dim last) put back in x's layout."""
+    return t.movedim(-1, d) if x.dim() else t.reshape([])
+
+
+def _running_dim(x, dim, check=False):
+    """The dim of a running reduction, None for a 0-dim or empty x (nothing to run along). 1.13's cummax/cummin
+    wrap it only for a tensor with dims and elements (of a 0-dim or an empty tensor they take any dim); with
+    `check` it is always wrapped (cumsum, logcumsumexp)."""
+    if check:
+        _wrap_dim(dim, x.dim())
+    return _wrap_dim(dim, x.dim()) if x.dim() and x.numel() else None
+
+
+def _running_index(rows, shape, largest):
+    """For each position the index of the running maximum (minimum), ties to the later element, a NaN kept from
+    its first occurrence on: 1.13's cummax/cummin kernel."""
+    out = np.zeros(shape, dtype=np.int64)
+    for r, row in enumerate(rows):
+        best, best_i = None, 0
+        for i, v in enumerate(row):
+            if best is None:
+                best, best_i = v, i
+            elif not (isinstance(best, float) and math.isnan(best)):
+                if (isinstance(v, float) and math.isnan(v)) or (v >= best if largest else v <= best):
+                    best, best_i = v, i
+            out[r, i] = best_i
+    return out
+
+
+def _cum_extremum(input, dim, largest):
+    name = "cummax" if largest else "cummin"
+    result_type = getattr(return_types, name)
+    d = _running_dim(input, dim)
+    if d is None:   # 0-dim: the element and index 0; empty: empty results (1.13 checks no dim)
+        index = _tensor.zeros(list(input._shape()), dtype=_tensor.int64)
+        if input.dim() == 0 and dim not in (0, -1):   # 1.13's backward wraps the dim, and fails
+            return result_type(recorded(name.capitalize() + "Backward0", [input], lambda: (_failing_backward(
+                input, (input.detach(),), IndexError(f"Dimension out of range (expected to be in range of [-1, 0], "
+                                                     f"but got {dim})"))[0], index)))
+        return result_type(recorded(name.capitalize() + "Backward0", [input], lambda: (input.clone(), index)))
+    rows, shape = _rows(input, d)
+    index = _tensor.from_numpy(_running_index(rows.tolist(), rows.shape, largest)).reshape(shape)
+
+    def picked():
+        from tinyddp._tensor_ops import _gather_last
+        return _back(_gather_last(_moved(input, d), index), input, d), _back(index, input, d)
+    return result_type(recorded(name.capitalize() + "Backward0", [input], picked))
+
+
+def cummax(input, dim):
+    """(values, indices): the running maximum along dim and where it came from (CummaxBackward0: the gradient goes
+    to that element)."""
+    return _cum_extremum(input, dim, True)
+
+
+def cummin(input, dim):
+    return _cum_extremum(input, dim, False)
+
+
+def _log_add_exp(x, y):
+    """1.13's _log_add_exp_helper, elementwise over float64 arrays (NaN propagated; equal infinities kept)."""
+    with np.errstate(all="ignore"):
+        low = np.where(np.isnan(y), y, np.minimum(x, y))
+        high = np.where(np.isnan(y), y, np.maximum(x, y))
+        general = np.log1p(np.exp(low - high)) + high
+        return np.where((low != high) | np.isfinite(low), general, x)
+
+
+def _logcumsumexp_values(input, d):
+    if d is None:   # 0-dim: the element; empty: empty
+        return input.detach().clone()
+    rows, shape = _rows(input, d)
+    out = np.empty(rows.shape, dtype=np.float64)
+    running = np.full(rows.shape[0], -np.inf)
+    for i in range(rows.shape[1]):
+        running = _log_add_exp(rows[:, i].astype(np.float64), running)
+        out[:, i] = running
+    return _back(_tensor.from_numpy(out).to(input.dtype).reshape(shape), input, d)
+
+
+def logcumsumexp(input, dim):
+    """log(cumsum(exp(input))) along dim, as 1.13's kernel computes it (a running log-add-exp in double, each
+    output rounded once); integers and bools give float32. Its gradient is 1.13's formula (reverse logcumsumexps
+    of the gradient's positive and negative parts in log space), written with this op, so it differentiates again
+    (LogcumsumexpBackward0)."""
+    d = _running_dim(input, dim, check=True)
+    if not input.is_floating_point():
+        raise RuntimeError(f'"logcumsumexp_out_cpu" not implemented for \'{scalar_name(input.dtype)}\'')
+    if not (input.requires_grad and _C.is_grad_enabled()):
+        return _logcumsumexp_values(input, d)
+    return recorded("LogcumsumexpBackward0", [input], lambda: _LogcumsumexpFunction.apply(input, d))
+
+
+def _reverse_logcumsumexp(x, d):
+    from tinyddp._tensor_forms import flip
+    return flip(logcumsumexp(flip(x, [d]), d), [d])
+
+
+def _logcumsumexp_backward(grad, input, result, d):
+    lowest = _tensor.tensor(np.finfo(np.float32 if grad.dtype is _tensor.float32 else np.float64).min,
+                            dtype=grad.dtype)
+    log_abs_grad = grad.abs().log()
+    positive = _C.where(grad > 0, log_abs_grad, lowest)
+    negative = _C.where(grad < 0, log_abs_grad, lowest)
+    return (_reverse_logcumsumexp(positive - result, d) + input).exp() - \
+        (_reverse_logcumsumexp(negative - result, d) + input).exp()
+
+
+class _LogcumsumexpFunction:
+    @staticmethod
+    def apply(input, d):
+        from tinyddp.autograd.function import Function
+
+        class Logcumsumexp(Function):
+            @staticmethod
+            def forward(ctx, x):
+                ctx.save_for_backward(x)
+                return _logcumsumexp_values(x, d)
+
+            @staticmethod
+            def backward(ctx, grad):
+                x, = ctx.saved_tensors
+                if d is None:   # 0-dim or empty: the identity
+                    return grad
+                return _logcumsumexp_backward(grad, x, logcumsumexp(x, d), d)
+        return Logcumsumexp.apply(input)
+
+
+def msort(input):
+    """The elements sorted along the first dim (SortBackward0), as 1.13's sort(input, 0).values."""
+    from tinyddp._tensor_ops import sort
+    return sort(input, 0)[0]
+
+
+def _install():
+    for name, fn in {"sum": sum, "mean": mean, "all": all, "any": any, "count_nonzero": _count_nonzero, "min": min,
+                     "argmax": argmax, "argmin": argmin, "aminmax": aminmax, "cummax": cummax, "cummin": cummin,
+                     "logcumsumexp": logcumsumexp, "msort": msort}.items():
+        setattr(Tensor, name, fn)
+
+
+_install()
