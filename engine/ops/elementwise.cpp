@@ -433,7 +433,7 @@ namespace {
 Tensor to_integral(const Tensor& x, UnaryOp op, const char* name, const char* node_name) {
   check_defined(x, name);
   if (!is_floating(x.dtype())) {
-    TINYDDP_CHECK(x.dtype() == DType::i64, name, " is not implemented for bool tensors");
+    TINYDDP_CHECK(x.dtype() == DType::i64, "\"", name, "_vml_cpu\" not implemented for 'Bool'");   // 1.13's text
     return clone(x);
   }
   Tensor out = unary_kernel(op, x);

@@ -102,7 +102,7 @@ def _shape(size):
 
 def _size(self, dim=None):
     s = Size(self._shape())
-    return s if dim is None else s[dim]
+    return s if dim is None else s[_wrap_dim(dim, len(s))]
 
 
 def _to(self, *args, **kwargs):
@@ -120,6 +120,8 @@ def _cuda(self, device=None, non_blocking=False, memory_format=None):
 
 
 def _bool(self):
+    if self.numel() == 0:
+        raise RuntimeError("Boolean value of Tensor with no values is ambiguous")
     if self.numel() != 1:
         raise RuntimeError("Boolean value of Tensor with more than one value is ambiguous")
     return builtins.bool(self.item())
@@ -144,12 +146,16 @@ def _wrap_dim(dim, ndim):
 
 
 def _flatten(self, start_dim=0, end_dim=-1):
+    """The dims start_dim..end_dim as one (a view where it can be); the tensor itself when they are one dim, and a
+    0-dim tensor as shape (1,), as 1.13's."""
     shape = list(self._shape())
+    start, end = _wrap_dim(start_dim, len(shape)), _wrap_dim(end_dim, len(shape))
     if not shape:
         return self.reshape([1])
-    start, end = _wrap_dim(start_dim, len(shape)), _wrap_dim(end_dim, len(shape))
     if start > end:
         raise RuntimeError("flatten() has invalid args: start_dim cannot come after end_dim")
+    if start == end:
+        return self
     numel = 1
     for size in shape[start:end + 1]:
         numel *= size

@@ -1,6 +1,6 @@
 """torch functions and Tensor methods of elementwise math, products and statistics that the engine has no kernel
 for: tan, the inverse and hyperbolic trig functions, log2/log10, fmod, hypot, logaddexp, xlogy, logit, lerp,
-addcmul/addcdiv, nan_to_num, prod/cumprod, median/kthvalue/quantile/mode, nansum/nanmean, std_mean/var_mean,
+addcmul/addcdiv, nan_to_num, median/kthvalue/quantile/mode, nansum/nanmean, std_mean/var_mean,
 and the searches (searchsorted, bucketize, histc). The random forms are in _tensor_random.py.
 
 Functions without an engine op are evaluated on the host in float64 from the detached values and rounded once
@@ -334,80 +334,6 @@ def _as_bool(t):
 
 # ---- products ----
 
-def _lines(input, dim):
-    """input with dim moved last (a view), and that dim's size."""
-    last = builtins.max(input.dim() - 1, 0)
-    return (input.transpose(dim, last) if dim != last else input), last
-
-
-def prod(input, dim=None, keepdim=False, *, dtype=None):
-    """The product of all elements or along dim: successive multiplications, so zeros get 1.13's gradients
-    (ProdBackward0, ProdBackward1 along dim); bool and int64 give int64."""
-    return recorded("ProdBackward0" if dim is None else "ProdBackward1", [input],
-                    lambda: _prod(input, dim, keepdim, dtype))
-
-
-def _prod(input, dim, keepdim, dtype):
-    if dtype is not None:
-        input = input.to(dtype)
-    elif input.dtype is _tensor.bool:
-        input = input.to(_tensor.int64)
-    if dim is None:
-        flat = input.reshape([-1])
-        out = _tensor.ones([], dtype=input.dtype)
-        for i in range(flat._shape()[0]):
-            out = out * flat[i] if i else flat[i]
-        return out
-    dim = _wrap_dim(dim, input.dim())
-    if input.dim() == 0:
-        return input.clone()
-    size = input._shape()[dim]
-    out = None
-    for i in range(size):
-        piece = input.narrow(dim, i, 1)
-        out = piece if out is None else out * piece
-    if out is None:
-        out = _tensor.ones([s if k != dim else 1 for k, s in enumerate(input._shape())], dtype=input.dtype)
-    return out if keepdim else out.reshape([s for k, s in enumerate(input._shape()) if k != dim])
-
-
-def cumprod(input, dim, *, dtype=None):
-    """Running products along dim. Values are accumulated on the host in double (1.13's CPU kernel accumulates
-    float32 in double) and rounded once; the gradient is that of the successive products (CumprodBackward0)."""
-    return recorded("CumprodBackward0", [input], lambda: _cumprod(input, dim, dtype))
-
-
-def _cumprod(input, dim, dtype):
-    if dtype is not None:
-        input = input.to(dtype)
-    elif input.dtype is _tensor.bool:
-        input = input.to(_tensor.int64)
-    dim = _wrap_dim(dim, input.dim())
-    if input.dim() == 0:
-        return input.clone()
-    x, last = _lines(input, dim)
-    shape = list(x._shape())
-    rows = x.detach().reshape([-1, shape[-1]]).tolist() if shape[-1] else []
-    out_rows = []
-    for row in rows:
-        total, out = 1, []
-        for v in row:
-            total *= v
-            out.append(total)
-        out_rows.append(out)
-    host_dtype = _tensor.float64 if input.is_floating_point() else _tensor.int64
-    exact = _tensor.tensor(out_rows, dtype=host_dtype).to(input.dtype).reshape(shape) if rows else x.clone()
-    if input.is_floating_point() and input.requires_grad:
-        pieces, running = [], None
-        for i in range(shape[-1]):
-            piece = x.narrow(x.dim() - 1, i, 1)
-            running = piece if running is None else running * piece
-            pieces.append(running)
-        linear = _C.cat(pieces, x.dim() - 1)
-        exact = linear + (exact - linear).detach()
-    return exact.transpose(dim, last) if dim != last else exact
-
-
 # ---- order statistics ----
 
 _MedianResult, _KthvalueResult, _ModeResult, _NanmedianResult = (
@@ -534,8 +460,14 @@ def mode(input, dim=-1, keepdim=False):
 def quantile(input, q, dim=None, keepdim=False, *, interpolation="linear"):
     """The q-quantiles (q a number or a 1-D tensor, in [0, 1]) of all elements or along dim: the sorted values
     at rank q * (n - 1), interpolated as 1.13 (lerp of the neighbours for 'linear')."""
+    if input.numel() == 0:
+        raise RuntimeError("quantile() input tensor must be non-empty")
     if not input.is_floating_point():
         raise RuntimeError("quantile() input tensor must be either float or double dtype")
+    if input.dim() == 0:   # one element: as a vector of one, over all elements
+        if dim is not None:
+            _wrap_dim(dim, 0)
+        return quantile(input.reshape([1]), q, None, False, interpolation=interpolation)
     scalar_q = not isinstance(q, Tensor)
     qs = [builtins.float(q)] if scalar_q else q.reshape([-1]).tolist()
     for v in qs:
@@ -660,12 +592,20 @@ def bucketize(input, boundaries, *, out_int32=False, right=False):
 def histc(input, bins=100, min=0, max=0):  # noqa: A002
     """Counts of the elements in bins equal-width bins over [min, max] (the data's range when both are 0),
     elements outside ignored, max in the last bin; input's dtype."""
+    if input.dtype is _tensor.bool:   # 1.13 fails computing the bin edges first
+        raise RuntimeError("\"linspace_cpu\" not implemented for 'Bool'")
     if not input.is_floating_point():
         raise RuntimeError(f"\"histogram_cpu\" not implemented for '{_tensor_ops._C_legacy(input.dtype)}'")
     values = [v for v in input.reshape([-1]).tolist()]
     lo, hi = builtins.float(min), builtins.float(max)
     if lo == hi and values:
         lo, hi = builtins.min(values), builtins.max(values)
+        if builtins.any(v != v for v in values):
+            lo = hi = math.nan
+    if not (math.isfinite(lo) and math.isfinite(hi)):
+        def text(v):   # as C++ streams a double ("-nan" for the NaN 1.13's min/max give)
+            return "-nan" if v != v else ("inf" if v == math.inf else "-inf" if v == -math.inf else f"{v:g}")
+        raise RuntimeError(f"torch.histc: range of [{text(lo)}, {text(hi)}] is not finite")
     if lo == hi:
         lo, hi = lo - 1, hi + 1
     counts = [0] * bins
@@ -683,7 +623,7 @@ def _install():
                      "fmod": fmod, "logaddexp": logaddexp, "logaddexp2": logaddexp2, "xlogy": xlogy, "logit": logit,
                      "heaviside": heaviside, "lerp": lerp, "addcmul": addcmul, "addcdiv": addcdiv,
                      "nan_to_num": nan_to_num, "logical_and": logical_and, "logical_or": logical_or,
-                     "logical_xor": logical_xor, "prod": prod, "cumprod": cumprod, "kthvalue": kthvalue,
+                     "logical_xor": logical_xor, "kthvalue": kthvalue,
                      "median": median, "nanmedian": nanmedian, "mode": mode, "quantile": quantile,
                      "nanquantile": nanquantile, "nansum": nansum, "nanmean": nanmean, "histc": histc}.items():
         setattr(Tensor, name, fn)

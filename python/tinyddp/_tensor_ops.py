@@ -52,6 +52,8 @@ def permute(self, *dims):
 def split(self, split_size_or_sections, dim=0):
     """Views of consecutive pieces along dim, outputs of one node: pieces of split_size (the last smaller;
     SplitBackward0) or of the listed sizes, which must add up to the dim's size (SplitWithSizesBackward0)."""
+    if self.dim() == 0:
+        raise RuntimeError("split expects at least a 1-dimensional tensor")
     dim = _wrap_dim(dim, self.dim())
     size = self._shape()[dim]
     if isinstance(split_size_or_sections, int):
@@ -68,27 +70,43 @@ def split(self, split_size_or_sections, dim=0):
 
 def chunk(self, chunks, dim=0):
     """split into pieces of ceil(size / chunks) along dim (so there may be fewer than `chunks`), as 1.13's."""
+    if self.dim() == 0:
+        raise RuntimeError("chunk expects at least a 1-dimensional tensor")
     if chunks <= 0:
         raise RuntimeError("chunk expects `chunks` to be greater than 0, got: " + str(chunks))
     size = self._shape()[_wrap_dim(dim, self.dim())]
+    if size == 0:   # 1.13: `chunks` empty pieces (split_with_sizes)
+        return split(self, [0] * chunks, dim)
     return split(self, -(-size // chunks), dim)
 
 
 def expand(self, *sizes):
-    return _C.expand(self, _dims(sizes))
+    """self broadcast to sizes (a view; ExpandBackward0 even where nothing is expanded, as 1.13's)."""
+    out = _C.expand(self, _dims(sizes))
+    if list(out._shape()) == list(self._shape()):   # the engine returns self; 1.13 still records a view
+        return recorded("ExpandBackward0", [self], lambda: _C.alias(self))
+    return out
 
 
 def repeat(self, *sizes):
     """The tensor tiled sizes[i] times along dim i (leading sizes add dims), as cat of copies (RepeatBackward0)."""
+    if not sizes:
+        raise TypeError("repeat() missing 1 required positional arguments: \"repeats\"")
     sizes = _dims(sizes)
     if len(sizes) < self.dim():
         raise RuntimeError("Number of dimensions of repeat dims can not be smaller than number of dimensions of "
                            "tensor")
+    if builtins.any(t < 0 for t in sizes):
+        raise RuntimeError(f"Trying to create tensor with negative dimension {builtins.min(sizes)}: "
+                           f"{[s * t for s, t in zip([1] * (len(sizes) - self.dim()) + list(self._shape()), sizes)]}")
 
     def tiled():
         out = self.reshape([1] * (len(sizes) - self.dim()) + list(self._shape()))
         for d, times in enumerate(sizes):
-            out = _C.cat([out] * times, d) if times != 1 else out
+            if times == 0:
+                out = out.narrow(d, 0, 0)
+            elif times != 1:
+                out = _C.cat([out] * times, d)
         return out if out is not self else self.clone()
     return recorded("RepeatBackward0", [self], tiled)
 
@@ -153,6 +171,15 @@ def clamp(self, min=None, max=None):  # noqa: A002  (PyTorch's keyword names)
         raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
     if isinstance(min, Tensor) or isinstance(max, Tensor):
         raise NotImplementedError("tinyddp: clamp takes Python numbers for min and max, not tensors")
+    bounds = [b for b in (min, max) if b is not None]
+    if not self.is_floating_point():   # 1.13 promotes with the bounds: a float bound gives float32, an int int64
+        if builtins.any(isinstance(b, builtins.float) for b in bounds):
+            self = self.to(_tensor.float32)
+        elif self.dtype is _tensor.bool:
+            if builtins.all(isinstance(b, builtins.bool) for b in bounds):
+                kernel = "clamp_cpu" if len(bounds) == 2 else ("clamp_min_cpu" if min is not None else "clamp_max_cpu")
+                raise RuntimeError(f'"{kernel}" not implemented for \'Bool\'')
+            self = self.to(_tensor.int64)
     if self.is_floating_point():
         lo = -math.inf if min is None else builtins.float(min)
         hi = math.inf if max is None else builtins.float(max)
@@ -175,13 +202,17 @@ def clamp_(self, min=None, max=None):  # noqa: A002
 def _triangle(self, diagonal, lower):
     """The elements on and below (tril) or above (triu) the diagonal-th diagonal of the last two dims, the rest 0:
     where over a mask of column - row (TrilBackward0/TriuBackward0)."""
-    if self.dim() < 2:
-        raise RuntimeError(f"{'tril' if lower else 'triu'}: input tensor must have at least 2 dimensions")
+    name = "TrilBackward0" if lower else "TriuBackward0"
+    if self.numel() == 0:   # 1.13 returns before checking the dims
+        return recorded(name, [self], lambda: self.clone())
+    if self.dim() < 2:   # 1.13 reads size(-2)
+        if self.dim() == 0:
+            raise IndexError("Dimension specified as -2 but tensor has no dimensions")
+        _wrap_dim(-2, self.dim())
     rows, cols = self._shape()[-2:]
     offset = _tensor.arange(cols).reshape([1, cols]) - _tensor.arange(rows).reshape([rows, 1])
     keep = offset <= diagonal if lower else offset >= diagonal
-    return recorded("TrilBackward0" if lower else "TriuBackward0", [self],
-                    lambda: _C.where(keep, self, _tensor.zeros([], dtype=self.dtype)))
+    return recorded(name, [self], lambda: _C.where(keep, self, _tensor.zeros([], dtype=self.dtype)))
 
 
 def tril(input, diagonal=0):
@@ -404,6 +435,9 @@ def norm(input, p="fro", dim=None, keepdim=False, out=None, dtype=None):
     if out is not None:
         raise NotImplementedError("tinyddp: torch.norm(out=...) is not supported; use the returned tensor")
     ndim = input.dim()
+    if isinstance(dim, builtins.bool):
+        raise TypeError("norm() received an invalid combination of arguments - got (bool), but expected one of:\n"
+                        " * (Tensor input, Number p, int dim, bool keepdim, *, torch.dtype dtype)\n")
     c_dtype = None if dtype is None else _tensor._c_dtype(dtype)
     if dim is None and dtype is None and p is not None:
         if isinstance(p, str) and p == "fro":
@@ -423,6 +457,10 @@ def norm(input, p="fro", dim=None, keepdim=False, out=None, dtype=None):
             wrapped = [_wrap_dim(d, ndim) for d in dims]
             if wrapped[0] == wrapped[1]:
                 raise RuntimeError(f"Expected dims to be different, got {dims} instead")
+            if not input.is_floating_point():   # 1.13's frobenius_norm fails on an integer result
+                raise RuntimeError('result.scalar_type() == toRealValueType(self.scalar_type()) INTERNAL ASSERT '
+                                   'FAILED at "./aten/src/ATen/native/LinearAlgebra.cpp":2694, please report a bug '
+                                   'to PyTorch. ')
             return (input * input).sum(wrapped, keepdim).sqrt()
         if p == "nuc":
             if dtype is not None:

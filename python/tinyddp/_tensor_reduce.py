@@ -394,6 +394,174 @@ class _LogcumsumexpFunction:
         return Logcumsumexp.apply(input)
 
 
+# ---- products and running sums and products ----
+
+_NUMPY = {"float32": np.float32, "float64": np.float64, "int64": np.int64, "bool": np.int64}
+
+
+def _sum_or_prod_dtype(input, dtype):
+    """The dtype a sum-like reduction computes and returns in: dtype, else input's, integers and bools as int64."""
+    if dtype is not None:
+        _tensor._c_dtype(dtype)
+        return dtype
+    return input.dtype if input.is_floating_point() else _tensor.int64
+
+
+def _check_differentiable_dtype(input, dtype):
+    if dtype is not None and not dtype.is_floating_point and input.requires_grad and _C.is_grad_enabled():
+        raise RuntimeError(_NOT_DIFFERENTIABLE)
+
+
+class _Running:
+    """A running reduction along dim d: its values computed on the host (numbers), its gradient written with
+    differentiable ops (so it differentiates again), recorded as one node named as 1.13's."""
+
+    @staticmethod
+    def apply(name, input, d, values, backward):
+        from tinyddp.autograd.function import Function
+
+        class Running(Function):
+            @staticmethod
+            def forward(ctx, x):
+                ctx.save_for_backward(x)
+                return values(x)
+
+            @staticmethod
+            def backward(ctx, grad):
+                x, = ctx.saved_tensors
+                return grad.to(x.dtype) if d is None else backward(grad, x)
+        return recorded(name, [input], lambda: Running.apply(input))
+
+
+def _host_running(input, d, dtype, op):
+    """op (np.cumsum or np.cumprod) along d, accumulated as 1.13's CPU kernel accumulates (double for floating
+    dtypes, int64 wrapping for integers), each output rounded once to dtype."""
+    x = input.detach()
+    if d is None:
+        return x.to(dtype).clone() if x.dtype is dtype else x.to(dtype)
+    rows, shape = _rows(x.to(dtype) if dtype.is_floating_point else x.to(_tensor.int64), d)
+    acc = np.float64 if dtype.is_floating_point else np.int64
+    with np.errstate(all="ignore"):
+        out = op(rows.astype(acc), axis=1)
+    return _back(_tensor.from_numpy(np.ascontiguousarray(out)).to(dtype).reshape(shape), x, d)
+
+
+def _reverse_cumsum(g, d):
+    from tinyddp._tensor_forms import flip
+    return flip(cumsum(flip(g, [d]), d), [d])
+
+
+def cumsum(input, dim, *, dtype=None):
+    """Running sums along dim, accumulated as 1.13's kernel does (double for floating inputs, int64 with
+    wrap-around for integers and bools, which give int64) and rounded once; the gradient is the reversed running
+    sum of the incoming one (CumsumBackward0, its edge to input itself, a dtype= included)."""
+    _check_differentiable_dtype(input, dtype)
+    d = _running_dim(input, dim, check=True)
+    out_dtype = _sum_or_prod_dtype(input, dtype)
+    if out_dtype is _tensor.bool:
+        raise RuntimeError('"cumsum_out_cpu" not implemented for \'Bool\'')
+    if not (input.requires_grad and _C.is_grad_enabled()):
+        return _host_running(input, d, out_dtype, np.cumsum)
+    return _Running.apply("CumsumBackward0", input, d, lambda x: _host_running(x, d, out_dtype, np.cumsum),
+                          lambda g, x: _reverse_cumsum(g, d).to(x.dtype))
+
+
+def _cumprod_backward(g, x, d):
+    """1.13's cumprod gradient, sum over j >= i of g_j * prod_{k <= j, k != i} x_k, written with differentiable
+    ops: before a line's first zero revcumsum(g * out) / x; at its first zero revcumsum(g * out') with that zero
+    taken as 1 in out'; after it 0."""
+    zero = x == 0
+    seen = cumsum(zero.to(_tensor.int64), d)
+    before = seen == 0
+    first_zero = zero & (seen == 1)
+    one = _tensor.ones([], dtype=x.dtype)
+    nothing = _tensor.zeros([], dtype=x.dtype)
+    out = cumprod(x, d)
+    safe_x = _C.where(zero, one, x)
+    grad = _reverse_cumsum(g * out, d) / safe_x
+    if builtins.bool(zero.any()):
+        at_zero = _reverse_cumsum(g * cumprod(_C.where(first_zero, one, x), d), d)
+        grad = _C.where(before, grad, _C.where(first_zero, at_zero, nothing))
+    return grad
+
+
+def cumprod(input, dim, *, dtype=None):
+    """Running products along dim, accumulated as 1.13's kernel does (double for floating inputs, wrapping int64
+    for integers and bools) and rounded once; 1.13's gradient, zeros included (CumprodBackward0)."""
+    _check_differentiable_dtype(input, dtype)
+    d = _running_dim(input, dim, check=True)
+    out_dtype = _sum_or_prod_dtype(input, dtype)
+    if not (input.requires_grad and _C.is_grad_enabled()):
+        return _host_running(input, d, out_dtype, np.cumprod)
+    cast = (lambda x: x.to(out_dtype)) if out_dtype is not input.dtype else (lambda x: x)
+    return _Running.apply("CumprodBackward0", input, d, lambda x: _host_running(x, d, out_dtype, np.cumprod),
+                          lambda g, x: _cumprod_backward(g, cast(x), d).to(x.dtype))
+
+
+def _host_product(x, dims, keepdim, dtype):
+    """The product over dims as 1.13's CPU kernel multiplies (one multiplication after another in dtype, int64
+    wrapping), for the values; wide lines are multiplied by NumPy's reduction (1.13 vectorizes those too, in its
+    own order)."""
+    x = x.detach().to(dtype) if dtype.is_floating_point else x.detach().to(_tensor.int64)
+    moved = x.permute([k for k in range(x.dim()) if k not in dims] + list(dims)) if x.dim() else x.reshape([1])
+    kept = [x._shape()[k] for k in range(x.dim()) if k not in dims]
+    n = math.prod(moved._shape()[len(kept):]) if x.dim() else 1
+    rows = moved.contiguous().numpy().reshape(math.prod(kept), n)
+    with np.errstate(all="ignore"):
+        if n <= 64:
+            out = np.ones(rows.shape[0], dtype=rows.dtype)
+            for j in range(n):
+                out = out * rows[:, j] if j else rows[:, 0].copy()
+        else:
+            out = np.multiply.reduce(rows, axis=1)
+    shape = [1 if k in dims else s for k, s in enumerate(x._shape())] if keepdim else kept
+    return _tensor.from_numpy(np.ascontiguousarray(out)).to(dtype).reshape(shape)
+
+
+def _tree_product(x, d):
+    """The product along dim d (kept, size 1), pairs multiplied level by level: a graph whose gradient is the
+    product of the other elements, zeros included, in log-many ops."""
+    size = x._shape()[d]
+    if size == 0:
+        return x.sum(d, True) * 0 + 1
+    while size > 1:
+        half = size // 2
+        paired = x.narrow(d, 0, half) * x.narrow(d, half, half)
+        x = _C.cat([paired, x.narrow(d, 2 * half, 1)], d) if size % 2 else paired
+        size = x._shape()[d]
+    return x
+
+
+def prod(input, dim=None, keepdim=False, *, dtype=None):
+    """The product of all elements (ProdBackward0) or along dim (ProdBackward1): 1.13's values (1 over no
+    elements; bool and int64 give int64, wrapping), its gradient the product of the other elements (zeros
+    included), as 1.13's."""
+    _check_differentiable_dtype(input, dtype)
+    out_dtype = _sum_or_prod_dtype(input, dtype)
+    if dim is not None and (isinstance(dim, builtins.bool) or not isinstance(dim, int)):
+        raise TypeError(f"prod() received an invalid combination of arguments - got ({type(dim).__name__}), but "
+                        "expected one of:\n * (*, torch.dtype dtype)\n * (int dim, bool keepdim, *, torch.dtype "
+                        "dtype)\n * (name dim, bool keepdim, *, torch.dtype dtype)\n")
+    if out_dtype is _tensor.bool:
+        return prod(input, dim, keepdim, dtype=_tensor.int64) != 0
+    if dim is None:
+        dims, keep = list(range(input.dim())), False
+    else:
+        wrapped = _wrap_dim(dim, input.dim())
+        dims, keep = ([wrapped] if input.dim() else []), keepdim
+    value = _host_product(input, dims, keep, out_dtype)
+    if not (input.is_floating_point() and input.requires_grad and _C.is_grad_enabled()):
+        return value
+
+    def linked():
+        x = input.to(out_dtype) if out_dtype is not input.dtype else input
+        flat = x.reshape([-1]) if dim is None else x
+        composed = _tree_product(flat, 0 if dim is None else dims[0]) if flat.dim() else flat
+        composed = composed.reshape(list(value._shape()))
+        return value + (composed - composed.detach())
+    return recorded("ProdBackward0" if dim is None else "ProdBackward1", [input], linked)
+
+
 def msort(input):
     """The elements sorted along the first dim (SortBackward0), as 1.13's sort(input, 0).values."""
     from tinyddp._tensor_ops import sort
@@ -403,7 +571,8 @@ def msort(input):
 def _install():
     for name, fn in {"sum": sum, "mean": mean, "all": all, "any": any, "count_nonzero": _count_nonzero, "min": min,
                      "argmax": argmax, "argmin": argmin, "aminmax": aminmax, "cummax": cummax, "cummin": cummin,
-                     "logcumsumexp": logcumsumexp, "msort": msort}.items():
+                     "logcumsumexp": logcumsumexp, "msort": msort, "cumsum": cumsum, "cumprod": cumprod,
+                     "prod": prod}.items():
         setattr(Tensor, name, fn)
 
 

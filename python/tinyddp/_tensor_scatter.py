@@ -271,6 +271,12 @@ def masked_scatter(input, mask, source):
 def renorm(input, p, dim, maxnorm):
     """Each slice along dim scaled down to norm maxnorm when its p-norm is larger (by maxnorm / (norm + 1e-7))."""
     dim = _wrap_dim(dim, input.dim())
+    if input.dim() < 2:
+        raise RuntimeError(f"renorm: input needs at least 2 dimensions, got {input.dim()} dimensions")
+    if not input.is_floating_point():
+        from tinyddp._tensor_reduce import scalar_name
+        raise RuntimeError("linalg.vector_norm: Expected a floating point or complex tensor as input. Got "
+                           f"{scalar_name(input.dtype)}")
     others = [d for d in range(input.dim()) if d != dim]
 
     def scaled():

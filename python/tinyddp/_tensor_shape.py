@@ -239,13 +239,18 @@ def diag_embed(input, offset=0, dim1=-2, dim2=-1):
 def _diag_embed(input, offset, dim1, dim2):
     k = input._shape()[-1] if input.dim() else 1
     size = k + builtins.abs(offset)
-    rows = _tensor.arange(size).reshape([size, 1])
-    cols = _tensor.arange(size).reshape([1, size])
-    on = (cols - rows) == offset
-    picks = [[builtins.min(i if offset >= 0 else j, k - 1) for j in range(size)] for i in range(size)]
-    index = _tensor.tensor(picks, dtype=_tensor.int64).reshape([size, size])
-    spread = _take(input, input.dim() - 1, index) if input.dim() else _take(input.reshape([1]), 0, index)
-    out = _C.where(on, spread, _tensor.zeros([], dtype=input.dtype))
+    if k == 0:   # nothing to place: zeros, linked to input (whose gradient is empty)
+        out = _tensor.zeros(list(input._shape()[:-1]) + [size, size], dtype=input.dtype)
+        if input.requires_grad:
+            out = out + input.sum() * 0
+    else:
+        rows = _tensor.arange(size).reshape([size, 1])
+        cols = _tensor.arange(size).reshape([1, size])
+        on = (cols - rows) == offset
+        picks = [[builtins.min(i if offset >= 0 else j, k - 1) for j in range(size)] for i in range(size)]
+        index = _tensor.tensor(picks, dtype=_tensor.int64).reshape([size, size])
+        spread = _take(input, input.dim() - 1, index) if input.dim() else _take(input.reshape([1]), 0, index)
+        out = _C.where(on, spread, _tensor.zeros([], dtype=input.dtype))
     n = out.dim()
     d1, d2 = _wrap_dim(dim1, n), _wrap_dim(dim2, n)
     if (d1, d2) != (n - 2, n - 1):
@@ -259,11 +264,17 @@ def diag(input, diagonal=0):
     if input.dim() == 1:
         return recorded("DiagBackward0", [input], lambda: _diag_embed(input, diagonal, -2, -1))
     if input.dim() == 2:
+        if input.numel() == 0:   # 1.13 sizes an empty matrix's diagonal without clamping it at 0
+            rows, cols = input._shape()
+            if (builtins.min(rows, cols - diagonal) if diagonal >= 0 else builtins.min(rows + diagonal, cols)) < 0:
+                raise RuntimeError("numel: integer multiplication overflow")
         return recorded("DiagBackward0", [input], lambda: _diagonal(input, diagonal))
     raise RuntimeError("matrix or a vector expected")
 
 
 def trace(input):
+    if input.dtype is _tensor.bool:
+        raise RuntimeError('"trace" not implemented for \'Bool\'')
     if input.dim() != 2:
         raise RuntimeError("trace: expected a matrix, but got tensor with dim " + str(input.dim()))
     return recorded("TraceBackward0", [input], lambda: _diagonal(input).sum())
@@ -457,6 +468,8 @@ def _cross(input, other, dim):
 
 
 def diff(input, n=1, dim=-1, prepend=None, append=None):
+    if input.dim() == 0:
+        raise RuntimeError("diff expects input to be at least one-dimensional")
     dim = _wrap_dim(dim, input.dim())
     if prepend is not None or append is not None:
         parts = ([prepend] if prepend is not None else []) + [input] + ([append] if append is not None else [])
