@@ -138,10 +138,14 @@ Tensor max(const Tensor& x) {
     r = max(flat, 0, false);
   }
   Tensor out = r.values;
+  // 1.13's evenly_distribute_backward: g / k at the k elements equal to the maximum (the NaNs when it is NaN), +0
+  // elsewhere
   auto node = autograd::make_node("MaxBackward1", {x}, [](const TensorList& g, OpNode& n) {
     const Tensor in = n.saved(0);
-    const Tensor mask = eq_mask(in, expand(reshape(n.saved(1), Shape(in.dim(), 1)), in.shape()));
-    return TensorList{g[0] * (mask / sum(mask))};
+    const Tensor value = expand(reshape(n.saved(1), Shape(in.dim(), 1)), in.shape());
+    const Tensor mask = logical_or(eq(in, value), logical_and(ne(in, in), ne(value, value)));
+    const Tensor count = sum(to_dtype(mask, g[0].dtype()));
+    return TensorList{where(mask, g[0] / count, scalar_tensor(0.0, g[0].dtype(), g[0].device()))};
   });
   autograd::set_history(out, node);
   if (node) {
@@ -188,7 +192,10 @@ MaxResult max(const Tensor& x, int64_t dim, bool keepdim) {
         dispatch_floating(g[0].dtype(), "max backward", [&]<typename T>() {
           backend::one_hot<T>(g[0].device(), outer, size, inner, ic.data_ptr<int64_t>(), mask.data_ptr<T>());
         });
-        return TensorList{expand(reshape(g[0], kshape), shape) * mask};
+        // 1.13 scatters g into zeros (+0 away from the arg-max, where g * mask would give -0 for g < 0)
+        const Tensor picked = ne(mask, scalar_tensor(0.0, mask.dtype(), mask.device()));
+        return TensorList{where(picked, expand(reshape(g[0], kshape), shape),
+                                scalar_tensor(0.0, g[0].dtype(), g[0].device()))};
       });
   if (node) node->save(indices);
   autograd::set_history(values, node);

@@ -251,31 +251,9 @@ from tinyddp.return_types import max as _MaxResult  # noqa: E402  (torch.return_
 
 
 def _maximum(self, other):
-    """torch.maximum (and max(a, b)): elementwise, broadcasting, NaN where either is NaN. Written with masks
-    (the engine has no maximum or where) so that the values are the selected elements exactly and the gradient
-    is 1.13's: all to the larger, half to each at a tie; one node, MaximumBackward0."""
-    if not isinstance(other, Tensor):
-        raise TypeError(f"maximum(): argument 'other' (position 2) must be Tensor, not {type(other).__name__}")
-    for t in (self, other):
-        if t.is_floating_point() and builtins.bool((t.detach().abs() == builtins.float("inf")).any()):
-            # an unselected infinite element would be multiplied by 0, giving NaN instead of the other element
-            raise NotImplementedError("tinyddp: maximum / max(input, other) of tensors holding inf or -inf is not "
-                                      "supported (it is computed with masks, and inf * 0 is NaN); the supported "
-                                      "forms are max(), max(dim, keepdim) and maximum/max(input, other) of finite "
-                                      "(or NaN) values.")
-    from tinyddp._node import recorded
-    return recorded("MaximumBackward0", [self, other], lambda: _masked_maximum(self, other))
-
-
-def _masked_maximum(self, other):
-    dt = self.dtype
-    greater, less, tie = (self > other).to(dt), (self < other).to(dt), (self == other).to(dt)
-    selected = self * (greater + tie) + other * less   # exactly the larger element (self at a tie)
-    # At a tie half of the gradient moves from self to other, through a term whose value is g.detach() - g, +0 for
-    # finite g; subtracting +0 leaves every value, -0. included, as it is. g has no other - self, which can overflow.
-    half_tie = tie * 0.5
-    g = other * half_tie - self * half_tie
-    return selected - (g.detach() - g)
+    """torch.maximum (and max(a, b)): tinyddp/_tensor_reduce.py."""
+    from tinyddp._tensor_reduce import maximum
+    return maximum(self, other)
 
 
 def _max(self, dim=None, keepdim=False):

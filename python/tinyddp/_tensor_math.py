@@ -406,10 +406,8 @@ def _evenly_distributed(input, value, name):
     the gradient shared by every element equal to value (every NaN when value is NaN)."""
     if not (input.requires_grad and _C.is_grad_enabled()):
         return value
-    x = input.detach()
-    mask = isnan(x) if builtins.bool(isnan(value)) else x == value
-    share = mask.to(input.dtype) / mask.sum()
-    return _HostFunction.apply(value, [input], [lambda _: share], name)
+    from tinyddp._tensor_reduce import _evenly_distributed_grad, op_with_backward
+    return op_with_backward(name, [input], value, lambda g, x: _evenly_distributed_grad(g, x, value))
 
 
 def _whole_median(input, skip_nan):

@@ -377,7 +377,9 @@ def topk(self, k, dim=-1, largest=True, sorted=True):  # noqa: A002
 
 
 def minimum(self, other):
-    return recorded("MinimumBackward0", [self, other], lambda: -(-self).maximum(-other))
+    """torch.minimum: tinyddp/_tensor_reduce.py."""
+    from tinyddp._tensor_reduce import minimum as _minimum
+    return _minimum(self, other)
 
 
 # ---- statistics ----

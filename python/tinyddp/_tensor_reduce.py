@@ -95,6 +95,81 @@ def mean(input, dim=None, keepdim=False, *, dtype=None):
                     lambda: _mean(input.to(dtype), dim, keepdim))
 
 
+# ---- ops whose gradient is 1.13's formula ----
+
+def op_with_backward(name, inputs, value, backward):
+    """`value` (a tensor or a tuple, computed without history) recorded as one node named `name` with edges to
+    `inputs`, its gradient backward(grad, *inputs): 1.13's formula written with differentiable ops, so the op
+    differentiates again (create_graph). For ops whose values tinyddp computes apart from their gradient (on the
+    host, or exactly where a composition would round or meet inf * 0)."""
+    from tinyddp.autograd.function import Function
+
+    class Op(Function):
+        @staticmethod
+        def forward(ctx, *xs):
+            ctx.save_for_backward(*xs)
+            return value
+
+        @staticmethod
+        def backward(ctx, *grads):
+            return backward(*grads, *ctx.saved_tensors)
+    return recorded(name, inputs, lambda: Op.apply(*inputs))
+
+
+def result_type(a, b):
+    """1.13's result type of two tensors (a tensor with dims decides over a 0-dim one of the same kind): the
+    engine's promotion, read off one-element stand-ins of their dims."""
+    if a.dtype is b.dtype:
+        return a.dtype
+    stand_in = [_tensor.zeros([1] * t.dim(), dtype=t.dtype if t.dtype is not _tensor.bool else _tensor.int64)
+                for t in (a, b)]
+    if _tensor.bool in (a.dtype, b.dtype) and not (a.is_floating_point() or b.is_floating_point()):
+        return _tensor.int64
+    if _tensor.bool in (a.dtype, b.dtype):   # bool against a float: that float
+        return a.dtype if a.is_floating_point() else b.dtype
+    return (stand_in[0] + stand_in[1]).dtype
+
+
+def _binary_extremum(input, other, largest):
+    """maximum / minimum: elementwise, broadcast, promoted; NaN where either is NaN; 1.13's gradient: all of it to
+    the larger (smaller) element, half to each at a tie, all to both where one is NaN (MaximumBackward0,
+    MinimumBackward0)."""
+    name = "maximum" if largest else "minimum"
+    if not isinstance(other, Tensor):
+        raise TypeError(f"{name}(): argument 'other' (position 2) must be Tensor, not {type(other).__name__}")
+    dtype = result_type(input, other)
+    a = input if input.dtype is dtype else input.to(dtype)
+    b = other if other.dtype is dtype else other.to(dtype)
+    with _no_grad():
+        x, y = a.detach(), b.detach()
+        value = _C.where(y > x if largest else y < x, y, x)
+        if value.is_floating_point():
+            value = _C.where(y != y, y, value)   # a NaN in x is already picked (its comparisons are false)
+    if not (_C.is_grad_enabled() and (a.requires_grad or b.requires_grad)):
+        return value
+
+    def backward(g, x, y):
+        from tinyddp._tensor_math import _sum_to
+        zero = _tensor.zeros([], dtype=g.dtype)
+        x_wins, y_wins = (x > y, y > x) if largest else (x < y, y < x)
+        split = _C.where(x == y, g / 2, g)
+        return (_sum_to(_C.where(y_wins, zero, split), x.shape), _sum_to(_C.where(x_wins, zero, split), y.shape))
+    return op_with_backward("MaximumBackward0" if largest else "MinimumBackward0", [a, b], value, backward)
+
+
+def maximum(input, other):
+    return _binary_extremum(input, other, True)
+
+
+def minimum(input, other):
+    return _binary_extremum(input, other, False)
+
+
+def _no_grad():
+    from tinyddp.autograd.grad_mode import no_grad
+    return no_grad()
+
+
 # ---- all, any, count_nonzero ----
 
 def _truth_count(x, dim, keepdim, name):
@@ -153,7 +228,6 @@ def _check_reducible(x, dim, name):
 def min(input, dim=None, keepdim=False):  # noqa: A001
     """min() (0-dim; MinBackward1), min(dim, keepdim) (values, indices; MinBackward0) and min(other)
     (elementwise; MinimumBackward0), as max of the negated input (bool: of its complement)."""
-    from tinyddp._tensor_ops import minimum
     if isinstance(dim, Tensor):
         return minimum(input, dim)
     if dim is None:
@@ -162,7 +236,11 @@ def min(input, dim=None, keepdim=False):  # noqa: A001
                                "reduction dim with the 'dim' argument.")
         if input.dtype is _tensor.bool:
             return ~(~input).max()
-        return recorded("MinBackward1", [input], lambda: -(-input)._max())
+        with _no_grad():
+            value = -(-input.detach())._max()
+        if not (input.requires_grad and _C.is_grad_enabled()):
+            return value
+        return op_with_backward("MinBackward1", [input], value, lambda g, x: _evenly_distributed_grad(g, x, value))
     d = _check_reducible(input, dim, "min")
     if input.dtype is _tensor.bool:
         values, indices = (~input)._max_dim(d, keepdim)
@@ -172,6 +250,14 @@ def min(input, dim=None, keepdim=False):  # noqa: A001
         values, indices = (-input)._max_dim(d, keepdim)
         return -values, indices
     return return_types.min(recorded("MinBackward0", [input], smallest))
+
+
+def _evenly_distributed_grad(g, x, value):
+    """1.13's evenly_distribute_backward: g / k at the k elements equal to value (the NaNs when it is NaN), +0
+    elsewhere."""
+    x = x.detach()
+    mask = (x != x) if builtins.bool(value != value) else x == value
+    return _C.where(mask, g / mask.sum().to(g.dtype), _tensor.zeros([], dtype=g.dtype))
 
 
 def _arg_extremum(x, dim, keepdim, name):
@@ -280,17 +366,14 @@ def _running_dim(x, dim, check=False):
 
 
 def _running_index(rows, shape, largest):
-    """For each position the index of the running maximum (minimum), ties to the later element, a NaN kept from
-    its first occurrence on: 1.13's cummax/cummin kernel."""
+    """For each position the index of the running maximum (minimum), ties to the later element, and NaN the
+    extreme from its first occurrence on, each later NaN taking the index: 1.13's cummax/cummin kernel."""
     out = np.zeros(shape, dtype=np.int64)
     for r, row in enumerate(rows):
         best, best_i = None, 0
         for i, v in enumerate(row):
-            if best is None:
-                best, best_i = v, i
-            elif not (isinstance(best, float) and math.isnan(best)):
-                if (isinstance(v, float) and math.isnan(v)) or (v >= best if largest else v <= best):
-                    best, best_i = v, i
+            if best is None or v != v or (best == best and (v >= best if largest else v <= best)):
+                best, best_i = v, i   # 1.13: a NaN always takes over (a later NaN too), else ties to the later
             out[r, i] = best_i
     return out
 
@@ -356,7 +439,8 @@ def logcumsumexp(input, dim):
         raise RuntimeError(f'"logcumsumexp_out_cpu" not implemented for \'{scalar_name(input.dtype)}\'')
     if not (input.requires_grad and _C.is_grad_enabled()):
         return _logcumsumexp_values(input, d)
-    return recorded("LogcumsumexpBackward0", [input], lambda: _LogcumsumexpFunction.apply(input, d))
+    return _running("LogcumsumexpBackward0", input, d, lambda x: _logcumsumexp_values(x, d),
+                    lambda g, x: _logcumsumexp_backward(g, x, logcumsumexp(x, d), d))
 
 
 def _reverse_logcumsumexp(x, d):
@@ -372,26 +456,6 @@ def _logcumsumexp_backward(grad, input, result, d):
     negative = _C.where(grad < 0, log_abs_grad, lowest)
     return (_reverse_logcumsumexp(positive - result, d) + input).exp() - \
         (_reverse_logcumsumexp(negative - result, d) + input).exp()
-
-
-class _LogcumsumexpFunction:
-    @staticmethod
-    def apply(input, d):
-        from tinyddp.autograd.function import Function
-
-        class Logcumsumexp(Function):
-            @staticmethod
-            def forward(ctx, x):
-                ctx.save_for_backward(x)
-                return _logcumsumexp_values(x, d)
-
-            @staticmethod
-            def backward(ctx, grad):
-                x, = ctx.saved_tensors
-                if d is None:   # 0-dim or empty: the identity
-                    return grad
-                return _logcumsumexp_backward(grad, x, logcumsumexp(x, d), d)
-        return Logcumsumexp.apply(input)
 
 
 # ---- products and running sums and products ----
@@ -412,25 +476,11 @@ def _check_differentiable_dtype(input, dtype):
         raise RuntimeError(_NOT_DIFFERENTIABLE)
 
 
-class _Running:
-    """A running reduction along dim d: its values computed on the host (numbers), its gradient written with
-    differentiable ops (so it differentiates again), recorded as one node named as 1.13's."""
-
-    @staticmethod
-    def apply(name, input, d, values, backward):
-        from tinyddp.autograd.function import Function
-
-        class Running(Function):
-            @staticmethod
-            def forward(ctx, x):
-                ctx.save_for_backward(x)
-                return values(x)
-
-            @staticmethod
-            def backward(ctx, grad):
-                x, = ctx.saved_tensors
-                return grad.to(x.dtype) if d is None else backward(grad, x)
-        return recorded(name, [input], lambda: Running.apply(input))
+def _running(name, input, d, values, backward):
+    """A running reduction along dim d (None: 0-dim or empty, the identity): values(x) computed on the host,
+    its gradient backward(grad, x)."""
+    return op_with_backward(name, [input], values(input),
+                            lambda g, x: g.to(x.dtype) if d is None else backward(g, x))
 
 
 def _host_running(input, d, dtype, op):
@@ -462,8 +512,8 @@ def cumsum(input, dim, *, dtype=None):
         raise RuntimeError('"cumsum_out_cpu" not implemented for \'Bool\'')
     if not (input.requires_grad and _C.is_grad_enabled()):
         return _host_running(input, d, out_dtype, np.cumsum)
-    return _Running.apply("CumsumBackward0", input, d, lambda x: _host_running(x, d, out_dtype, np.cumsum),
-                          lambda g, x: _reverse_cumsum(g, d).to(x.dtype))
+    return _running("CumsumBackward0", input, d, lambda x: _host_running(x, d, out_dtype, np.cumsum),
+                    lambda g, x: _reverse_cumsum(g, d).to(x.dtype))
 
 
 def _cumprod_backward(g, x, d):
@@ -494,8 +544,8 @@ def cumprod(input, dim, *, dtype=None):
     if not (input.requires_grad and _C.is_grad_enabled()):
         return _host_running(input, d, out_dtype, np.cumprod)
     cast = (lambda x: x.to(out_dtype)) if out_dtype is not input.dtype else (lambda x: x)
-    return _Running.apply("CumprodBackward0", input, d, lambda x: _host_running(x, d, out_dtype, np.cumprod),
-                          lambda g, x: _cumprod_backward(g, cast(x), d).to(x.dtype))
+    return _running("CumprodBackward0", input, d, lambda x: _host_running(x, d, out_dtype, np.cumprod),
+                    lambda g, x: _cumprod_backward(g, cast(x), d).to(x.dtype))
 
 
 def _host_product(x, dims, keepdim, dtype):
@@ -518,24 +568,41 @@ def _host_product(x, dims, keepdim, dtype):
     return _tensor.from_numpy(np.ascontiguousarray(out)).to(dtype).reshape(shape)
 
 
-def _tree_product(x, d):
-    """The product along dim d (kept, size 1), pairs multiplied level by level: a graph whose gradient is the
-    product of the other elements, zeros included, in log-many ops."""
+def _prod_safe_zeros_backward(g, x, d):
+    """1.13's prod_safe_zeros_backward: g times the product of the other elements of each line along d, as the
+    product of the exclusive running products from either end (right with zeros)."""
+    from tinyddp._tensor_forms import flip
     size = x._shape()[d]
-    if size == 0:
-        return x.sum(d, True) * 0 + 1
-    while size > 1:
-        half = size // 2
-        paired = x.narrow(d, 0, half) * x.narrow(d, half, half)
-        x = _C.cat([paired, x.narrow(d, 2 * half, 1)], d) if size % 2 else paired
-        size = x._shape()[d]
-    return x
+    if x.numel() == 0:
+        return g.expand(list(x._shape()))
+    ones = _tensor.ones([1 if k == d else s for k, s in enumerate(x._shape())], dtype=g.dtype)
+    before = cumprod(_C.cat([ones, x.narrow(d, 0, size - 1)], d), d)
+    after = flip(cumprod(_C.cat([ones, flip(x.narrow(d, 1, size - 1), [d])], d), d), [d])
+    return g * (before * after)
+
+
+def _prod_backward(g, x, result, d, keepdim):
+    """1.13's prod_backward: g * result / x without zeros, else prod_safe_zeros_backward (over the flattened input
+    for the product of all elements)."""
+    if x.dim() == 0:
+        return g
+    if d is None:
+        zeros = builtins.int((x == 0).sum())
+        if zeros > 1 and not _C.is_grad_enabled():   # 1.13's shortcut: every product of the others is 0
+            return _tensor.zeros(list(x._shape()), dtype=g.dtype)
+        if zeros:
+            return _prod_safe_zeros_backward(g, x.reshape([-1]), 0).reshape(list(x._shape()))
+        return g * (result / x)
+    if not keepdim and x.dim() != 1:
+        g, result = g.unsqueeze(d), result.unsqueeze(d)
+    if builtins.bool((x == 0).any()):
+        return _prod_safe_zeros_backward(g, x, d)
+    return g * (result / x)
 
 
 def prod(input, dim=None, keepdim=False, *, dtype=None):
     """The product of all elements (ProdBackward0) or along dim (ProdBackward1): 1.13's values (1 over no
-    elements; bool and int64 give int64, wrapping), its gradient the product of the other elements (zeros
-    included), as 1.13's."""
+    elements; bool and int64 give int64, wrapping) and gradient formula, zeros and infinities included."""
     _check_differentiable_dtype(input, dtype)
     out_dtype = _sum_or_prod_dtype(input, dtype)
     if dim is not None and (isinstance(dim, builtins.bool) or not isinstance(dim, int)):
@@ -545,21 +612,19 @@ def prod(input, dim=None, keepdim=False, *, dtype=None):
     if out_dtype is _tensor.bool:
         return prod(input, dim, keepdim, dtype=_tensor.int64) != 0
     if dim is None:
-        dims, keep = list(range(input.dim())), False
+        dims, keep, d = list(range(input.dim())), False, None
     else:
-        wrapped = _wrap_dim(dim, input.dim())
-        dims, keep = ([wrapped] if input.dim() else []), keepdim
+        d = _wrap_dim(dim, input.dim())
+        dims, keep = ([d] if input.dim() else []), keepdim
     value = _host_product(input, dims, keep, out_dtype)
     if not (input.is_floating_point() and input.requires_grad and _C.is_grad_enabled()):
         return value
 
-    def linked():
-        x = input.to(out_dtype) if out_dtype is not input.dtype else input
-        flat = x.reshape([-1]) if dim is None else x
-        composed = _tree_product(flat, 0 if dim is None else dims[0]) if flat.dim() else flat
-        composed = composed.reshape(list(value._shape()))
-        return value + (composed - composed.detach())
-    return recorded("ProdBackward0" if dim is None else "ProdBackward1", [input], linked)
+    def backward(g, x):
+        xd = x.to(out_dtype) if out_dtype is not x.dtype else x
+        result = prod(xd, dim, keepdim)   # recomputed, so a second derivative sees it depend on x
+        return _prod_backward(g, xd, result, d, keepdim).to(x.dtype)
+    return op_with_backward("ProdBackward0" if dim is None else "ProdBackward1", [input], value, backward)
 
 
 def msort(input):
@@ -572,7 +637,7 @@ def _install():
     for name, fn in {"sum": sum, "mean": mean, "all": all, "any": any, "count_nonzero": _count_nonzero, "min": min,
                      "argmax": argmax, "argmin": argmin, "aminmax": aminmax, "cummax": cummax, "cummin": cummin,
                      "logcumsumexp": logcumsumexp, "msort": msort, "cumsum": cumsum, "cumprod": cumprod,
-                     "prod": prod}.items():
+                     "prod": prod, "maximum": maximum, "minimum": minimum}.items():
         setattr(Tensor, name, fn)
 
 
