@@ -68,13 +68,13 @@ def _sum(x, dim, keepdim):
 def sum(input, dim=None, keepdim=False, *, dtype=None):  # noqa: A001
     """The sum over dims (all by default); dtype= sums in that dtype (the input cast first, as 1.13's kernel reads
     it), recorded as one SumBackward0/1 with its edge to input; a bool dtype is the "or" of the elements."""
+    if dtype is _tensor.bool:   # an "or" of the elements (bool arithmetic saturates)
+        return _sum(input != 0, dim, keepdim) != 0
     if dtype is None or dtype is input.dtype:
         return _sum(input, dim, keepdim)
     _tensor._c_dtype(dtype)
     if not dtype.is_floating_point and input.requires_grad and _C.is_grad_enabled():
         raise RuntimeError(_NOT_DIFFERENTIABLE)   # 1.13 records a node for an integer result, and fails doing so
-    if dtype is _tensor.bool:
-        return _sum(input != 0, dim, keepdim) != 0
     return recorded("SumBackward0" if _over_all(dim, keepdim) else "SumBackward1", [input],
                     lambda: _sum(input.to(dtype), dim, keepdim))
 
@@ -103,6 +103,9 @@ def op_with_backward(name, inputs, value, backward):
     differentiates again (create_graph). For ops whose values tinyddp computes apart from their gradient (on the
     host, or exactly where a composition would round or meet inf * 0)."""
     from tinyddp.autograd.function import Function
+    # autograd.Function's outputs come back as value + an exact +0, which turns a -0 into +0: those elements are
+    # given back negated (and their incoming gradient negated again), so values keep 1.13's signed zeros
+    flip = _negative_zeros(value) if isinstance(value, Tensor) else None
 
     class Op(Function):
         @staticmethod
@@ -112,8 +115,23 @@ def op_with_backward(name, inputs, value, backward):
 
         @staticmethod
         def backward(ctx, *grads):
+            if flip is not None:
+                grads = (_C.where(flip, -grads[0], grads[0]),)
             return backward(*grads, *ctx.saved_tensors)
-    return recorded(name, inputs, lambda: Op.apply(*inputs))
+
+    def apply():
+        out = Op.apply(*inputs)
+        return out if flip is None else _C.where(flip, -out, out)
+    return recorded(name, inputs, apply)
+
+
+def _negative_zeros(value):
+    """A bool mask of value's -0.0 elements, or None when it has none (or is not floating)."""
+    if not value.is_floating_point() or value.numel() == 0:
+        return None
+    host = value.detach().numpy()
+    mask = np.asarray(np.signbit(host) & (host == 0))
+    return _tensor.from_numpy(mask) if mask.any() else None
 
 
 def result_type(a, b):
@@ -313,10 +331,21 @@ def aminmax(input, *, dim=None, keepdim=False):
         if keepdim and (dim is None or not input.dim()):   # 1.13 keeps a 0-dim tensor's "dim" as size 1
             ones = [1] * builtins.max(input.dim(), 0 if dim is None else 1)
             low, high = low.reshape(ones), high.reshape(ones)
+    if keepdim and dim is not None and not input.dim():   # 1.13 resizes its two 0-dim outputs, and says so
+        import warnings
+        for _ in range(2):
+            warnings.warn(_RESIZED, UserWarning, stacklevel=2)
     if not (input.requires_grad and _C.is_grad_enabled()):
         return return_types.aminmax((low, high))
     return return_types.aminmax(recorded("NotImplemented", [input], lambda: _failing_backward(
         input, (low, high), RuntimeError("derivative for aten::aminmax is not implemented"))))
+
+
+_RESIZED = ("An output with one or more elements was resized since it had shape [], which does not match the "
+            "required output shape [1]. This behavior is deprecated, and in a future PyTorch release outputs will not "
+            "be resized unless they have zero elements. You can explicitly reuse an out tensor t by resizing it, "
+            "inplace, to zero elements with t.resize_(0). (Triggered internally at  "
+            "./aten/src/ATen/native/Resize.cpp:17.)")
 
 
 def _failing_backward(input, values, error):
@@ -517,22 +546,35 @@ def cumsum(input, dim, *, dtype=None):
 
 
 def _cumprod_backward(g, x, d):
-    """1.13's cumprod gradient, sum over j >= i of g_j * prod_{k <= j, k != i} x_k, written with differentiable
-    ops: before a line's first zero revcumsum(g * out) / x; at its first zero revcumsum(g * out') with that zero
-    taken as 1 in out'; after it 0."""
-    zero = x == 0
-    seen = cumsum(zero.to(_tensor.int64), d)
-    before = seen == 0
-    first_zero = zero & (seen == 1)
-    one = _tensor.ones([], dtype=x.dtype)
-    nothing = _tensor.zeros([], dtype=x.dtype)
+    """1.13's cumprod_backward, grad_i = sum over j >= i of g_j * prod_{k <= j, k != i} x_k, as it computes it:
+    revcumsum(g * out) / x without zeros; with zeros, when no graph is recorded, that before a line's first zero,
+    revcumsum(g * out') at it (the zero taken as 1 in out') and 0 after it; under create_graph, the products
+    written out for every i (O(n^2), as 1.13's), so second derivatives through the zeros are right too."""
     out = cumprod(x, d)
-    safe_x = _C.where(zero, one, x)
-    grad = _reverse_cumsum(g * out, d) / safe_x
-    if builtins.bool(zero.any()):
+    zero = x == 0
+    if not builtins.bool(zero.any()):
+        return _reverse_cumsum(g * out, d) / x
+    one = _tensor.ones([], dtype=x.dtype)
+    if not _C.is_grad_enabled():
+        seen = cumsum(zero.to(_tensor.int64), d)
+        first_zero = zero & (seen == 1)
+        before = _reverse_cumsum(g * out, d) / _C.where(zero, one, x)
         at_zero = _reverse_cumsum(g * cumprod(_C.where(first_zero, one, x), d), d)
-        grad = _C.where(before, grad, _C.where(first_zero, at_zero, nothing))
-    return grad
+        return _C.where(seen == 0, before, _C.where(first_zero, at_zero, _tensor.zeros([], dtype=x.dtype)))
+    n = x._shape()[d]
+    ones = _tensor.ones([1 if k == d else s for k, s in enumerate(x._shape())], dtype=x.dtype)
+    columns = []
+    for k in range(n):
+        if k == 0:
+            omitted = _C.cat([ones, cumprod(x.narrow(d, 1, n - 1), d)], d)
+        elif k == n - 1:
+            omitted = prod(x.narrow(d, 0, k), d, True)
+        else:
+            until = prod(x.narrow(d, 0, k), d, True)
+            after = cumprod(x.narrow(d, k + 1, n - k - 1), d)
+            omitted = _C.cat([until, until.expand(list(after._shape())) * after], d)
+        columns.append((g.narrow(d, k, n - k) * omitted).sum(d, True))
+    return _C.cat(columns, d)
 
 
 def cumprod(input, dim, *, dtype=None):

@@ -264,10 +264,9 @@ def diag(input, diagonal=0):
     if input.dim() == 1:
         return recorded("DiagBackward0", [input], lambda: _diag_embed(input, diagonal, -2, -1))
     if input.dim() == 2:
-        if input.numel() == 0:   # 1.13 sizes an empty matrix's diagonal without clamping it at 0
-            rows, cols = input._shape()
-            if (builtins.min(rows, cols - diagonal) if diagonal >= 0 else builtins.min(rows + diagonal, cols)) < 0:
-                raise RuntimeError("numel: integer multiplication overflow")
+        rows, cols = input._shape()   # 1.13's diag sizes the diagonal without clamping it at 0
+        if (builtins.min(rows, cols - diagonal) if diagonal >= 0 else builtins.min(rows + diagonal, cols)) < 0:
+            raise RuntimeError("numel: integer multiplication overflow")
         return recorded("DiagBackward0", [input], lambda: _diagonal(input, diagonal))
     raise RuntimeError("matrix or a vector expected")
 
