@@ -222,9 +222,9 @@ Tensor log_softmax(const Tensor& x, int64_t dim) {
   return out;
 }
 
-// y = exp(log_softmax(x)), recorded as one node named as PyTorch's (SoftmaxBackward0). Its backward is that
-// composition's, op for op: exp's g * y, then log_softmax's g' - exp(log y) * sum(g'), with exp(log y) the
-// output's own values (exp is what computed them), so the bits are the composition's.
+// y = exp(log_softmax(x)), recorded as one node named as PyTorch's (SoftmaxBackward0). Its backward is 1.13's
+// _softmax_backward_data, y * (g - sum(g * y)): the same value as the composition's g * y - y * sum(g * y), in
+// 1.13's order (so a column where g - sum(g * y) is 0 gets +0, as there, not the composition's -0).
 Tensor softmax(const Tensor& x, int64_t dim) {
   check_floating(x, "softmax");
   dim = wrap_dim(dim, x.dim());
@@ -235,8 +235,7 @@ Tensor softmax(const Tensor& x, int64_t dim) {
   }
   auto node = autograd::make_node("SoftmaxBackward0", {x}, [dim](const TensorList& g, OpNode& n) {
     const Tensor y = n.saved(0);
-    const Tensor through_exp = g[0] * y;
-    return TensorList{through_exp - y * sum(through_exp, {dim}, /*keepdim=*/true)};
+    return TensorList{y * (g[0] - sum(g[0] * y, {dim}, /*keepdim=*/true))};
   });
   autograd::set_history(out, node);
   if (node) node->save(out, true);

@@ -139,6 +139,8 @@ def amin(input, dim=(), keepdim=False):
 def logsumexp(input, dim, keepdim=False):
     """log(sum(exp(x))) over dim, shifted by the (detached) maximum as 1.13 shifts it; an infinite maximum
     shifts by 0; over no elements log(0) = -inf; integers and bools in float32 (LogsumexpBackward0)."""
+    if dim is None:   # 1.13 reads None as a dim name
+        raise RuntimeError("Please look up dimensions by name, got: name = None.")
     if not input.is_floating_point():   # 1.13 computes integral inputs in the default dtype
         input = input.to(_tensor.float32)
     return recorded("LogsumexpBackward0", [input], lambda: _logsumexp(input, dim, keepdim))
@@ -157,10 +159,26 @@ def _logsumexp(input, dim, keepdim):
 # ---- selection ----
 
 def index_select(input, dim, index):
+    """The slices of input at index (a vector of int64, none negative) along dim (IndexSelectBackward0), with
+    1.13's checks; of a 0-dim tensor its one element (every index must be 0)."""
     if index.dim() > 1:
         raise IndexError("index_select(): Index is supposed to be a vector")
-    return recorded("IndexSelectBackward0", [input],
-                    lambda: _take(input, _wrap_dim(dim, input.dim()), index.reshape([-1])))
+    d = _wrap_dim(dim, input.dim())
+    picks = index.reshape([-1]).tolist()
+    size = input._shape()[d] if input.dim() else 1
+    if picks and size == 0 and input.dim() > 1:
+        raise RuntimeError("index_select(): self indexing axis dim should be positive")
+    bad = next((i for i in picks if not 0 <= i < size), None)
+    if bad is not None:   # 1.13's two kernels: along dim 0 (or of a vector), and along the others
+        if d == 0:
+            raise IndexError("index out of range in self")
+        raise RuntimeError(f"INDICES element is out of DATA bounds, id={bad} axis_dim={size}")
+    if input.dim() == 0:   # 1.13 gives the element; its backward then fails reading dim 0
+        from tinyddp._tensor_reduce import _failing_backward
+        error = IndexError("Dimension specified as 0 but tensor has no dimensions")
+        return recorded("IndexSelectBackward0", [input],
+                        lambda: _failing_backward(input, (input.detach(),), error)[0])
+    return recorded("IndexSelectBackward0", [input], lambda: _take(input, d, index.reshape([-1])))
 
 
 def _broadcast_shape(a, b):
@@ -225,14 +243,27 @@ def nonzero(input, *, as_tuple=False):
 
 
 def flip(input, dims):
-    """The elements in reverse order along each of dims (a copy, as 1.13's; FlipBackward0)."""
+    """The elements in reverse order along each of dims (a copy, as 1.13's; FlipBackward0). torch.flip takes a
+    sequence of dims; Tensor.flip also an int or the dims as arguments (_flip_method)."""
+    if isinstance(dims, int):
+        raise TypeError(f"flip(): argument 'dims' (position 2) must be tuple of ints, not {type(dims).__name__}")
     return recorded("FlipBackward0", [input], lambda: _flip(input, dims))
+
+
+def _flip_method(self, *dims, **kwargs):
+    if "dims" in kwargs:
+        return flip(self, _dims((kwargs.pop("dims"),)))
+    return flip(self, _dims(dims))
 
 
 def _flip(input, dims):
     out = input
+    seen = []
     for d in _dims((dims,) if isinstance(dims, int) else (dims,)):
         d = _wrap_dim(d, input.dim())
+        if d in seen:
+            raise RuntimeError(f"dim {d} appears multiple times in the list of dims")
+        seen.append(d)
         if input.dim() == 0:   # one element: nothing to reverse
             continue
         size = input._shape()[d]
@@ -357,7 +388,7 @@ def _install():
                      "reciprocal": reciprocal, "rsqrt": rsqrt, "sign": sign, "isnan": isnan, "isinf": isinf,
                      "isfinite": isfinite, "amax": amax, "amin": amin, "logsumexp": logsumexp,
                      "index_select": index_select,
-                     "masked_select": masked_select, "nonzero": nonzero, "unique": unique, "flip": flip, "roll": roll,
+                     "masked_select": masked_select, "nonzero": nonzero, "unique": unique, "flip": _flip_method, "roll": roll,
                      "unbind": unbind, "select": select, "movedim": movedim, "moveaxis": movedim,
                      "swapaxes": transpose, "swapdims": transpose,
                      "absolute": lambda self: self.abs(), "negative": lambda self: -self,

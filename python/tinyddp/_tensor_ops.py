@@ -286,6 +286,8 @@ def remainder(input, other):
 def _gather_last(x, index):
     """x[..., index[..., j]] along the last dim, index of x's leading shape and any last size: rows of one
     element picked by the engine's embedding (a row gather, EmbeddingBackward0), so it carries x's gradient."""
+    if index.numel() == 0:   # nothing to pick: an empty result still linked to x
+        return x.reshape([-1]).narrow(0, 0, 0).reshape(list(index._shape()))
     n = x._shape()[-1] if x.dim() else 1
     lead = list(index._shape()[:-1]) if index.dim() else []
     k = index._shape()[-1] if index.dim() else 1

@@ -38,8 +38,8 @@ def scalar_name(dtype):
 
 
 def _is_all(dim):
-    """dim=None or an empty sequence: every dim."""
-    return dim is None or (not isinstance(dim, int) and len(dim) == 0)
+    """dim not given, None or an empty sequence: every dim."""
+    return dim is None or dim is _NOT_GIVEN or (not isinstance(dim, int) and len(dim) == 0)
 
 
 def _every_dim(x):
@@ -50,9 +50,19 @@ def _engine_dims(x, dim):
     return _every_dim(x) if _is_all(dim) else dim
 
 
+class _NotGiven:
+    """The default of sum's and mean's dim: 1.13 picks its overload without dims (SumBackward0) only when no dim
+    is passed; dim=None passed is the overload over dims (SumBackward1), reducing every dim."""
+    def __repr__(self):
+        return "None"
+
+
+_NOT_GIVEN = _NotGiven()
+
+
 def _over_all(dim, keepdim):
-    """The form without dims (SumBackward0, MeanBackward0): no dim and no keepdim."""
-    return dim is None and not keepdim
+    """The form without dims (SumBackward0, MeanBackward0): no dim passed and no keepdim."""
+    return dim is _NOT_GIVEN and not keepdim
 
 
 # ---- sum and mean ----
@@ -65,7 +75,7 @@ def _sum(x, dim, keepdim):
     return _engine_sum(x) if _over_all(dim, keepdim) else _engine_sum(x, _engine_dims(x, dim), keepdim)
 
 
-def sum(input, dim=None, keepdim=False, *, dtype=None):  # noqa: A001
+def sum(input, dim=_NOT_GIVEN, keepdim=False, *, dtype=None):  # noqa: A001
     """The sum over dims (all by default); dtype= sums in that dtype (the input cast first, as 1.13's kernel reads
     it), recorded as one SumBackward0/1 with its edge to input; a bool dtype is the "or" of the elements."""
     if dtype is _tensor.bool:   # an "or" of the elements (bool arithmetic saturates)
@@ -74,6 +84,7 @@ def sum(input, dim=None, keepdim=False, *, dtype=None):  # noqa: A001
         return _sum(input, dim, keepdim)
     _tensor._c_dtype(dtype)
     if not dtype.is_floating_point and input.requires_grad and _C.is_grad_enabled():
+        _sum(input.detach(), dim, keepdim)   # the dims are checked first
         raise RuntimeError(_NOT_DIFFERENTIABLE)   # 1.13 records a node for an integer result, and fails doing so
     return recorded("SumBackward0" if _over_all(dim, keepdim) else "SumBackward1", [input],
                     lambda: _sum(input.to(dtype), dim, keepdim))
@@ -83,7 +94,7 @@ def _mean(x, dim, keepdim):
     return _engine_mean(x) if _over_all(dim, keepdim) else _engine_mean(x, _engine_dims(x, dim), keepdim)
 
 
-def mean(input, dim=None, keepdim=False, *, dtype=None):
+def mean(input, dim=_NOT_GIVEN, keepdim=False, *, dtype=None):
     """sum / count over dims (all by default; NaN over no elements); dtype= (a floating dtype) computes in it."""
     if dtype is not None and not dtype.is_floating_point:
         raise RuntimeError("mean(): could not infer output dtype. Optional dtype must be either a floating point or "
@@ -263,10 +274,12 @@ def min(input, dim=None, keepdim=False):  # noqa: A001
     if input.dtype is _tensor.bool:
         values, indices = (~input)._max_dim(d, keepdim)
         return return_types.min((~values, indices))
+    index = (-input.detach())._max_dim(d, True)[1]   # the first smallest (a NaN first), as 1.13's
 
     def smallest():
-        values, indices = (-input)._max_dim(d, keepdim)
-        return -values, indices
+        from tinyddp._tensor_math import _squeezed
+        from tinyddp._tensor_ops import _take_along
+        return _squeezed(_take_along(input, d, index), input, d, keepdim)
     return return_types.min(recorded("MinBackward0", [input], smallest))
 
 
@@ -500,8 +513,10 @@ def _sum_or_prod_dtype(input, dtype):
     return input.dtype if input.is_floating_point() else _tensor.int64
 
 
-def _check_differentiable_dtype(input, dtype):
+def _check_differentiable_dtype(input, dtype, check_dim=lambda: None):
+    """1.13's INTERNAL ASSERT for an integer result under autograd, after check_dim() (its dim checks come first)."""
     if dtype is not None and not dtype.is_floating_point and input.requires_grad and _C.is_grad_enabled():
+        check_dim()
         raise RuntimeError(_NOT_DIFFERENTIABLE)
 
 
@@ -534,7 +549,7 @@ def cumsum(input, dim, *, dtype=None):
     """Running sums along dim, accumulated as 1.13's kernel does (double for floating inputs, int64 with
     wrap-around for integers and bools, which give int64) and rounded once; the gradient is the reversed running
     sum of the incoming one (CumsumBackward0, its edge to input itself, a dtype= included)."""
-    _check_differentiable_dtype(input, dtype)
+    _check_differentiable_dtype(input, dtype, lambda: _wrap_dim(dim, input.dim()))
     d = _running_dim(input, dim, check=True)
     out_dtype = _sum_or_prod_dtype(input, dtype)
     if out_dtype is _tensor.bool:
@@ -580,7 +595,7 @@ def _cumprod_backward(g, x, d):
 def cumprod(input, dim, *, dtype=None):
     """Running products along dim, accumulated as 1.13's kernel does (double for floating inputs, wrapping int64
     for integers and bools) and rounded once; 1.13's gradient, zeros included (CumprodBackward0)."""
-    _check_differentiable_dtype(input, dtype)
+    _check_differentiable_dtype(input, dtype, lambda: _wrap_dim(dim, input.dim()))
     d = _running_dim(input, dim, check=True)
     out_dtype = _sum_or_prod_dtype(input, dtype)
     if not (input.requires_grad and _C.is_grad_enabled()):
@@ -645,7 +660,7 @@ def _prod_backward(g, x, result, d, keepdim):
 def prod(input, dim=None, keepdim=False, *, dtype=None):
     """The product of all elements (ProdBackward0) or along dim (ProdBackward1): 1.13's values (1 over no
     elements; bool and int64 give int64, wrapping) and gradient formula, zeros and infinities included."""
-    _check_differentiable_dtype(input, dtype)
+    _check_differentiable_dtype(input, dtype, lambda: dim is not None and _wrap_dim(dim, input.dim()))
     out_dtype = _sum_or_prod_dtype(input, dtype)
     if dim is not None and (isinstance(dim, builtins.bool) or not isinstance(dim, int)):
         raise TypeError(f"prod() received an invalid combination of arguments - got ({type(dim).__name__}), but "

@@ -298,6 +298,33 @@ CASES = [
                                    "i = torch.tensor([2, 0, 2, 2, 1, 0])\n"
                                    "out = torch.nn.functional.embedding(i, w) * torch.tensor([[0.7], [1.3], [-0.1], "
                                    "[0.33], [2.0], [-1.7]])"),
+    ("neg_of_zeros", "x = torch.zeros(20)\nout = (-x, x.neg(), torch.neg(torch.zeros(3, 7)), 0 - x[:3])"),
+    ("explicit_dim_none", M + "out = (m.sum(None), m.sum(dim=None), torch.sum(m, None), m.mean(None), "
+                              "m.sum(None, dtype=torch.float64))"),
+    ("index_select_edges", M + S + "out = (m.index_select(1, torch.tensor([2, 0, 2])), s.index_select(0, "
+                                   "torch.tensor([0, 0])), torch.zeros(3, 0).index_select(1, torch.tensor([], "
+                                   "dtype=torch.long)))"),
+    ("err_index_select_range", M + "out = m.index_select(1, torch.tensor([3]))"),
+    ("err_index_select_negative", M + "out = m.index_select(1, torch.tensor([-1]))"),
+    ("err_index_select_empty_dim", "out = torch.zeros(2, 0, 4).index_select(-2, torch.tensor([0]))"),
+    ("softmax_gradient_zeros", "x = torch.tensor([[1.0, 2.0], [1.0, 0.5], [1.0, -1.0]], requires_grad=True)\n"
+                               "out = (x.softmax(0), x.log_softmax(1))"),
+    ("flip_forms", M + "out = (m.flip(0), m.flip(0, 1), m.flip([1]), torch.flip(m, (0,)), m.flip(dims=(-1,)))"),
+    ("err_flip_dim_twice", M + "out = m.flip((1, -1))"),
+    ("err_torch_flip_int", M + "out = torch.flip(m, 0)"),
+    ("unflatten_diff_gather_empties", E30 + "out = (e30.unflatten(0, (1, -1)), torch.zeros(2, 4, 0).unflatten(1, (2, -1)), "
+                                            "torch.diff(e30, n=0, dim=5), e30.gather(1, torch.zeros(3, 0, "
+                                            "dtype=torch.long)), e30.gather(0, torch.zeros(1, 0, dtype=torch.long)))"),
+    ("err_unflatten_0dim", S + "out = s.unflatten(0, (1, 1))"),
+    ("err_repeat_interleave_0dim", S + "out = s.repeat_interleave(2, dim=1)"),
+    ("err_logsumexp_none", M + "out = m.logsumexp(None)"),
+    ("cosine_similarity_zero_vector", "a = torch.tensor([[0.0, 0.0, 0.0], [1.0, 2.0, 2.0]], requires_grad=True)\n"
+                                      "c = torch.tensor([[1.0, 0.0, 1.0], [0.5, 0.5, 1.0]])\n"
+                                      "out = torch.cosine_similarity(a, c)"),
+    ("err_cosine_similarity_int", "out = torch.cosine_similarity(torch.ones(2, 3, dtype=torch.long), "
+                                  "torch.ones(2, 3, dtype=torch.long))"),
+    ("cummax_later_nan", "x = torch.tensor([1.0, float('nan'), 3.0, float('nan'), 0.5], requires_grad=True)\n"
+                         "out = (x.cummax(0), x.cummin(0))"),
     ("renorm_edges", "out = (torch.zeros(3, 0).renorm(2, 0, 1.0), torch.ones(2, 3).renorm(2, 1, 1.0))"),
     ("err_renorm_1d", "out = torch.ones(3).renorm(2, 0, 1.0)"),
 ]
