@@ -182,13 +182,16 @@ def index_select(input, dim, index):
 
 
 def _broadcast_shape(a, b):
+    """The broadcast of shapes a and b, with 1.13's infer_size text for the first mismatch from the right (the
+    dim numbered in the result)."""
     a, b = list(a), list(b)
     n = builtins.max(len(a), len(b))
     a, b = [1] * (n - len(a)) + a, [1] * (n - len(b)) + b
-    for x, y in zip(a, b):
+    for i in range(n - 1, -1, -1):
+        x, y = a[i], b[i]
         if x != y and 1 not in (x, y):
             raise RuntimeError(f"The size of tensor a ({x}) must match the size of tensor b ({y}) at non-singleton "
-                               "dimension")
+                               f"dimension {i}")
     return [builtins.max(x, y) if 0 not in (x, y) else 0 for x, y in zip(a, b)]
 
 

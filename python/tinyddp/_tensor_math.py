@@ -29,8 +29,9 @@ def _float_dtype(x):
 
 
 def _from_host(array, dtype):
-    """A float64 NumPy array rounded once to dtype (a tensor without history)."""
-    return _tensor.from_numpy(np.ascontiguousarray(array, dtype=np.float64)).to(dtype)
+    """A float64 NumPy array rounded once to dtype (a tensor without history); a 0-d array stays 0-dim."""
+    shape = np.shape(array)
+    return _tensor.from_numpy(np.ascontiguousarray(array, dtype=np.float64).reshape(shape)).to(dtype)
 
 
 def _host(x):
@@ -107,10 +108,20 @@ def _elementwise_libm(name, np_fn):
     return fn
 
 
+def _check_broadcast(*operands):
+    """1.13's text when the tensors among operands do not broadcast together (checked before dtype errors)."""
+    from tinyddp._tensor_forms import _broadcast_shape
+    tensors = [t for t in operands if isinstance(t, Tensor)]
+    shape = tensors[0]._shape() if tensors else []
+    for t in tensors[1:]:
+        shape = _broadcast_shape(shape, t._shape())
+
+
 def _host_function(np_fn, derivatives, *inputs, name):
     """np_fn over the float64 values of inputs (broadcast), in the result dtype, differentiable by derivatives
     (the node `name`)."""
     tensors = [i for i in inputs if isinstance(i, Tensor)]
+    _check_broadcast(*tensors)   # 1.13's text for shapes that do not broadcast (before NumPy's)
     probe = tensors[0]
     for t in tensors[1:]:
         probe = probe * 0 + t * 0 if probe.dtype is not t.dtype else probe
@@ -175,6 +186,11 @@ def exp2(input):
 
 
 def hypot(input, other):
+    _check_broadcast(input, other)
+    if not input.is_floating_point() and not (isinstance(other, Tensor) and other.is_floating_point()):
+        from tinyddp._tensor_reduce import result_type, scalar_name
+        kind = result_type(input, other) if isinstance(other, Tensor) else input.dtype
+        raise RuntimeError(f'"hypot_cpu" not implemented for \'{scalar_name(kind)}\'')
     return _host_function(np.hypot, [lambda a, b: a / hypot(a, b), lambda a, b: b / hypot(a, b)], input, other, name="HypotBackward0")
 
 
@@ -263,6 +279,16 @@ def _fused(x, y, z, composed):
 def lerp(input, end, weight):
     """input + weight * (end - input), written from the end for weight >= 0.5 as 1.13's kernel (so that
     lerp(a, b, 1) is b exactly), each one fused multiply-add (LerpBackward0, LerpBackward1 for a tensor weight)."""
+    names = {"float32": "float", "float64": "double", "int64": "long int", "bool": "bool"}
+    for what, t in (("end", end), ("weight", weight)):   # 1.13 wants one dtype, and says so before broadcasting
+        if isinstance(t, Tensor) and t.dtype is not input.dtype:
+            raise RuntimeError(f"expected dtype {names[repr(input.dtype)[6:]]} for `{what}` but got dtype "
+                               f"{names[repr(t.dtype)[6:]]}")
+    _check_broadcast(input, end, weight)
+    if not input.is_floating_point():
+        from tinyddp._tensor_reduce import scalar_name
+        kernel = "lerp_kernel_tensor" if isinstance(weight, Tensor) else "lerp_kernel_scalar"
+        raise RuntimeError(f'"{kernel}" not implemented for \'{scalar_name(input.dtype)}\'')
     node, edges = ("LerpBackward1", [input, end, weight]) if isinstance(weight, Tensor) else ("LerpBackward0",
                                                                                             [input, end])
     return recorded(node, edges, lambda: _lerp(input, end, _tensor_of(weight, input)))
@@ -278,6 +304,9 @@ def _lerp(input, end, weight):
 
 def addcmul(input, tensor1, tensor2, *, value=1):
     """input + value * tensor1 * tensor2 as 1.13's kernel: (value * t1) * t2 + input, one fused multiply-add."""
+    if builtins.all(t.dtype is _tensor.bool for t in (input, tensor1, tensor2)):
+        _check_broadcast(input, tensor1, tensor2)
+        raise RuntimeError('"addcmul_cpu_out" not implemented for \'Bool\'')
     def composed():
         scaled = tensor1 * value if value != 1 else tensor1
         return _fused(scaled, tensor2, input, input + scaled * tensor2)

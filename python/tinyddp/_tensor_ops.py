@@ -114,34 +114,48 @@ def repeat(self, *sizes):
 # ---- selection ----
 
 def _as_operand(value, like):
-    """A Python number or 0-dim tensor as a 0-dim tensor of like's dtype (as 1.13's where and masked_fill
-    take a scalar: in the other operand's dtype)."""
+    """A Python number as a 0-dim tensor in the dtype 1.13's where promotes it with like to: like's, except an int
+    with a bool tensor (int64) and a float with an integer one (float32)."""
     if isinstance(value, Tensor):
         return value
-    return _tensor.tensor(value, dtype=like.dtype)
+    dtype = like.dtype
+    if isinstance(value, builtins.float) and not like.is_floating_point():
+        dtype = _tensor.float32
+    elif isinstance(value, int) and not isinstance(value, builtins.bool) and like.dtype is _tensor.bool:
+        dtype = _tensor.int64
+    return _tensor.tensor(value, dtype=dtype)
 
 
 def _promoted(a, b):
-    """a and b in one dtype: the higher of the two (bool < int64 < float32 < float64), as 1.13's where."""
+    """a and b in their result type, as 1.13's where (a 0-dim tensor does not promote one with dims of its kind)."""
     if a.dtype is b.dtype:
         return a, b
-    rank = {_tensor.bool: 0, _tensor.int64: 1, _tensor.float32: 2, _tensor.float64: 3}
-    to = a.dtype if rank[a.dtype] > rank[b.dtype] else b.dtype
+    from tinyddp._tensor_reduce import result_type
+    to = result_type(a, b)
     return a.to(to), b.to(to)
 
 
-def where(condition, input, other):
-    """input's element where condition is true, else other's (broadcast; Python numbers take the other's
-    dtype). The engine's where: WhereBackward0, as 1.13's."""
+_NO_VALUE = object()
+
+
+def where(condition, input=_NO_VALUE, other=_NO_VALUE):
+    """input's element where condition is true, else other's (broadcast, promoted as 1.13's result_type: a Python
+    number takes the tensor's kind, two numbers the default float32 or int64). The engine's where: WhereBackward0,
+    as 1.13's. With the condition alone, condition.nonzero(as_tuple=True)."""
+    if input is _NO_VALUE and other is _NO_VALUE:
+        return condition.nonzero(as_tuple=True)
     if not isinstance(input, Tensor) and not isinstance(other, Tensor):
-        raise TypeError("tinyddp: where(condition, input, other) needs input or other to be a tensor")
+        numbers = (input, other)
+        dtype = (_tensor.bool if builtins.all(isinstance(v, builtins.bool) for v in numbers) else
+                 _tensor.float32 if builtins.any(isinstance(v, builtins.float) for v in numbers) else _tensor.int64)
+        input = _tensor.tensor(input, dtype=dtype)
     input = _as_operand(input, other if not isinstance(input, Tensor) else input)
     other = _as_operand(other, input)
     input, other = _promoted(input, other)
     return _C.where(condition, input, other)
 
 
-def masked_fill(self, mask, value):
+def masked_fill(self, mask, value, _inplace=False):
     """value where mask is true (broadcast to self's shape), else self: a where (MaskedFillBackward0, and
     MaskedFillBackward1 with an edge to a tensor value, as 1.13's)."""
     if mask.dtype is not _tensor.bool:
@@ -153,11 +167,18 @@ def masked_fill(self, mask, value):
     node, edges = ("MaskedFillBackward1", [self, value]) if isinstance(value, Tensor) else ("MaskedFillBackward0",
                                                                                           [self])
     value = value.to(self.dtype) if isinstance(value, Tensor) else _tensor.tensor(value, dtype=self.dtype)
-    out = recorded(node, edges, lambda: _C.where(mask, value, self))
-    if list(out._shape()) != list(self._shape()):
-        raise RuntimeError(f"The expanded size of the mask does not match the tensor's: {list(mask.shape)} for "
-                           f"{list(self.shape)}")
-    return out
+    if _inplace:   # in place, the mask must broadcast to self's shape
+        shape = list(self._shape())
+        broadcast = list(_broadcast_shape_of(mask, self))
+        if broadcast != shape:
+            raise RuntimeError(f"output with shape {shape} doesn't match the broadcast shape {broadcast}")
+    # out of place, 1.13 broadcasts self and mask together
+    return recorded(node, edges, lambda: _C.where(mask, value, self))
+
+
+def _broadcast_shape_of(a, b):
+    from tinyddp._tensor_forms import _broadcast_shape
+    return _broadcast_shape(a._shape(), b._shape())
 
 
 def _C_legacy(dt):
@@ -227,6 +248,13 @@ def _host_elementwise(self, other, name, int_fn, float_fn, reverse=False):
     """An integer-exact op the engine has no kernel for (floor division, remainder), computed on the host from
     the promoted, broadcast operands; the result has no history (use it under no_grad or on data)."""
     from tinyddp.autograd.grad_mode import no_grad
+    if self.dtype is _tensor.bool and (isinstance(other, builtins.bool) or
+                                       (isinstance(other, Tensor) and other.dtype is _tensor.bool)):
+        if isinstance(other, Tensor):
+            _broadcast_shape_of(self, other)
+        kernel = {"floor_divide": "div_floor_cpu", "remainder": "remainder_cpu", "fmod": "fmod_cpu",
+                  "div": "div_trunc_cpu"}[name]
+        raise RuntimeError(f'"{kernel}" not implemented for \'Bool\'')   # 1.13 has no bool kernel
     with no_grad():
         a = self.detach()
         b = other.detach() if isinstance(other, Tensor) else other
@@ -254,7 +282,11 @@ def _float_floordiv(x, y):
 
 
 def _float_mod(x, y):
-    return math.nan if y == 0 else x % y
+    """1.13's remainder: fmod, moved into the divisor's sign (a zero keeps the dividend's sign, unlike Python's %)."""
+    if y == 0:
+        return math.nan
+    m = math.fmod(x, y)
+    return m + y if m != 0 and (y < 0) != (m < 0) else m
 
 
 def floor_divide(input, other):
@@ -531,6 +563,8 @@ def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False)
     end - step * (steps - 1 - i) for the second, each one fused multiply-add (one rounding)."""
     if steps < 0:
         raise RuntimeError("number of steps must be non-negative")
+    if steps == 1:   # 1.13: the start alone
+        end = start
     dtype = dtype or _tensor.float32
     single = dtype is _tensor.float32
 
@@ -615,7 +649,7 @@ Tensor.expand_as = lambda self, other: expand(self, other.shape)
 Tensor.repeat = repeat
 Tensor.masked_fill = masked_fill
 Tensor.masked_fill_ = lambda self, mask, value: self._apply_inplace(
-    lambda current: masked_fill(current, mask, value), [value] if isinstance(value, Tensor) else [])
+    lambda current: masked_fill(current, mask, value, _inplace=True), [value] if isinstance(value, Tensor) else [])
 Tensor.where = lambda self, condition, other: where(condition, self, other)
 Tensor.clamp = clamp
 Tensor.clip = clamp

@@ -171,7 +171,7 @@ def _binary_extremum(input, other, largest):
     b = other if other.dtype is dtype else other.to(dtype)
     with _no_grad():
         x, y = a.detach(), b.detach()
-        value = _C.where(y > x if largest else y < x, y, x)
+        value = _C.where(x < y if largest else x > y, y, x)   # x first: 1.13's broadcast error names it a
         if value.is_floating_point():
             value = _C.where(y != y, y, value)   # a NaN in x is already picked (its comparisons are false)
     if not (_C.is_grad_enabled() and (a.requires_grad or b.requires_grad)):

@@ -325,6 +325,29 @@ CASES = [
                                   "torch.ones(2, 3, dtype=torch.long))"),
     ("cummax_later_nan", "x = torch.tensor([1.0, float('nan'), 3.0, float('nan'), 0.5], requires_grad=True)\n"
                          "out = (x.cummax(0), x.cummin(0))"),
+    ("where_forms", M + L + B + "out = (torch.where(m > 2, m, 0.0), torch.where(b, l[:4], 1.5), torch.where(b, 1, 0), "
+                            "torch.where(b, 1.0, 0.0), torch.where(b, True, False), torch.where(b), torch.where(m > 2), "
+                            "torch.where(b, l[:4], torch.tensor(2.5, dtype=torch.float64)), torch.where(b, b, 2))"),
+    ("masked_fill_broadcasts", M + "out = (torch.ones(3, 1).masked_fill(torch.tensor([True, False]), 5.0), "
+                                   "m.masked_fill(torch.zeros(2, 3, dtype=torch.bool), 1.0), "
+                                   "torch.tensor(2.0).masked_fill(torch.tensor([[True], [False]]), 0.0))"),
+    ("err_masked_fill_inplace_broadcast", "out = torch.ones(3, 1).masked_fill_(torch.tensor([True, False]), 5.0)"),
+    ("remainder_floor_divide_signs", "a = torch.tensor([-3.0, 3.0, -1.5, 0.0, 4.5])\nc = torch.tensor([1.5, -1.5, 1.5, -2.0, 1.5])\n"
+                                     "out = (a % c, torch.remainder(a, 1.5), a // c, torch.fmod(a, c), "
+                                     "torch.tensor([-7, 7]) % 3, torch.tensor([-7, 7]) // 3)"),
+    ("err_floor_divide_bool", B + "out = b // b"),
+    ("err_remainder_bool", B + "out = torch.remainder(b, True)"),
+    ("err_broadcast_dim_index", "out = torch.ones(3, 0) + torch.ones(0, 1, 3)"),
+    ("err_maximum_broadcast", "out = torch.maximum(torch.ones(3, 0), torch.ones(0, 1, 3))"),
+    ("err_hypot_broadcast", "out = torch.hypot(torch.ones(3, 1), torch.ones(2, 3))"),
+    ("err_hypot_int", L + "out = torch.hypot(l, l)"),
+    ("atan2_0dim_int", "out = (torch.atan2(torch.tensor(1), torch.tensor(-1)), torch.atan2(torch.tensor(2.0), torch.tensor(0.0)))"),
+    ("err_lerp_dtype", M + "out = torch.lerp(m, torch.ones(2, 3, dtype=torch.long), 0.5)"),
+    ("err_lerp_int", L + "out = torch.lerp(l, l, 0.5)"),
+    ("err_addcmul_bool", B + "out = torch.addcmul(b, b, b)"),
+    ("linspace_one_step", "out = (torch.linspace(0, 1, 1), torch.linspace(3, -3, 1), torch.linspace(0, 1, 0))"),
+    ("err_one_hot_empty", "out = torch.nn.functional.one_hot(torch.tensor([], dtype=torch.long))"),
+    ("one_hot_empty_classes", "out = torch.nn.functional.one_hot(torch.tensor([], dtype=torch.long), 3)"),
     ("renorm_edges", "out = (torch.zeros(3, 0).renorm(2, 0, 1.0), torch.ones(2, 3).renorm(2, 1, 1.0))"),
     ("err_renorm_1d", "out = torch.ones(3).renorm(2, 0, 1.0)"),
 ]

@@ -313,7 +313,9 @@ def one_hot(tensor, num_classes=-1):
     if tensor.dtype is not _tensor.int64:
         raise RuntimeError("one_hot is only applicable to index tensor.")
     if num_classes == -1:
-        num_classes = int(tensor.max().item()) + 1 if tensor.numel() else 0
+        if not tensor.numel():
+            raise RuntimeError("Can not infer total number of classes from empty tensor.")
+        num_classes = int(tensor.max().item()) + 1
     if tensor.numel() and int(tensor.min().item()) < 0:
         raise RuntimeError("Class values must be non-negative.")
     if tensor.numel() and int(tensor.max().item()) >= num_classes:
