@@ -1,5 +1,6 @@
 #include "engine/core/shape.h"
 
+#include <algorithm>
 #include <sstream>
 
 #include "base/error.h"
@@ -17,7 +18,7 @@ Shape contiguous_strides(const Shape& shape) {
   int64_t s = 1;
   for (size_t i = shape.size(); i-- > 0;) {
     strides[i] = s;
-    s *= shape[i];
+    s *= std::max<int64_t>(shape[i], 1);   // as PyTorch: an empty dim does not zero the strides before it
   }
   return strides;
 }

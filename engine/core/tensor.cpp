@@ -40,6 +40,7 @@ bool Tensor::is_wrapped_number() const { return impl_->is_wrapped_number; }
 bool Tensor::is_inference() const { return impl_->is_inference; }
 
 bool Tensor::is_contiguous() const {
+  if (numel() == 0) return true;   // no element to be out of place (PyTorch's rule too)
   int64_t expected = 1;
   for (size_t i = impl_->shape.size(); i-- > 0;) {
     if (impl_->shape[i] == 1) continue;   // a size-1 dim's stride never matters

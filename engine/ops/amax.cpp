@@ -23,7 +23,8 @@ std::vector<int64_t> amax_dims(const Tensor& x, const std::vector<int64_t>& dims
     TINYDDP_CHECK(!seen[w], "dim ", w, " appears multiple times in the list of dims");
     seen[w] = true;
     if (x.dim() == 0) continue;
-    TINYDDP_CHECK_INDEX(x.shape()[w] > 0, op, "(): Expected reduction dim ", w, " to have non-zero size.");
+    // 1.13 names the dim as given (amax(-1) of a (3, 0) tensor: "dim -1")
+    TINYDDP_CHECK_INDEX(x.shape()[w] > 0, op, "(): Expected reduction dim ", d, " to have non-zero size.");
     out.push_back(w);
   }
   return out;

@@ -361,8 +361,11 @@ Tensor clamp(const Tensor& x, double lo, double hi) {
   check_floating(x, "clamp");
   TINYDDP_CHECK(lo <= hi, "clamp: min (", lo, ") must not exceed max (", hi, ").");
   Tensor out = unary_kernel(UnaryOp::clamp, x, lo, hi);
+  // 1.13's clamp_backward: where(min <= x <= max, g, 0), a +0 outside (g * mask would give -0 for g < 0)
   auto node = autograd::make_node("ClampBackward1", {x}, [lo, hi](const TensorList& g, OpNode& n) {
-    return TensorList{g[0] * in_range(n.saved(0), lo, hi)};
+    const Tensor& in = n.saved(0);
+    const Tensor inside = ne(in_range(in, lo, hi), scalar_tensor(0.0, in.dtype(), in.device()));
+    return TensorList{where(inside, g[0], scalar_tensor(0.0, g[0].dtype(), g[0].device()))};
   });
   if (node) node->save(x);
   autograd::set_history(out, node);
@@ -433,7 +436,7 @@ namespace {
 Tensor to_integral(const Tensor& x, UnaryOp op, const char* name, const char* node_name) {
   check_defined(x, name);
   if (!is_floating(x.dtype())) {
-    TINYDDP_CHECK(x.dtype() == DType::i64, name, " is not implemented for bool tensors");
+    TINYDDP_CHECK(x.dtype() == DType::i64, "\"", name, "_vml_cpu\" not implemented for 'Bool'");   // 1.13's text
     return clone(x);
   }
   Tensor out = unary_kernel(op, x);

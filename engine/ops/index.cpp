@@ -40,8 +40,10 @@ Tensor embedding(const Tensor& weight, const Tensor& indices) {
     const Tensor& ind = node.saved(1);
     const int64_t n = ind.numel();
     if (n == 0) return TensorList{zeros({v, d}, g[0].dtype(), g[0].device())};
-    const Tensor picks = one_hot(reshape(ind, {n}), v, g[0].dtype());   // (n, V)
-    return TensorList{mm(t(picks), reshape(g[0], {n, d}))};
+    // 1.13's embedding_dense_backward: each row of g added into zeros at its index, in index order (a sequential
+    // accumulate, so repeated indices sum in 1.13's order; untouched rows stay +0)
+    return TensorList{index_put(zeros({v, d}, g[0].dtype(), g[0].device()), {reshape(ind, {n})},
+                                reshape(g[0], {n, d}), /*accumulate=*/true)};
   });
   // Saved as 1.13's EmbeddingBackward0: the weight (so an in-place change of it before the backward raises
   // "modified by an inplace operation", as there) and the indices.

@@ -157,8 +157,8 @@ Tensor addmm(const Tensor& bias, const Tensor& a, const Tensor& b) {
 
 Tensor matmul(const Tensor& a, const Tensor& b) {
   check_matmul_operands(a, b, "matmul");
-  TINYDDP_CHECK(a.dim() >= 1 && b.dim() >= 1, "matmul: both arguments need at least 1 dimension, got ",
-                shape_str(a.shape()), " and ", shape_str(b.shape()), ".");
+  TINYDDP_CHECK(a.dim() >= 1 && b.dim() >= 1, "both arguments to matmul need to be at least 1D, but they are ",
+                a.dim(), "D and ", b.dim(), "D");
   // Checked here, on the shapes the caller passed (the branches below reshape 1-D operands and call mm).
   const int64_t k_a = a.shape().back(), k_b = b.dim() == 1 ? b.shape()[0] : b.shape()[b.dim() - 2];
   TINYDDP_CHECK(k_a == k_b || a.dim() != 2 || b.dim() != 2, "mat1 and mat2 shapes cannot be multiplied (",

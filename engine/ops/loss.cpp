@@ -68,7 +68,7 @@ Tensor nll_loss(const Tensor& log_probs, const Tensor& target) {
                       log_probs.shape()[0], ") to match target batch_size (", target.shape()[0], ").");
   TINYDDP_CHECK(target.dim() == 1, "1D target tensor expected, multi-target not supported");
   const int64_t n = log_probs.shape()[0], c = log_probs.shape()[1];
-  TINYDDP_CHECK(n > 0, "nll_loss: the batch is empty.");
+  // an empty batch: the mean of no losses, 0 * (-1/0) = NaN, as 1.13's
   // The bounds check reads the targets on the host: on a GPU that is a copy and a wait per loss (PyTorch
   // checks on the device instead and reports a device-side assert).
   const std::vector<int64_t> classes = target.to_vector<int64_t>();

@@ -199,8 +199,8 @@ Tensor norm_value(const Tensor& x, double ord, const std::vector<int64_t>& dims,
   NoGradGuard no_grad;
   const Shape kshape = keepdim_shape(x.shape(), dims);
   const Shape out_shape = keepdim ? kshape : drop_dims(x.shape(), dims);
-  if (x.numel() == 0)   // 1.13's kernel fills an empty input's result (linalg.vector_norm refused inf first)
-    return full(out_shape, ord < 0.0 ? INFINITY : 0.0, dtype, x.device());
+  if (x.numel() == 0)   // 1.13's kernel fills an empty input's result with 0, whatever the order (torch.norm(-1) of
+    return zeros(out_shape, dtype, x.device());   // nothing is 0; linalg.vector_norm refused orders < 0 and inf first)
   if (x.device().is_cpu() && matches_cpu_kernel(ord)) {
     const ReductionOrder order = reduction_order(x, dims);
     Tensor out = empty(out_shape, dtype);

@@ -99,6 +99,13 @@ struct MaxResult {
   Tensor indices;   // int64
 };
 MaxResult max(const Tensor& x, int64_t dim, bool keepdim = false);
+// The indices (int64) 1.13's CPU kernels order each line along dim by, equal values included (order.cpp, Note [Why
+// the order of equal elements needs 1.13's algorithms]); host computations without gradient. sort: x's shape;
+// topk: dim's size k; kthvalue and mode: dim's size 1 (the k-th smallest, the most frequent value's index).
+Tensor sort_indices(const Tensor& x, int64_t dim, bool descending, bool stable);
+Tensor topk_indices(const Tensor& x, int64_t k, int64_t dim, bool largest, bool sorted);
+Tensor kthvalue_indices(const Tensor& x, int64_t k, int64_t dim);
+Tensor mode_indices(const Tensor& x, int64_t dim);
 Tensor log_softmax(const Tensor& x, int64_t dim);
 Tensor softmax(const Tensor& x, int64_t dim);
 // Sums `grad` down to `shape`: undoes NumPy broadcasting (the one place backward rules do so).

@@ -11,11 +11,11 @@ namespace {
 
 // Normalizes dims (negative, duplicates) into a per-dimension mask. A 0-dim tensor takes dim 0 or -1, as
 // PyTorch's: it names the tensor's one element, so reducing over it leaves the tensor as it is (an empty mask).
-std::vector<bool> reduce_mask(const Tensor& x, const std::vector<int64_t>& dims, const char* op) {
+std::vector<bool> reduce_mask(const Tensor& x, const std::vector<int64_t>& dims) {
   std::vector<bool> mask(std::max<int64_t>(x.dim(), 1), false);
   for (int64_t d : dims) {
     const int64_t w = wrap_dim(d, x.dim());
-    TINYDDP_CHECK(!mask[w], op, ": dim ", w, " appears multiple times in the list of dims.");
+    TINYDDP_CHECK(!mask[w], "dim ", w, " appears multiple times in the list of dims");
     mask[w] = true;
   }
   mask.resize(x.dim());
@@ -60,7 +60,7 @@ void split_at(const Shape& shape, int64_t dim, int64_t& outer, int64_t& size, in
 // y = sum over dims.  dy/dx = 1: g is broadcast back to x's shape.
 Tensor sum(const Tensor& x, const std::vector<int64_t>& dims, bool keepdim) {
   check_defined(x, "sum");
-  const std::vector<bool> mask = reduce_mask(x, dims, "sum");
+  const std::vector<bool> mask = reduce_mask(x, dims);
   Tensor out = sum_kernel(x, mask, keepdim);
   if (!is_floating(x.dtype())) return out;
   auto node = autograd::make_node(
@@ -121,12 +121,11 @@ Tensor mean_of(const Tensor& x, const std::vector<bool>& mask, bool keepdim, con
 
 Tensor mean(const Tensor& x, const std::vector<int64_t>& dims, bool keepdim) {
   check_mean_dtype(x);
-  return mean_of(x, reduce_mask(x, dims, "mean"), keepdim, "MeanBackward1", /*saves_input=*/true);
+  return mean_of(x, reduce_mask(x, dims), keepdim, "MeanBackward1", /*saves_input=*/true);
 }
 
 Tensor mean(const Tensor& x) {
-  check_mean_dtype(x);
-  TINYDDP_CHECK(x.numel() > 0, "mean: cannot take the mean of an empty tensor of shape ", shape_str(x.shape()), ".");
+  check_mean_dtype(x);   // an empty x gives 0 / 0 = NaN, as 1.13's
   return mean_of(x, std::vector<bool>(x.dim(), true), false, "MeanBackward0", /*saves_input=*/false);
 }
 
@@ -143,10 +142,14 @@ Tensor max(const Tensor& x) {
     r = max(flat, 0, false);
   }
   Tensor out = r.values;
+  // 1.13's evenly_distribute_backward: g / k at the k elements equal to the maximum (the NaNs when it is NaN), +0
+  // elsewhere
   auto node = autograd::make_node("MaxBackward1", {x}, [](const TensorList& g, OpNode& n) {
     const Tensor in = n.saved(0);
-    const Tensor mask = eq_mask(in, expand(reshape(n.saved(1), Shape(in.dim(), 1)), in.shape()));
-    return TensorList{g[0] * (mask / sum(mask))};
+    const Tensor value = expand(reshape(n.saved(1), Shape(in.dim(), 1)), in.shape());
+    const Tensor mask = logical_or(eq(in, value), logical_and(ne(in, in), ne(value, value)));
+    const Tensor count = sum(to_dtype(mask, g[0].dtype()));
+    return TensorList{where(mask, g[0] / count, scalar_tensor(0.0, g[0].dtype(), g[0].device()))};
   });
   autograd::set_history(out, node);
   if (node) {
@@ -193,7 +196,10 @@ MaxResult max(const Tensor& x, int64_t dim, bool keepdim) {
         dispatch_floating(g[0].dtype(), "max backward", [&]<typename T>() {
           backend::one_hot<T>(g[0].device(), outer, size, inner, ic.data_ptr<int64_t>(), mask.data_ptr<T>());
         });
-        return TensorList{expand(reshape(g[0], kshape), shape) * mask};
+        // 1.13 scatters g into zeros (+0 away from the arg-max, where g * mask would give -0 for g < 0)
+        const Tensor picked = ne(mask, scalar_tensor(0.0, mask.dtype(), mask.device()));
+        return TensorList{where(picked, expand(reshape(g[0], kshape), shape),
+                                scalar_tensor(0.0, g[0].dtype(), g[0].device()))};
       });
   if (node) node->save(indices);
   autograd::set_history(values, node);
@@ -220,9 +226,9 @@ Tensor log_softmax(const Tensor& x, int64_t dim) {
   return out;
 }
 
-// y = exp(log_softmax(x)), recorded as one node named as PyTorch's (SoftmaxBackward0). Its backward is that
-// composition's, op for op: exp's g * y, then log_softmax's g' - exp(log y) * sum(g'), with exp(log y) the
-// output's own values (exp is what computed them), so the bits are the composition's.
+// y = exp(log_softmax(x)), recorded as one node named as PyTorch's (SoftmaxBackward0). Its backward is 1.13's
+// _softmax_backward_data, y * (g - sum(g * y)): the same value as the composition's g * y - y * sum(g * y), in
+// 1.13's order (so a column where g - sum(g * y) is 0 gets +0, as there, not the composition's -0).
 Tensor softmax(const Tensor& x, int64_t dim) {
   check_floating(x, "softmax");
   dim = wrap_dim(dim, x.dim());
@@ -233,8 +239,7 @@ Tensor softmax(const Tensor& x, int64_t dim) {
   }
   auto node = autograd::make_node("SoftmaxBackward0", {x}, [dim](const TensorList& g, OpNode& n) {
     const Tensor y = n.saved(0);
-    const Tensor through_exp = g[0] * y;
-    return TensorList{through_exp - y * sum(through_exp, {dim}, /*keepdim=*/true)};
+    return TensorList{y * (g[0] - sum(g[0] * y, {dim}, /*keepdim=*/true))};
   });
   autograd::set_history(out, node);
   if (node) node->save(out, true);

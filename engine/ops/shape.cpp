@@ -127,10 +127,10 @@ Tensor transpose(const Tensor& x, int64_t dim0, int64_t dim1) {
 
 Tensor t(const Tensor& x) {
   check_defined(x, "t");
-  TINYDDP_CHECK(x.dim() <= 2, "t() expects a tensor with <= 2 dimensions, but self is ", x.dim(),
-                "D. Use transpose(dim0, dim1) for higher dimensions.");
-  if (x.dim() < 2) return x;
-  Tensor out = view_op_result(x, {x.shape()[1], x.shape()[0]}, {x.strides()[1], x.strides()[0]}, x.offset());
+  TINYDDP_CHECK(x.dim() <= 2, "t() expects a tensor with <= 2 dimensions, but self is ", x.dim(), "D");
+  // a 0-dim or 1-dim x: a view of it as it is, still recorded as TBackward0 (as 1.13's)
+  Tensor out = x.dim() < 2 ? view_op_result(x, x.shape(), x.strides(), x.offset())
+                           : view_op_result(x, {x.shape()[1], x.shape()[0]}, {x.strides()[1], x.strides()[0]}, x.offset());
   autograd::set_history(out, autograd::make_node("TBackward0", {x}, [](const TensorList& g, OpNode&) {
     return TensorList{t(g[0])};
   }));
@@ -225,7 +225,7 @@ std::vector<Tensor> split_with_sizes(const Tensor& x, const std::vector<int64_t>
 // x[..., i, ...] for every i along dim (views without dim).  dx = the gradients stacked, zeros for those missing.
 std::vector<Tensor> unbind(const Tensor& x, int64_t dim) {
   check_defined(x, "unbind");
-  TINYDDP_CHECK(x.dim() > 0, "Dimension specified as 0 but tensor has no dimensions");
+  TINYDDP_CHECK_INDEX(x.dim() > 0, "Dimension specified as 0 but tensor has no dimensions");
   dim = wrap_dim(dim, x.dim());
   Shape shape = x.shape(), strides = x.strides();
   shape.erase(shape.begin() + dim);
@@ -269,9 +269,10 @@ Tensor narrow(const Tensor& x, int64_t dim, int64_t start, int64_t length) {
   TINYDDP_CHECK(x.dim() > 0, "narrow() cannot be applied to a 0-dim tensor.");
   dim = wrap_dim(dim, x.dim());
   const int64_t size = x.shape()[dim];
-  if (start < 0) start += size;
-  TINYDDP_CHECK(start >= 0 && length >= 0 && start + length <= size, "narrow: start (", start, ") + length (", length,
-                ") exceeds dimension size (", size, ") of dim ", dim, " in a tensor of shape ", shape_str(x.shape()), ".");
+  // 1.13 wraps start as it wraps a dim over `size` positions (an IndexError out of range), except start == size
+  if (start != size) start = wrap_dim(start, size);
+  TINYDDP_CHECK(length >= 0 && start <= size - length, "start (", start, ") + length (", length,
+                ") exceeds dimension size (", size, ").");
   Shape shape = x.shape();
   shape[dim] = length;
   Tensor out = view_op_result(x, shape, x.strides(), x.offset() + start * x.strides()[dim]);
@@ -478,11 +479,15 @@ Tensor alias(const Tensor& x) {
 // Broadcasts x to `shape` (a view with stride 0 on repeated dims); -1 keeps a dim.  dx = g summed back.
 Tensor expand(const Tensor& x, const Shape& shape) {
   check_defined(x, "expand");
-  TINYDDP_CHECK(shape.size() >= static_cast<size_t>(x.dim()), "expand: the number of sizes provided (", shape.size(),
-                ") must be greater or equal to the number of dimensions in the tensor (", x.dim(), ").");
+  // 1.13's texts: the tensor as its type prints it (bool is "CPUBoolType"), the dims checked from the last
+  TINYDDP_CHECK(shape.size() >= static_cast<size_t>(x.dim()), "expand(",
+                x.dtype() == DType::b8 ? "CPUBoolType" : legacy_type_name(x.dtype()), "{", shape_str(x.shape()),
+                "}, size=", shape_str(shape), "): the number of sizes provided (", shape.size(),
+                ") must be greater or equal to the number of dimensions in the tensor (", x.dim(), ")");
   const size_t lead = shape.size() - x.dim();
   Shape out_shape(shape.size()), strides(shape.size(), 0);
-  for (size_t i = 0; i < shape.size(); ++i) {
+  for (size_t r = shape.size(); r-- > 0;) {
+    const size_t i = r;
     if (i < lead) {
       TINYDDP_CHECK(shape[i] >= 0, "expand: -1 is not allowed in a leading, non-existing dimension (", i, ") of ",
                     shape_str(shape), ".");
@@ -572,21 +577,30 @@ Tensor stack(const std::vector<Tensor>& tensors, int64_t dim) {
 }
 
 // Concatenates along dim.  dx_i = the slice of g that x_i filled.
+// Note [cat skips 1-D empty tensors]: 1.13 keeps the legacy rule that a tensor of shape [0] takes no part in the
+// shape checks (torch.cat([torch.zeros(0), m]) is m's copy, whatever m's dims); it still counts in the dtype.
 Tensor cat(const std::vector<Tensor>& tensors, int64_t dim) {
-  TINYDDP_CHECK(!tensors.empty(), "cat: expected a non-empty list of tensors.");
+  TINYDDP_CHECK(!tensors.empty(), "torch.cat(): expected a non-empty list of Tensors");
   for (size_t i = 0; i < tensors.size(); ++i)
     TINYDDP_CHECK(!tensors[i].defined() || tensors[i].dim() > 0, "zero-dimensional tensor (at position ", i,
                   ") cannot be concatenated");
-  const Tensor& first = tensors[0];
-  check_defined(first, "cat", "first tensor");
+  for (const Tensor& x : tensors) check_defined(x, "cat", "tensor");
+  auto skipped = [](const Tensor& x) { return x.dim() == 1 && x.numel() == 0; };
+  size_t ref = 0;
+  while (ref < tensors.size() && skipped(tensors[ref])) ++ref;
+  if (ref == tensors.size()) ref = 0;   // all of shape [0]: the result has that shape
+  const Tensor& first = tensors[ref];
   dim = wrap_dim(dim, first.dim());
   Shape shape = first.shape();
   shape[dim] = 0;
   std::vector<int64_t> sizes;
   for (size_t i = 0; i < tensors.size(); ++i) {
     const Tensor& x = tensors[i];
-    check_defined(x, "cat", "tensor");
     check_same_device(first, x, "cat");
+    if (skipped(x) && i != ref) {
+      sizes.push_back(0);
+      continue;
+    }
     // PyTorch's texts: the number of dims first, then the first dim that differs.
     TINYDDP_CHECK(x.dim() == first.dim(), "Tensors must have same number of dimensions: got ", first.dim(),
                   " and ", x.dim());
@@ -605,18 +619,30 @@ Tensor cat(const std::vector<Tensor>& tensors, int64_t dim) {
     NoGradGuard no_grad;
     int64_t offset = 0;
     for (size_t i = 0; i < tensors.size(); ++i) {
+      if (sizes[i] == 0) continue;   // a 1-D empty tensor (skipped) or an empty slot
       copy_values(narrow(out, dim, offset, sizes[i]), to_dtype(tensors[i].detach(), out.dtype()));   // version 0
       offset += sizes[i];
     }
   }
   std::vector<DType> dtypes;
-  for (const Tensor& x : tensors) dtypes.push_back(x.dtype());
-  auto node = autograd::make_node("CatBackward0", tensors, [dim, sizes, dtypes](const TensorList& g, OpNode& n) {
+  std::vector<Shape> shapes;
+  for (const Tensor& x : tensors) {
+    dtypes.push_back(x.dtype());
+    shapes.push_back(x.shape());
+  }
+  auto node = autograd::make_node("CatBackward0", tensors, [dim, sizes, dtypes, shapes](const TensorList& g,
+                                                                                         OpNode& n) {
     TensorList out;
     int64_t offset = 0;
     for (size_t i = 0; i < sizes.size(); ++i) {
-      // Each slice back in its input's dtype (a float32 input of a float64 result gets float32).
-      out.push_back(n.needs_input_grad(i) ? to_dtype(narrow(g[0], dim, offset, sizes[i]), dtypes[i]) : Tensor());
+      if (!n.needs_input_grad(i)) {
+        out.push_back(Tensor());
+      } else if (shapes[i].size() == 1 && shapes[i][0] == 0) {   // a skipped [0] tensor: an empty gradient
+        out.push_back(zeros(shapes[i], dtypes[i], g[0].device()));
+      } else {
+        // Each slice back in its input's dtype (a float32 input of a float64 result gets float32).
+        out.push_back(to_dtype(narrow(g[0], dim, offset, sizes[i]), dtypes[i]));
+      }
       offset += sizes[i];
     }
     return out;

@@ -54,7 +54,8 @@ void unary(UnaryOp op, const T* x, T* y, int64_t n, double a, double b) {
   Eigen::Map<Eigen::Array<T, Eigen::Dynamic, 1>> Y(y, n);
   const T ta = static_cast<T>(a), tb = static_cast<T>(b);
   switch (op) {
-    case UnaryOp::neg: Y = -X; break;
+    // times -1, not Eigen's -X: its AVX negation is 0 - x, which gives +0 for +0 (1.13's neg gives -0)
+    case UnaryOp::neg: Y = X * T(-1); break;
     case UnaryOp::exp: Y = X.exp(); break;
     case UnaryOp::log: Y = X.log(); break;
     // std::sqrt, correctly rounded as IEEE requires (and PyTorch's kernel is): Eigen's vectorized sqrt under

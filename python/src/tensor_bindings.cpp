@@ -471,11 +471,16 @@ void bind_tensor(py::module_& m) {
              });
            }, py::arg("dim") = py::none(), py::arg("keepdim") = false)
       .def("view", [](const Tensor& t, const py::args& a) {
+             if (a.size() == 0)   // 1.13's argument parser refuses a view of no sizes
+               throw py::type_error("view() received an invalid combination of arguments - got (), but expected one "
+                                    "of:\n * (torch.dtype dtype)\n * (tuple of SymInts size)\n");
              Shape s = shape_from_args(a);
              py::gil_scoped_release gil;
              return t.view(s);
            })
       .def("reshape", [](const Tensor& t, const py::args& a) {
+             if (a.size() == 0)
+               throw py::type_error("reshape() missing 1 required positional arguments: \"shape\"");
              Shape s = shape_from_args(a);
              py::gil_scoped_release gil;
              return t.reshape(s);
@@ -695,6 +700,12 @@ void bind_tensor(py::module_& m) {
         MaxResult r = max(t, dim, keepdim);
         return std::make_pair(r.values, r.indices);
       }, release());
+  // the indices of 1.13's order kernels (engine/ops/order.cpp), for sort, topk, kthvalue and mode
+  cls.def("_sort_indices", &sort_indices, py::arg("dim"), py::arg("descending"), py::arg("stable"), release())
+      .def("_topk_indices", &topk_indices, py::arg("k"), py::arg("dim"), py::arg("largest"), py::arg("sorted"),
+           release())
+      .def("_kthvalue_indices", &kthvalue_indices, py::arg("k"), py::arg("dim"), release())
+      .def("_mode_indices", &mode_indices, py::arg("dim"), release());
   cls.def("logical_not", [](const Tensor& t) { return logical_not(t); }, release())
       .def("logical_and", [](const Tensor& a, const Tensor& b) { return logical_and(a, b); }, release())
       .def("logical_or", [](const Tensor& a, const Tensor& b) { return logical_or(a, b); }, release())

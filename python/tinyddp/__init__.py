@@ -3,19 +3,24 @@
 A script restricted to the subset in docs/python.md runs with ``import tinyddp as torch``. The compiled half
 is ``tinyddp._C``; the modules here give it PyTorch's names, one Python module per PyTorch module.
 """
+import sys as _sys
+
 from tinyddp import _C
 from tinyddp._device import device
 from tinyddp._tensor_str import set_printoptions
-from tinyddp._tensor import (Size, Tensor, abs, argmax, bool, cat, dtype, empty, eq, exp, flatten, float32,
+from tinyddp._tensor import (Size, Tensor, abs, bool, cat, dtype, empty, eq, exp, flatten, float32,
                              float64, from_numpy, full, ge, gt, int64, is_tensor, le, log, logical_not, lt,
-                             matmul, max, maximum, mean, ne, ones, ones_like, rand, randint, randn, randperm, relu,
-                             sigmoid, sqrt, squeeze, stack, sum, tanh, tensor, unsqueeze, zeros, zeros_like)
-from tinyddp._tensor_ops import (allclose, arange, argmin, argsort, chunk, clamp, equal, eye, floor_divide, gather,
+                             matmul, max, maximum, ne, ones, ones_like, rand, randint, randn, randperm, relu,
+                             sigmoid, sqrt, squeeze, stack, tanh, tensor, unsqueeze, zeros, zeros_like)
+from tinyddp._tensor_ops import (allclose, arange, argsort, chunk, clamp, equal, eye, floor_divide, gather,
                                  isclose, linspace, log_softmax, minimum, norm, permute, remainder, softmax, sort,
                                  split, std, topk, tril, triu, var, where)
-from tinyddp._tensor_ops import clamp as clip, min  # noqa: A004
+from tinyddp._tensor_ops import clamp as clip
 from tinyddp import _indexing  # noqa: F401  (Tensor.__getitem__ and __setitem__)
-from tinyddp._tensor_forms import (add, amax, amin, bmm, clone, count_nonzero, cumsum, div, dot, empty_like, flip,
+from tinyddp._tensor_reduce import (aminmax, all, any, argmax, argmin, count_nonzero, cummax, cummin,  # noqa: A004
+                                    cumprod, cumsum, logcumsumexp, mean, min, msort, prod, sum)
+from tinyddp import return_types  # noqa: E402
+from tinyddp._tensor_forms import (add, amax, amin, bmm, clone, div, dot, empty_like, flip,
                                    full_like, index_select, isfinite, isinf, isnan, logsumexp, masked_select, mm,
                                    movedim, moveaxis, mul, narrow, neg, negative, nonzero, numel, outer, pow,
                                    rand_like, randn_like, reciprocal, roll, rsqrt, select, sign, square, sub,
@@ -51,10 +56,10 @@ __all__ = ["abs", "add", "allclose", "amax", "amin", "arange", "argmax", "argmin
            "tensor", "topk", "transpose", "tril", "triu", "true_divide", "trunc", "unbind", "unique", "unsqueeze",
            "utils", "var", "where", "zeros", "zeros_like"]
 from tinyddp._tensor_math import (acos, acosh, addcdiv, addcmul, arccos, arcsin, arctan, arctan2, asin, asinh,  # noqa
-                                  atan, atan2, atanh, bucketize, cosh, cumprod, exp2, fmod, heaviside, histc, hypot,
+                                  atan, atan2, atanh, bucketize, cosh, exp2, fmod, heaviside, histc, hypot,
                                   kthvalue, lerp, log10, log2, logaddexp, logaddexp2, logical_and, logical_or,
                                   logical_xor, logit, median, mode, nan_to_num, nanmean, nanmedian, nanquantile,
-                                  nansum, prod, quantile, searchsorted, sinh, std_mean, tan, var_mean, xlogy)
+                                  nansum, quantile, searchsorted, sinh, std_mean, tan, var_mean, xlogy)
 from tinyddp._tensor_random import bernoulli, multinomial, normal  # noqa: E402
 from tinyddp._tensor_shape import (addbmm, addmm, addmv, addr, atleast_1d, atleast_2d, atleast_3d,  # noqa: E402
                                    baddbmm, block_diag, broadcast_shapes, broadcast_tensors, broadcast_to,
@@ -68,14 +73,6 @@ from tinyddp._tensor_scatter import (index_add, index_copy, index_fill, masked_s
 from tinyddp._indexing import index_put  # noqa: E402
 from tinyddp._tensor_shape import cosine_similarity  # noqa: E402
 from tinyddp._tensor_ops import masked_fill  # noqa: E402
-
-
-def all(input, dim=None, keepdim=False):  # noqa: A001
-    return input.all(dim, keepdim)
-
-
-def any(input, dim=None, keepdim=False):  # noqa: A001
-    return input.any(dim, keepdim)
 
 
 def is_floating_point(input):
@@ -149,6 +146,7 @@ __all__ += ["amp", "are_deterministic_algorithms_enabled", "autocast", "backends
 from tinyddp._tensor_more import (argwhere, is_complex, is_nonzero, randint_like, range,  # noqa: E402
                                   take_along_dim, tensor_split, typename)
 
+__all__ += ["aminmax", "cummax", "cummin", "logcumsumexp", "msort", "return_types"]
 __all__ += ["argwhere", "is_complex", "is_nonzero", "randint_like", "range",
             "take_along_dim", "tensor_split", "typename"]
 
@@ -186,6 +184,9 @@ def alpha_dropout_(input, p, train):
 
 
 __all__ += ["as_strided", "alpha_dropout_", "celu_", "clip_", "dropout_", "rrelu_", "selu_", "threshold_"]
+# every op above with a dim also takes 1.13's NumPy keyword names (axis=, keepdims=)
+from tinyddp import _arg_aliases  # noqa: E402
+_arg_aliases.install(_sys.modules[__name__], Tensor)
 
 
 def __getattr__(name):

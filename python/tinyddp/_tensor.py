@@ -102,7 +102,7 @@ def _shape(size):
 
 def _size(self, dim=None):
     s = Size(self._shape())
-    return s if dim is None else s[dim]
+    return s if dim is None else s[_wrap_dim(dim, len(s))]
 
 
 def _to(self, *args, **kwargs):
@@ -120,6 +120,8 @@ def _cuda(self, device=None, non_blocking=False, memory_format=None):
 
 
 def _bool(self):
+    if self.numel() == 0:
+        raise RuntimeError("Boolean value of Tensor with no values is ambiguous")
     if self.numel() != 1:
         raise RuntimeError("Boolean value of Tensor with more than one value is ambiguous")
     return builtins.bool(self.item())
@@ -144,12 +146,16 @@ def _wrap_dim(dim, ndim):
 
 
 def _flatten(self, start_dim=0, end_dim=-1):
+    """The dims start_dim..end_dim as one (a view where it can be); the tensor itself when they are one dim, and a
+    0-dim tensor as shape (1,), as 1.13's."""
     shape = list(self._shape())
+    start, end = _wrap_dim(start_dim, len(shape)), _wrap_dim(end_dim, len(shape))
     if not shape:
         return self.reshape([1])
-    start, end = _wrap_dim(start_dim, len(shape)), _wrap_dim(end_dim, len(shape))
     if start > end:
         raise RuntimeError("flatten() has invalid args: start_dim cannot come after end_dim")
+    if start == end:
+        return self
     numel = 1
     for size in shape[start:end + 1]:
         numel *= size
@@ -241,41 +247,13 @@ def _deepcopy(self, memo):
     return out
 
 
-class _MaxResult(tuple):
-    """torch.return_types.max: (values, indices), also by name."""
-    values = property(lambda self: self[0])
-    indices = property(lambda self: self[1])
-
-    def __repr__(self):
-        return f"torch.return_types.max(\nvalues={self[0]!r},\nindices={self[1]!r})"
+from tinyddp.return_types import max as _MaxResult  # noqa: E402  (torch.return_types.max)
 
 
 def _maximum(self, other):
-    """torch.maximum (and max(a, b)): elementwise, broadcasting, NaN where either is NaN. Written with masks
-    (the engine has no maximum or where) so that the values are the selected elements exactly and the gradient
-    is 1.13's: all to the larger, half to each at a tie; one node, MaximumBackward0."""
-    if not isinstance(other, Tensor):
-        raise TypeError(f"maximum(): argument 'other' (position 2) must be Tensor, not {type(other).__name__}")
-    for t in (self, other):
-        if t.is_floating_point() and builtins.bool((t.detach().abs() == builtins.float("inf")).any()):
-            # an unselected infinite element would be multiplied by 0, giving NaN instead of the other element
-            raise NotImplementedError("tinyddp: maximum / max(input, other) of tensors holding inf or -inf is not "
-                                      "supported (it is computed with masks, and inf * 0 is NaN); the supported "
-                                      "forms are max(), max(dim, keepdim) and maximum/max(input, other) of finite "
-                                      "(or NaN) values.")
-    from tinyddp._node import recorded
-    return recorded("MaximumBackward0", [self, other], lambda: _masked_maximum(self, other))
-
-
-def _masked_maximum(self, other):
-    dt = self.dtype
-    greater, less, tie = (self > other).to(dt), (self < other).to(dt), (self == other).to(dt)
-    selected = self * (greater + tie) + other * less   # exactly the larger element (self at a tie)
-    # At a tie half of the gradient moves from self to other, through a term whose value is g.detach() - g, +0 for
-    # finite g; subtracting +0 leaves every value, -0. included, as it is. g has no other - self, which can overflow.
-    half_tie = tie * 0.5
-    g = other * half_tie - self * half_tie
-    return selected - (g.detach() - g)
+    """torch.maximum (and max(a, b)): tinyddp/_tensor_reduce.py."""
+    from tinyddp._tensor_reduce import maximum
+    return maximum(self, other)
 
 
 def _max(self, dim=None, keepdim=False):
@@ -284,15 +262,6 @@ def _max(self, dim=None, keepdim=False):
     if dim is None:
         return self._max()
     return _MaxResult(self._max_dim(dim, keepdim))
-
-
-def _argmax(self, dim=None, keepdim=False):
-    """The index of the first maximum, over all elements (of the flattened tensor) or along `dim`."""
-    if self.dtype is bool:   # 1.13 has no argmax kernel for bool (max of a bool tensor works)
-        raise RuntimeError('"argmax_cpu" not implemented for \'Bool\'')
-    if dim is None:
-        return self.detach().reshape([-1])._max_dim(0, False)[1]
-    return self.detach()._max_dim(dim, keepdim)[1]
 
 
 def _as_bool_operand(t, other, op):
@@ -314,22 +283,6 @@ def _invert(self):
     return self.logical_not()
 
 
-def _nonzero_count(self, dim, keepdim):
-    nonzero = self if self.dtype is bool else self != 0
-    return nonzero.sum(dim=dim, keepdim=keepdim)
-
-
-def _any(self, dim=None, keepdim=False):
-    """True where some element (along `dim`, or of all) is nonzero: a bool tensor."""
-    return _nonzero_count(self, dim, keepdim) > 0
-
-
-def _all(self, dim=None, keepdim=False):
-    """True where every element (along `dim`, or of all) is nonzero: a bool tensor."""
-    count = self.numel() if dim is None else self._shape()[dim]
-    return _nonzero_count(self, dim, keepdim) == count
-
-
 def _iter(self):
     if self.dim() == 0:
         raise TypeError("iteration over a 0-d tensor")
@@ -346,9 +299,6 @@ Tensor.T = property(_numpy_T)
 Tensor.data = property(lambda self: self._variable_data(), _set_data)
 Tensor.max = _max
 Tensor.maximum = _maximum
-Tensor.argmax = _argmax
-Tensor.any = _any
-Tensor.all = _all
 Tensor.__invert__ = _invert
 Tensor.__and__ = lambda self, other: self.logical_and(_as_bool_operand(self, other, "&"))
 Tensor.__or__ = lambda self, other: self.logical_or(_as_bool_operand(self, other, "|"))
@@ -583,14 +533,6 @@ def squeeze(input, dim=None):
 
 # ---- functions that mirror Tensor methods ----
 
-def sum(input, dim=None, keepdim=False):  # noqa: A001
-    return input.sum(dim, keepdim)
-
-
-def mean(input, dim=None, keepdim=False):
-    return input.mean(dim, keepdim)
-
-
 def exp(input):
     return input.exp()
 
@@ -625,10 +567,6 @@ def max(input, dim=None, keepdim=False):  # noqa: A001
 
 def maximum(input, other):
     return _maximum(input, other)
-
-
-def argmax(input, dim=None, keepdim=False):
-    return _argmax(input, dim, keepdim)
 
 
 def eq(input, other):

@@ -1,7 +1,7 @@
 """The other spellings of ops tinyddp has: the method and function forms PyTorch gives each op (torch.add and
 Tensor.add, torch.t, torch.clone, ...), the in-place unary forms (exp_, relu_, ...), the *_like and new_*
 factories, view_as/reshape_as/type_as, and small compositions scripts reach for (index_select, flip, roll,
-unbind, nonzero, masked_select, isnan/isinf/isfinite, amax/amin, logsumexp, cumsum; sin, cos, log1p, expm1,
+unbind, nonzero, masked_select, isnan/isinf/isfinite, amax/amin, logsumexp; sin, cos, log1p, expm1,
 floor, ceil, trunc and round, which are the engine's).
 
 Each is PyTorch 1.13's signature over an op of the engine or of _tensor_ops, so its values, gradients and errors
@@ -82,7 +82,8 @@ def rsqrt(input):
 
 
 def sign(input):
-    """-1, 0 or 1 in input's dtype (bool stays bool), NaN for NaN: where over comparisons (SignBackward0)."""
+    """-1, 0 or 1 in input's dtype (bool stays bool), 0 for NaN as 1.13's: where over comparisons
+    (SignBackward0)."""
     if input.dtype is _tensor.bool:
         return input.clone()
     return recorded("SignBackward0", [input], lambda: _sign(input))
@@ -91,7 +92,8 @@ def sign(input):
 def _sign(input):
     positive = _C.where(input > 0, _tensor.ones([], dtype=input.dtype), _tensor.zeros([], dtype=input.dtype))
     out = _C.where(input < 0, _tensor.full([], -1, dtype=input.dtype), positive)
-    return _C.where(input != input, input, out) if input.is_floating_point() else out
+    # linked to input by a where that never picks it: the gradient is zeros, as 1.13's SignBackward0
+    return _C.where(_tensor.zeros([], dtype=_tensor.bool), input, out) if input.requires_grad else out
 
 
 def isnan(input):
@@ -113,9 +115,15 @@ def isfinite(input):
 # ---- reductions ----
 
 def _reduce_dims(input, dim):
+    """The dims a reduction over `dim` (an int, a sequence, or None/() for all) covers, wrapped and sorted, with
+    1.13's errors for a dim out of range or named twice."""
     if dim is None or dim == ():
         return list(range(input.dim()))
-    return sorted({_wrap_dim(d, input.dim()) for d in ([dim] if isinstance(dim, int) else dim)})
+    wrapped = [_wrap_dim(d, input.dim()) for d in ([dim] if isinstance(dim, int) else dim)]
+    for k, d in enumerate(wrapped):
+        if d in wrapped[:k]:
+            raise RuntimeError(f"dim {d} appears multiple times in the list of dims")
+    return sorted(wrapped)
 
 
 def amax(input, dim=(), keepdim=False):
@@ -130,74 +138,61 @@ def amin(input, dim=(), keepdim=False):
 
 def logsumexp(input, dim, keepdim=False):
     """log(sum(exp(x))) over dim, shifted by the (detached) maximum as 1.13 shifts it; an infinite maximum
-    shifts by 0 (LogsumexpBackward0)."""
+    shifts by 0; over no elements log(0) = -inf; integers and bools in float32 (LogsumexpBackward0)."""
+    if dim is None:   # 1.13 reads None as a dim name
+        raise RuntimeError("Please look up dimensions by name, got: name = None.")
+    if not input.is_floating_point():   # 1.13 computes integral inputs in the default dtype
+        input = input.to(_tensor.float32)
     return recorded("LogsumexpBackward0", [input], lambda: _logsumexp(input, dim, keepdim), saved_outputs=(0,),
                     saved_inputs=(0,))
 
 
 def _logsumexp(input, dim, keepdim):
-    shift = amax(input.detach(), dim, True)
+    dims = _reduce_dims(input, dim)
+    if input.numel() == 0:   # no maximum to shift by
+        return input.exp().sum(dims, keepdim).log()
+    shift = amax(input.detach(), dims, True)
     shift = _C.where(shift.abs() == math.inf, _tensor.zeros([], dtype=shift.dtype), shift)
-    out = (input - shift).exp().sum(dim, True).log() + shift
-    return out if keepdim else out.reshape([s for k, s in enumerate(out._shape())
-                                            if k not in _reduce_dims(input, dim)])
-
-
-def count_nonzero(input, dim=None):
-    return (input != 0).sum(dim)
-
-
-def cumsum(input, dim, *, dtype=None):
-    """Running sums along dim. The values are summed on the host in double and rounded once (1.13's CPU kernel
-    accumulates float32 in double); the gradient is the reversed running sum (a product with a triangle of
-    ones), so floating results carry it (CumsumBackward0, its edge to input itself, as 1.13's with a dtype)."""
-    return recorded("CumsumBackward0", [input], lambda: _cumsum(input, dim, dtype))
-
-
-def _cumsum(input, dim, dtype):
-    if dtype is not None:
-        input = input.to(dtype)
-    dim = _wrap_dim(dim, input.dim())
-    last = builtins.max(input.dim() - 1, 0)
-    x = input.transpose(dim, last) if dim != last else input
-    shape = list(x._shape()) or [1]
-    rows = x.detach().reshape([-1, shape[-1]]).tolist()
-    sums = []
-    for row in rows:
-        total, out = 0, []
-        for v in row:
-            total += v
-            out.append(total)
-        sums.append(out)
-    result_dtype = input.dtype if input.dtype is not _tensor.bool else _tensor.int64
-    exact = _tensor.tensor(sums, dtype=_tensor.float64 if input.is_floating_point() else _tensor.int64)
-    exact = exact.to(result_dtype).reshape(shape)
-    if input.is_floating_point() and input.requires_grad:
-        n = shape[-1]
-        ones = _tensor.tensor([[1.0 if i <= j else 0.0 for j in range(n)] for i in range(n)], dtype=input.dtype)
-        linear = x.reshape(shape).matmul(ones)
-        exact = linear + (exact - linear).detach()
-    exact = exact.reshape(list(x._shape()))
-    return exact.transpose(dim, last) if dim != last else exact
+    out = (input - shift).exp().sum(dims, True).log() + shift
+    return out if keepdim else out.reshape([s for k, s in enumerate(out._shape()) if k not in dims])
 
 
 # ---- selection ----
 
 def index_select(input, dim, index):
+    """The slices of input at index (a vector of int64, none negative) along dim (IndexSelectBackward0), with
+    1.13's checks; of a 0-dim tensor its one element (every index must be 0)."""
     if index.dim() > 1:
         raise IndexError("index_select(): Index is supposed to be a vector")
-    return recorded("IndexSelectBackward0", [input],
-                    lambda: _take(input, _wrap_dim(dim, input.dim()), index.reshape([-1])))
+    d = _wrap_dim(dim, input.dim())
+    picks = index.reshape([-1]).tolist()
+    size = input._shape()[d] if input.dim() else 1
+    if picks and size == 0 and input.dim() > 1:
+        raise RuntimeError("index_select(): self indexing axis dim should be positive")
+    bad = next((i for i in picks if not 0 <= i < size), None)
+    if bad is not None:   # 1.13's two kernels: along dim 0 (or of a vector), and along the others
+        if d == 0:
+            raise IndexError("index out of range in self")
+        raise RuntimeError(f"INDICES element is out of DATA bounds, id={bad} axis_dim={size}")
+    if input.dim() == 0:   # 1.13 gives the element; its backward then fails reading dim 0
+        from tinyddp._tensor_reduce import _failing_backward
+        error = IndexError("Dimension specified as 0 but tensor has no dimensions")
+        return recorded("IndexSelectBackward0", [input],
+                        lambda: _failing_backward(input, (input.detach(),), error)[0])
+    return recorded("IndexSelectBackward0", [input], lambda: _take(input, d, index.reshape([-1])))
 
 
 def _broadcast_shape(a, b):
+    """The broadcast of shapes a and b, with 1.13's infer_size text for the first mismatch from the right (the
+    dim numbered in the result)."""
     a, b = list(a), list(b)
     n = builtins.max(len(a), len(b))
     a, b = [1] * (n - len(a)) + a, [1] * (n - len(b)) + b
-    for x, y in zip(a, b):
+    for i in range(n - 1, -1, -1):
+        x, y = a[i], b[i]
         if x != y and 1 not in (x, y):
             raise RuntimeError(f"The size of tensor a ({x}) must match the size of tensor b ({y}) at non-singleton "
-                               "dimension")
+                               f"dimension {i}")
     return [builtins.max(x, y) if 0 not in (x, y) else 0 for x, y in zip(a, b)]
 
 
@@ -209,12 +204,17 @@ def masked_select(input, mask):
 
 def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=None):  # noqa: A002
     """The distinct elements, ascending (1.13's CPU unique sorts either way), with the inverse indices (input's
-    shape) and the counts when asked. Computed on the host; no gradient, as 1.13's."""
+    shape) and the counts when asked. Computed on the host; no gradient, as 1.13's: a floating input that requires
+    grad gives values recorded as Unique2Backward0, whose backward raises 1.13's NotImplementedError."""
     if dim is not None:
         raise NotImplementedError("tinyddp: unique(dim=...) is not supported; unique over all elements is")
     flat = input.detach().reshape([-1]).tolist()
     values = builtins.sorted(set(flat))
     out = [_tensor.tensor(values, dtype=input.dtype).reshape([len(values)])]
+    if input.requires_grad and _C.is_grad_enabled():
+        from tinyddp._tensor_reduce import _failing_backward
+        error = NotImplementedError("the derivative for '_unique2' is not implemented.")
+        out[0] = recorded("Unique2Backward0", [input], lambda: _failing_backward(input, (out[0],), error)[0])
     if return_inverse:
         where_is = {v: i for i, v in enumerate(values)}
         out.append(_tensor.tensor([where_is[v] for v in flat], dtype=_tensor.int64).reshape(list(input._shape())))
@@ -240,19 +240,36 @@ def nonzero(input, *, as_tuple=False):
             rows.append(index[::-1])
     out = _tensor.tensor(rows, dtype=_tensor.int64).reshape([len(rows), len(shape)])
     if as_tuple:
-        return tuple(out[:, d] for d in range(len(shape))) if shape else (out.reshape([-1]),)
+        if not shape:   # 1.13: one index vector, [0] for a nonzero element
+            return (_tensor.zeros([len(rows)], dtype=_tensor.int64),)
+        return tuple(out[:, d] for d in range(len(shape)))
     return out
 
 
 def flip(input, dims):
-    """The elements in reverse order along each of dims (a copy, as 1.13's; FlipBackward0)."""
+    """The elements in reverse order along each of dims (a copy, as 1.13's; FlipBackward0). torch.flip takes a
+    sequence of dims; Tensor.flip also an int or the dims as arguments (_flip_method)."""
+    if isinstance(dims, int):
+        raise TypeError(f"flip(): argument 'dims' (position 2) must be tuple of ints, not {type(dims).__name__}")
     return recorded("FlipBackward0", [input], lambda: _flip(input, dims))
+
+
+def _flip_method(self, *dims, **kwargs):
+    if "dims" in kwargs:
+        return flip(self, _dims((kwargs.pop("dims"),)))
+    return flip(self, _dims(dims))
 
 
 def _flip(input, dims):
     out = input
+    seen = []
     for d in _dims((dims,) if isinstance(dims, int) else (dims,)):
         d = _wrap_dim(d, input.dim())
+        if d in seen:
+            raise RuntimeError(f"dim {d} appears multiple times in the list of dims")
+        seen.append(d)
+        if input.dim() == 0:   # one element: nothing to reverse
+            continue
         size = input._shape()[d]
         out = _take(out, d, _tensor.tensor(list(range(size - 1, -1, -1)), dtype=_tensor.int64))
     return out if out is not input else input.clone()
@@ -265,6 +282,11 @@ def roll(input, shifts, dims=None):
 
 
 def _roll(input, shifts, dims):
+    if input.numel() == 0:   # 1.13 returns a copy before looking at shifts or dims
+        return input.clone()
+    if input.dim() == 0 and dims is not None:
+        first = dims if isinstance(dims, int) else list(dims)[0]
+        raise IndexError(f"Dimension specified as {first} but tensor has no dimensions")
     if dims is None:
         return _roll(input.reshape([-1]), shifts, 0).reshape(list(input._shape()))
     shifts = [shifts] if isinstance(shifts, int) else list(shifts)
@@ -286,6 +308,8 @@ def unbind(input, dim=0):
 
 
 def select(input, dim, index):
+    if input.dim() == 0:
+        raise IndexError("select() cannot be applied to a 0-dim tensor.")
     dim = _wrap_dim(dim, input.dim())
     size = input._shape()[dim]
     if not -size <= index < size:
@@ -300,6 +324,8 @@ def movedim(input, source, destination):
     destination = [destination] if isinstance(destination, int) else list(destination)
     source = [_wrap_dim(d, n) for d in source]
     destination = [_wrap_dim(d, n) for d in destination]
+    if n == 0:   # 1.13's alias of the one element
+        return _C.alias(input)
     order = [None] * n
     for s, d in zip(source, destination):
         order[d] = s
@@ -365,8 +391,8 @@ def _install():
                      "divide": div, "true_divide": true_divide, "square": square,
                      "reciprocal": reciprocal, "rsqrt": rsqrt, "sign": sign, "isnan": isnan, "isinf": isinf,
                      "isfinite": isfinite, "amax": amax, "amin": amin, "logsumexp": logsumexp,
-                     "count_nonzero": count_nonzero, "cumsum": cumsum, "index_select": index_select,
-                     "masked_select": masked_select, "nonzero": nonzero, "unique": unique, "flip": flip, "roll": roll,
+                     "index_select": index_select,
+                     "masked_select": masked_select, "nonzero": nonzero, "unique": unique, "flip": _flip_method, "roll": roll,
                      "unbind": unbind, "select": select, "movedim": movedim, "moveaxis": movedim,
                      "swapaxes": transpose, "swapdims": transpose,
                      "absolute": lambda self: self.abs(), "negative": lambda self: -self,

@@ -1,6 +1,6 @@
 """torch functions and Tensor methods of elementwise math, products and statistics that the engine has no kernel
 for: tan, the inverse and hyperbolic trig functions, log2/log10, fmod, hypot, logaddexp, xlogy, logit, lerp,
-addcmul/addcdiv, nan_to_num, prod/cumprod, median/kthvalue/quantile/mode, nansum/nanmean, std_mean/var_mean,
+addcmul/addcdiv, nan_to_num, median/kthvalue/quantile/mode, nansum/nanmean, std_mean/var_mean,
 and the searches (searchsorted, bucketize, histc). The random forms are in _tensor_random.py.
 
 Functions without an engine op are evaluated on the host in float64 from the detached values and rounded once
@@ -13,7 +13,7 @@ import math
 
 import numpy as np
 
-from tinyddp import _C, _tensor, _tensor_ops
+from tinyddp import _C, _tensor, _tensor_ops, return_types
 from tinyddp._node import recorded
 from tinyddp._tensor import Tensor, _wrap_dim
 from tinyddp._tensor_forms import isnan
@@ -29,8 +29,9 @@ def _float_dtype(x):
 
 
 def _from_host(array, dtype):
-    """A float64 NumPy array rounded once to dtype (a tensor without history)."""
-    return _tensor.from_numpy(np.ascontiguousarray(array, dtype=np.float64)).to(dtype)
+    """A float64 NumPy array rounded once to dtype (a tensor without history); a 0-d array stays 0-dim."""
+    shape = np.shape(array)
+    return _tensor.from_numpy(np.ascontiguousarray(array, dtype=np.float64).reshape(shape)).to(dtype)
 
 
 def _host(x):
@@ -107,11 +108,21 @@ def _elementwise_libm(name, np_fn):
     return fn
 
 
+def _check_broadcast(*operands):
+    """1.13's text when the tensors among operands do not broadcast together (checked before dtype errors)."""
+    from tinyddp._tensor_forms import _broadcast_shape
+    tensors = [t for t in operands if isinstance(t, Tensor)]
+    shape = tensors[0]._shape() if tensors else []
+    for t in tensors[1:]:
+        shape = _broadcast_shape(shape, t._shape())
+
+
 def _host_function(np_fn, derivatives, *inputs, name, saves_result=False):
     """np_fn over the float64 values of inputs (broadcast), in the result dtype, differentiable by derivatives
     (the node `name`; saves_result: 1.13's node saves its result, so an in-place change of it before the backward
     raises 1.13's error)."""
     tensors = [i for i in inputs if isinstance(i, Tensor)]
+    _check_broadcast(*tensors)   # 1.13's text for shapes that do not broadcast (before NumPy's)
     probe = tensors[0]
     for t in tensors[1:]:
         probe = probe * 0 + t * 0 if probe.dtype is not t.dtype else probe
@@ -177,6 +188,11 @@ def exp2(input):
 
 
 def hypot(input, other):
+    _check_broadcast(input, other)
+    if not input.is_floating_point() and not (isinstance(other, Tensor) and other.is_floating_point()):
+        from tinyddp._tensor_reduce import result_type, scalar_name
+        kind = result_type(input, other) if isinstance(other, Tensor) else input.dtype
+        raise RuntimeError(f'"hypot_cpu" not implemented for \'{scalar_name(kind)}\'')
     return _host_function(np.hypot, [lambda a, b: a / hypot(a, b), lambda a, b: b / hypot(a, b)], input, other, name="HypotBackward0")
 
 
@@ -265,6 +281,16 @@ def _fused(x, y, z, composed):
 def lerp(input, end, weight):
     """input + weight * (end - input), written from the end for weight >= 0.5 as 1.13's kernel (so that
     lerp(a, b, 1) is b exactly), each one fused multiply-add (LerpBackward0, LerpBackward1 for a tensor weight)."""
+    names = {"float32": "float", "float64": "double", "int64": "long int", "bool": "bool"}
+    for what, t in (("end", end), ("weight", weight)):   # 1.13 wants one dtype, and says so before broadcasting
+        if isinstance(t, Tensor) and t.dtype is not input.dtype:
+            raise RuntimeError(f"expected dtype {names[repr(input.dtype)[6:]]} for `{what}` but got dtype "
+                               f"{names[repr(t.dtype)[6:]]}")
+    _check_broadcast(input, end, weight)
+    if not input.is_floating_point():
+        from tinyddp._tensor_reduce import scalar_name
+        kernel = "lerp_kernel_tensor" if isinstance(weight, Tensor) else "lerp_kernel_scalar"
+        raise RuntimeError(f'"{kernel}" not implemented for \'{scalar_name(input.dtype)}\'')
     node, edges = ("LerpBackward1", [input, end, weight]) if isinstance(weight, Tensor) else ("LerpBackward0",
                                                                                             [input, end])
     return recorded(node, edges, lambda: _lerp(input, end, _tensor_of(weight, input)))
@@ -280,6 +306,9 @@ def _lerp(input, end, weight):
 
 def addcmul(input, tensor1, tensor2, *, value=1):
     """input + value * tensor1 * tensor2 as 1.13's kernel: (value * t1) * t2 + input, one fused multiply-add."""
+    if builtins.all(t.dtype is _tensor.bool for t in (input, tensor1, tensor2)):
+        _check_broadcast(input, tensor1, tensor2)
+        raise RuntimeError('"addcmul_cpu_out" not implemented for \'Bool\'')
     def composed():
         scaled = tensor1 * value if value != 1 else tensor1
         return _fused(scaled, tensor2, input, input + scaled * tensor2)
@@ -336,177 +365,139 @@ def _as_bool(t):
 
 # ---- products ----
 
-def _lines(input, dim):
-    """input with dim moved last (a view), and that dim's size."""
-    last = builtins.max(input.dim() - 1, 0)
-    return (input.transpose(dim, last) if dim != last else input), last
-
-
-def prod(input, dim=None, keepdim=False, *, dtype=None):
-    """The product of all elements or along dim: successive multiplications, so zeros get 1.13's gradients
-    (ProdBackward0, ProdBackward1 along dim); bool and int64 give int64."""
-    return recorded("ProdBackward0" if dim is None else "ProdBackward1", [input],
-                    lambda: _prod(input, dim, keepdim, dtype), saved_outputs=(0,), saved_inputs=(0,))
-
-
-def _prod(input, dim, keepdim, dtype):
-    if dtype is not None:
-        input = input.to(dtype)
-    elif input.dtype is _tensor.bool:
-        input = input.to(_tensor.int64)
-    if dim is None:
-        flat = input.reshape([-1])
-        out = _tensor.ones([], dtype=input.dtype)
-        for i in range(flat._shape()[0]):
-            out = out * flat[i] if i else flat[i]
-        return out
-    dim = _wrap_dim(dim, input.dim())
-    if input.dim() == 0:
-        return input.clone()
-    size = input._shape()[dim]
-    out = None
-    for i in range(size):
-        piece = input.narrow(dim, i, 1)
-        out = piece if out is None else out * piece
-    if out is None:
-        out = _tensor.ones([s if k != dim else 1 for k, s in enumerate(input._shape())], dtype=input.dtype)
-    return out if keepdim else out.reshape([s for k, s in enumerate(input._shape()) if k != dim])
-
-
-def cumprod(input, dim, *, dtype=None):
-    """Running products along dim. Values are accumulated on the host in double (1.13's CPU kernel accumulates
-    float32 in double) and rounded once; the gradient is that of the successive products (CumprodBackward0)."""
-    return recorded("CumprodBackward0", [input], lambda: _cumprod(input, dim, dtype), saved_outputs=(0,),
-                    saved_inputs=(0,))
-
-
-def _cumprod(input, dim, dtype):
-    if dtype is not None:
-        input = input.to(dtype)
-    elif input.dtype is _tensor.bool:
-        input = input.to(_tensor.int64)
-    dim = _wrap_dim(dim, input.dim())
-    if input.dim() == 0:
-        return input.clone()
-    x, last = _lines(input, dim)
-    shape = list(x._shape())
-    rows = x.detach().reshape([-1, shape[-1]]).tolist() if shape[-1] else []
-    out_rows = []
-    for row in rows:
-        total, out = 1, []
-        for v in row:
-            total *= v
-            out.append(total)
-        out_rows.append(out)
-    host_dtype = _tensor.float64 if input.is_floating_point() else _tensor.int64
-    exact = _tensor.tensor(out_rows, dtype=host_dtype).to(input.dtype).reshape(shape) if rows else x.clone()
-    if input.is_floating_point() and input.requires_grad:
-        pieces, running = [], None
-        for i in range(shape[-1]):
-            piece = x.narrow(x.dim() - 1, i, 1)
-            running = piece if running is None else running * piece
-            pieces.append(running)
-        linear = _C.cat(pieces, x.dim() - 1)
-        exact = linear + (exact - linear).detach()
-    return exact.transpose(dim, last) if dim != last else exact
-
-
 # ---- order statistics ----
 
-_MedianResult, _KthvalueResult, _ModeResult = (_result_type("median"), _result_type("kthvalue"),
-                                               _result_type("mode"))
+_MedianResult, _KthvalueResult, _ModeResult, _NanmedianResult = (
+    return_types.median, return_types.kthvalue, return_types.mode, return_types.nanmedian)
+
+
+def _reduced_dim(input, dim, name):
+    """dim wrapped, and 1.13's IndexError when it is empty (the order statistics have no identity)."""
+    d = _wrap_dim(dim, input.dim())
+    if input.dim() and input._shape()[d] == 0:
+        raise IndexError(f"{name}(): Expected reduction dim {d} to have non-zero size.")
+    return d
+
+
+def _not_for_bool(input, kernel, runs=True):
+    """1.13's error for a kernel without a bool version, where that kernel runs (`runs`)."""
+    if input.dtype is _tensor.bool and runs:
+        raise RuntimeError(f'"{kernel}" not implemented for \'Bool\'')
+
+
+def _squeezed(result, input, d, keepdim):
+    """(values, indices) without dim d unless keepdim (a 0-dim input's stay 0-dim)."""
+    values, indices = result
+    if input.dim() and not keepdim:
+        values, indices = values.squeeze(d), indices.squeeze(d)
+    return values, indices
+
+
+def _pick_along(input, d, keepdim, pick):
+    """(values, indices): in each line along d the element at index pick(line) (a list of Python numbers); the
+    values gathered from input, so the gradient goes to that element."""
+    return _squeezed(_tensor_ops._select_along(input, d, 1, lambda row: [pick(row)]), input, d, keepdim)
 
 
 def kthvalue(input, k, dim=-1, keepdim=False):
-    """The k-th smallest element along dim (k from 1) and its index (KthvalueBackward0)."""
-    return recorded("KthvalueBackward0", [input], lambda: _kthvalue(input, k, dim, keepdim))
-
-
-def _kthvalue(input, k, dim, keepdim):
-    d = _wrap_dim(dim, input.dim())
+    """The k-th smallest element along dim (k from 1) and its index, which among equal values is the one 1.13's
+    partial quicksort leaves there (engine/ops/order.cpp; KthvalueBackward0)."""
+    d = _reduced_dim(input, dim, "kthvalue")
     size = input._shape()[d] if input.dim() else 1
     if not 1 <= k <= size:
         raise RuntimeError(f"kthvalue(): selected number k out of range for dimension {d}")
-    values, indices = _tensor_ops.sort(input, d)
-    if input.dim() == 0:
-        return _KthvalueResult((values, indices))
-    values, indices = values.narrow(d, k - 1, 1), indices.narrow(d, k - 1, 1)
-    if not keepdim:
-        values, indices = values.squeeze(d), indices.squeeze(d)
-    return _KthvalueResult((values, indices))
+    _not_for_bool(input, "kthvalue_cpu", runs=input.dim() > 0)
+    return _KthvalueResult(recorded("KthvalueBackward0", [input], lambda: _squeezed(_tensor_ops._take_along(
+        input, d, input.detach()._kthvalue_indices(k, d)), input, d, keepdim)))
+
+
+def _stable_rank(row, rank):
+    return sorted(range(len(row)), key=row.__getitem__)[rank]
+
+
+def _median_index(row):
+    """1.13's median along a dim: the first NaN if any, else the ((n - 1) // 2)-th smallest, equal values ranked
+    by index (its nth_element compares indices at ties)."""
+    for j, v in enumerate(row):
+        if v != v:
+            return j
+    return _stable_rank(row, (len(row) - 1) // 2)
+
+
+def _nanmedian_index(row):
+    """The median of the non-NaN values (ranked as median's); index 0 for a line of NaNs."""
+    kept = [j for j, v in enumerate(row) if v == v]
+    if not kept:
+        return 0
+    return kept[_stable_rank([row[j] for j in kept], (len(kept) - 1) // 2)]
+
+
+def _evenly_distributed(input, value, name):
+    """value (0-dim, exact) recorded as the node `name`, with 1.13's evenly_distribute_backward as its gradient:
+    the gradient shared by every element equal to value (every NaN when value is NaN). 1.13's node saves the input
+    and the result."""
+    if not (input.requires_grad and _C.is_grad_enabled()):
+        return value
+    from tinyddp._tensor_reduce import _evenly_distributed_grad, op_with_backward
+    return op_with_backward(name, [input], value, lambda g, x: _evenly_distributed_grad(g, x, value), (0,), (0,))
+
+
+def _whole_median(input, skip_nan):
+    """The lower median of all elements (NaN if one is NaN, unless skip_nan; NaN cast to the dtype when there are
+    none, as 1.13's: INT64_MIN for int64, True for bool)."""
+    flat = input.detach().reshape([-1]).tolist()
+    if skip_nan:
+        flat = [v for v in flat if v == v]
+    if not flat:
+        return _tensor.tensor(math.nan, dtype=_tensor.float64).to(input.dtype)
+    if builtins.any(v != v for v in flat):
+        return _tensor.tensor(math.nan, dtype=input.dtype)
+    return _tensor.tensor(sorted(flat)[(len(flat) - 1) // 2], dtype=input.dtype)
 
 
 def median(input, dim=None, keepdim=False):
-    """The lower median (the ((n - 1) // 2)-th smallest): of all elements (0-dim), or along dim with its index;
-    a line holding NaN gives NaN and the index of its first NaN, as 1.13's (MedianBackward0, MedianBackward1 along
-    dim)."""
-    return recorded("MedianBackward0" if dim is None else "MedianBackward1", [input],
-                    lambda: _median(input, dim, keepdim), saved_outputs=(0,) if dim is None else (),
-                    saved_inputs=(0,) if dim is None else ())   # 1.13's MedianBackward0 saves both
-
-
-def _median(input, dim, keepdim):
+    """The lower median (the ((n - 1) // 2)-th smallest): of all elements (0-dim; MedianBackward0, its gradient
+    shared by the elements equal to it), or along dim with its index (MedianBackward1); NaN wins, as 1.13's."""
     if dim is None:
-        flat = input.reshape([-1])
-        n = flat._shape()[0]
-        if n == 0 or (input.is_floating_point() and builtins.bool(isnan(flat).any())):
-            return _tensor.full([], math.nan, dtype=input.dtype)
-        return _kthvalue(flat, (n - 1) // 2 + 1, 0, False)[0]
-    d = _wrap_dim(dim, input.dim())
-    n = input._shape()[d] if input.dim() else 1
-    values, indices = _kthvalue(input, (n - 1) // 2 + 1, d, keepdim)
-    if input.is_floating_point() and builtins.bool(isnan(input).any()):
-        nan = isnan(input)
-        has_nan = nan.any(d, keepdim) if input.dim() else nan
-        first_nan = nan.to(_tensor.int64).argmax(d, keepdim) if input.dim() else indices
-        values = _C.where(has_nan, _tensor.full([], math.nan, dtype=input.dtype), values)
-        indices = _C.where(has_nan, first_nan, indices)
-    return _MedianResult((values, indices))
+        _not_for_bool(input, "median_cpu", runs=input.numel() > 0)
+        return _evenly_distributed(input, _whole_median(input, False), "MedianBackward0")
+    d = _reduced_dim(input, dim, "median")
+    _not_for_bool(input, "median_out")
+    return _MedianResult(recorded("MedianBackward1", [input],
+                                  lambda: _pick_along(input, d, keepdim, _median_index)))
 
 
 def nanmedian(input, dim=None, keepdim=False):
+    """median ignoring NaN (NaN for a line of NaNs): NanmedianBackward0 over all elements, NanmedianBackward1
+    along dim."""
     if dim is None:
-        flat = input.reshape([-1])
-        kept = flat[flat == flat] if input.is_floating_point() else flat
-        return recorded("NanmedianBackward0", [input], lambda: _median(kept, None, False) if kept.numel() else
-                        _tensor.full([], math.nan, dtype=input.dtype))
-    raise NotImplementedError("tinyddp: nanmedian(dim=...) is not supported; nanmedian(input) is")
+        _not_for_bool(input, "median_cpu", runs=input.numel() > 0)
+        return _evenly_distributed(input, _whole_median(input, True), "NanmedianBackward0")
+    d = _reduced_dim(input, dim, "median")
+    _not_for_bool(input, "median_out")
+    return _NanmedianResult(recorded("NanmedianBackward1", [input],
+                                     lambda: _pick_along(input, d, keepdim, _nanmedian_index)))
 
 
 def mode(input, dim=-1, keepdim=False):
-    """The most frequent value along dim (the smallest of equally frequent ones) and the index of its last
-    occurrence, as 1.13's CPU mode (ModeBackward0)."""
-    return _ModeResult(recorded("ModeBackward0", [input], lambda: _mode(input, dim, keepdim)))
-
-
-def _mode(input, dim, keepdim):
-    d = _wrap_dim(dim, input.dim())
-    x, last = _lines(input, d)
-    shape = list(x._shape()) or [1]
-    rows = x.detach().reshape([-1, shape[-1]]).tolist()
-    picks = []
-    for row in rows:
-        counts = {}
-        for v in row:
-            counts[v] = counts.get(v, 0) + 1
-        best = builtins.min(counts, key=lambda v: (-counts[v], v))
-        picks.append([builtins.max(i for i, v in enumerate(row) if v == best)])
-    index = _tensor.tensor(picks, dtype=_tensor.int64).reshape(shape[:-1] + [1])
-    values = _tensor_ops._gather_last(x, index)
-    if input.dim() == 0:
-        return _ModeResult((values.reshape([]), index.reshape([])))
-    if d != last:
-        values, index = values.transpose(d, last), index.transpose(d, last)
-    if not keepdim:
-        values, index = values.squeeze(d), index.squeeze(d)
-    return _ModeResult((values, index))
+    """The most frequent value along dim (the smallest of equally frequent ones) and an index of it, the one
+    1.13's CPU kernel reports (engine/ops/order.cpp; ModeBackward0)."""
+    d = _reduced_dim(input, dim, "mode")
+    return _ModeResult(recorded("ModeBackward0", [input], lambda: _squeezed(_tensor_ops._take_along(
+        input, d, input.detach()._mode_indices(d)), input, d, keepdim)))
 
 
 def quantile(input, q, dim=None, keepdim=False, *, interpolation="linear"):
     """The q-quantiles (q a number or a 1-D tensor, in [0, 1]) of all elements or along dim: the sorted values
     at rank q * (n - 1), interpolated as 1.13 (lerp of the neighbours for 'linear')."""
+    if input.numel() == 0:
+        raise RuntimeError("quantile() input tensor must be non-empty")
     if not input.is_floating_point():
         raise RuntimeError("quantile() input tensor must be either float or double dtype")
+    if input.dim() == 0:   # one element: as a vector of one, over all elements
+        if dim is not None:
+            _wrap_dim(dim, 0)
+        return quantile(input.reshape([1]), q, None, False, interpolation=interpolation)
     scalar_q = not isinstance(q, Tensor)
     qs = [builtins.float(q)] if scalar_q else q.reshape([-1]).tolist()
     for v in qs:
@@ -583,15 +574,17 @@ def nanmean(input, dim=None, keepdim=False, *, dtype=None):
 
 
 def std_mean(input, dim=None, unbiased=True, keepdim=False, *, correction=None):
-    if not input.is_floating_point():
-        raise RuntimeError("std and var only support floating point and complex dtypes")
+    """(std, mean) over dims (StdMeanBackward0, the std's gradient 0 where it is 0 as std's)."""
+    dim, unbiased = _tensor_ops._var_args(dim, unbiased)
+    _tensor_ops._check_var_dtype(input, "std_mean")
     return recorded("StdMeanBackward0", [input], lambda: (
-        _tensor_ops._var(input, dim, unbiased, keepdim, correction).sqrt(), input.mean(dim, keepdim)))
+        _tensor_ops._sqrt_of_variance(_tensor_ops._var(input, dim, unbiased, keepdim, correction)),
+        input.mean(dim, keepdim)))
 
 
 def var_mean(input, dim=None, unbiased=True, keepdim=False, *, correction=None):
-    if not input.is_floating_point():
-        raise RuntimeError("std and var only support floating point and complex dtypes")
+    dim, unbiased = _tensor_ops._var_args(dim, unbiased)
+    _tensor_ops._check_var_dtype(input, "var_mean")
     return recorded("VarMeanBackward0", [input], lambda: (
         _tensor_ops._var(input, dim, unbiased, keepdim, correction), input.mean(dim, keepdim)))
 
@@ -629,12 +622,20 @@ def bucketize(input, boundaries, *, out_int32=False, right=False):
 def histc(input, bins=100, min=0, max=0):  # noqa: A002
     """Counts of the elements in bins equal-width bins over [min, max] (the data's range when both are 0),
     elements outside ignored, max in the last bin; input's dtype."""
+    if input.dtype is _tensor.bool:   # 1.13 fails computing the bin edges first
+        raise RuntimeError("\"linspace_cpu\" not implemented for 'Bool'")
     if not input.is_floating_point():
         raise RuntimeError(f"\"histogram_cpu\" not implemented for '{_tensor_ops._C_legacy(input.dtype)}'")
     values = [v for v in input.reshape([-1]).tolist()]
     lo, hi = builtins.float(min), builtins.float(max)
     if lo == hi and values:
         lo, hi = builtins.min(values), builtins.max(values)
+        if builtins.any(v != v for v in values):
+            lo = hi = math.nan
+    if not (math.isfinite(lo) and math.isfinite(hi)):
+        def text(v):   # as C++ streams a double ("-nan" for the NaN 1.13's min/max give)
+            return "-nan" if v != v else ("inf" if v == math.inf else "-inf" if v == -math.inf else f"{v:g}")
+        raise RuntimeError(f"torch.histc: range of [{text(lo)}, {text(hi)}] is not finite")
     if lo == hi:
         lo, hi = lo - 1, hi + 1
     counts = [0] * bins
@@ -652,7 +653,7 @@ def _install():
                      "fmod": fmod, "logaddexp": logaddexp, "logaddexp2": logaddexp2, "xlogy": xlogy, "logit": logit,
                      "heaviside": heaviside, "lerp": lerp, "addcmul": addcmul, "addcdiv": addcdiv,
                      "nan_to_num": nan_to_num, "logical_and": logical_and, "logical_or": logical_or,
-                     "logical_xor": logical_xor, "prod": prod, "cumprod": cumprod, "kthvalue": kthvalue,
+                     "logical_xor": logical_xor, "kthvalue": kthvalue,
                      "median": median, "nanmedian": nanmedian, "mode": mode, "quantile": quantile,
                      "nanquantile": nanquantile, "nansum": nansum, "nanmean": nanmean, "histc": histc}.items():
         setattr(Tensor, name, fn)

@@ -1,5 +1,5 @@
 """Tensor methods and torch functions composed of the engine's ops: permutes, splits, selection (where,
-masked_fill, clamp), gathers (sort, topk, min), statistics (var, std, norm), comparisons of whole tensors
+masked_fill, clamp), gathers (sort, topk), statistics (var, std, norm), comparisons of whole tensors
 (equal, allclose) and the factories arange(start, end, step), linspace and eye.
 
 Each is PyTorch 1.13's signature, values and errors over ops the engine has (permute, split, narrow, where,
@@ -13,7 +13,7 @@ import math
 import struct
 from fractions import Fraction
 
-from tinyddp import _C, _tensor
+from tinyddp import _C, _tensor, return_types
 from tinyddp._node import recorded
 from tinyddp._tensor import Tensor, _wrap_dim
 
@@ -27,13 +27,10 @@ def _dims(dims):
 
 def _result_type(name):
     """torch.return_types.<name>: (values, indices), also by name, printed as PyTorch prints it."""
-    def _repr(self):
-        return f"torch.return_types.{name}(\nvalues={self[0]!r},\nindices={self[1]!r})"
-    return type(name, (tuple,), {"values": property(lambda self: self[0]),
-                                 "indices": property(lambda self: self[1]), "__repr__": _repr})
+    return getattr(return_types, name)
 
 
-_SortResult, _TopkResult, _MinResult = _result_type("sort"), _result_type("topk"), _result_type("min")
+_SortResult, _TopkResult = return_types.sort, return_types.topk
 
 
 # ---- shape ----
@@ -55,6 +52,8 @@ def permute(self, *dims):
 def split(self, split_size_or_sections, dim=0):
     """Views of consecutive pieces along dim, outputs of one node: pieces of split_size (the last smaller;
     SplitBackward0) or of the listed sizes, which must add up to the dim's size (SplitWithSizesBackward0)."""
+    if self.dim() == 0:
+        raise RuntimeError("split expects at least a 1-dimensional tensor")
     dim = _wrap_dim(dim, self.dim())
     size = self._shape()[dim]
     if isinstance(split_size_or_sections, int):
@@ -71,27 +70,43 @@ def split(self, split_size_or_sections, dim=0):
 
 def chunk(self, chunks, dim=0):
     """split into pieces of ceil(size / chunks) along dim (so there may be fewer than `chunks`), as 1.13's."""
+    if self.dim() == 0:
+        raise RuntimeError("chunk expects at least a 1-dimensional tensor")
     if chunks <= 0:
         raise RuntimeError("chunk expects `chunks` to be greater than 0, got: " + str(chunks))
     size = self._shape()[_wrap_dim(dim, self.dim())]
+    if size == 0:   # 1.13: `chunks` empty pieces (split_with_sizes)
+        return split(self, [0] * chunks, dim)
     return split(self, -(-size // chunks), dim)
 
 
 def expand(self, *sizes):
-    return _C.expand(self, _dims(sizes))
+    """self broadcast to sizes (a view; ExpandBackward0 even where nothing is expanded, as 1.13's)."""
+    out = _C.expand(self, _dims(sizes))
+    if list(out._shape()) == list(self._shape()):   # the engine returns self; 1.13 still records a view
+        return recorded("ExpandBackward0", [self], lambda: _C.alias(self))
+    return out
 
 
 def repeat(self, *sizes):
     """The tensor tiled sizes[i] times along dim i (leading sizes add dims), as cat of copies (RepeatBackward0)."""
+    if not sizes:
+        raise TypeError("repeat() missing 1 required positional arguments: \"repeats\"")
     sizes = _dims(sizes)
     if len(sizes) < self.dim():
         raise RuntimeError("Number of dimensions of repeat dims can not be smaller than number of dimensions of "
                            "tensor")
+    if builtins.any(t < 0 for t in sizes):
+        raise RuntimeError(f"Trying to create tensor with negative dimension {builtins.min(sizes)}: "
+                           f"{[s * t for s, t in zip([1] * (len(sizes) - self.dim()) + list(self._shape()), sizes)]}")
 
     def tiled():
         out = self.reshape([1] * (len(sizes) - self.dim()) + list(self._shape()))
         for d, times in enumerate(sizes):
-            out = _C.cat([out] * times, d) if times != 1 else out
+            if times == 0:
+                out = out.narrow(d, 0, 0)
+            elif times != 1:
+                out = _C.cat([out] * times, d)
         return out if out is not self else self.clone()
     return recorded("RepeatBackward0", [self], tiled)
 
@@ -99,34 +114,48 @@ def repeat(self, *sizes):
 # ---- selection ----
 
 def _as_operand(value, like):
-    """A Python number or 0-dim tensor as a 0-dim tensor of like's dtype (as 1.13's where and masked_fill
-    take a scalar: in the other operand's dtype)."""
+    """A Python number as a 0-dim tensor in the dtype 1.13's where promotes it with like to: like's, except an int
+    with a bool tensor (int64) and a float with an integer one (float32)."""
     if isinstance(value, Tensor):
         return value
-    return _tensor.tensor(value, dtype=like.dtype)
+    dtype = like.dtype
+    if isinstance(value, builtins.float) and not like.is_floating_point():
+        dtype = _tensor.float32
+    elif isinstance(value, int) and not isinstance(value, builtins.bool) and like.dtype is _tensor.bool:
+        dtype = _tensor.int64
+    return _tensor.tensor(value, dtype=dtype)
 
 
 def _promoted(a, b):
-    """a and b in one dtype: the higher of the two (bool < int64 < float32 < float64), as 1.13's where."""
+    """a and b in their result type, as 1.13's where (a 0-dim tensor does not promote one with dims of its kind)."""
     if a.dtype is b.dtype:
         return a, b
-    rank = {_tensor.bool: 0, _tensor.int64: 1, _tensor.float32: 2, _tensor.float64: 3}
-    to = a.dtype if rank[a.dtype] > rank[b.dtype] else b.dtype
+    from tinyddp._tensor_reduce import result_type
+    to = result_type(a, b)
     return a.to(to), b.to(to)
 
 
-def where(condition, input, other):
-    """input's element where condition is true, else other's (broadcast; Python numbers take the other's
-    dtype). The engine's where: WhereBackward0, as 1.13's."""
+_NO_VALUE = object()
+
+
+def where(condition, input=_NO_VALUE, other=_NO_VALUE):
+    """input's element where condition is true, else other's (broadcast, promoted as 1.13's result_type: a Python
+    number takes the tensor's kind, two numbers the default float32 or int64). The engine's where: WhereBackward0,
+    as 1.13's. With the condition alone, condition.nonzero(as_tuple=True)."""
+    if input is _NO_VALUE and other is _NO_VALUE:
+        return condition.nonzero(as_tuple=True)
     if not isinstance(input, Tensor) and not isinstance(other, Tensor):
-        raise TypeError("tinyddp: where(condition, input, other) needs input or other to be a tensor")
+        numbers = (input, other)
+        dtype = (_tensor.bool if builtins.all(isinstance(v, builtins.bool) for v in numbers) else
+                 _tensor.float32 if builtins.any(isinstance(v, builtins.float) for v in numbers) else _tensor.int64)
+        input = _tensor.tensor(input, dtype=dtype)
     input = _as_operand(input, other if not isinstance(input, Tensor) else input)
     other = _as_operand(other, input)
     input, other = _promoted(input, other)
     return _C.where(condition, input, other)
 
 
-def masked_fill(self, mask, value):
+def masked_fill(self, mask, value, _inplace=False):
     """value where mask is true (broadcast to self's shape), else self: a where (MaskedFillBackward0, and
     MaskedFillBackward1 with an edge to a tensor value, as 1.13's)."""
     if mask.dtype is not _tensor.bool:
@@ -138,11 +167,18 @@ def masked_fill(self, mask, value):
     node, edges = ("MaskedFillBackward1", [self, value]) if isinstance(value, Tensor) else ("MaskedFillBackward0",
                                                                                           [self])
     value = value.to(self.dtype) if isinstance(value, Tensor) else _tensor.tensor(value, dtype=self.dtype)
-    out = recorded(node, edges, lambda: _C.where(mask, value, self))
-    if list(out._shape()) != list(self._shape()):
-        raise RuntimeError(f"The expanded size of the mask does not match the tensor's: {list(mask.shape)} for "
-                           f"{list(self.shape)}")
-    return out
+    if _inplace:   # in place, the mask must broadcast to self's shape
+        shape = list(self._shape())
+        broadcast = list(_broadcast_shape_of(mask, self))
+        if broadcast != shape:
+            raise RuntimeError(f"output with shape {shape} doesn't match the broadcast shape {broadcast}")
+    # out of place, 1.13 broadcasts self and mask together
+    return recorded(node, edges, lambda: _C.where(mask, value, self))
+
+
+def _broadcast_shape_of(a, b):
+    from tinyddp._tensor_forms import _broadcast_shape
+    return _broadcast_shape(a._shape(), b._shape())
 
 
 def _C_legacy(dt):
@@ -165,6 +201,15 @@ def clamp(self, min=None, max=None):  # noqa: A002  (PyTorch's keyword names)
                 out = where(out > max, max, out)
             return out
         return recorded("ClampBackward0", [self, min, max], bounded)
+    bounds = [b for b in (min, max) if b is not None]
+    if not self.is_floating_point():   # 1.13 promotes with the bounds: a float bound gives float32, an int int64
+        if builtins.any(isinstance(b, builtins.float) for b in bounds):
+            self = self.to(_tensor.float32)
+        elif self.dtype is _tensor.bool:
+            if builtins.all(isinstance(b, builtins.bool) for b in bounds):
+                kernel = "clamp_cpu" if len(bounds) == 2 else ("clamp_min_cpu" if min is not None else "clamp_max_cpu")
+                raise RuntimeError(f'"{kernel}" not implemented for \'Bool\'')
+            self = self.to(_tensor.int64)
     if self.is_floating_point():
         lo = -math.inf if min is None else builtins.float(min)
         hi = math.inf if max is None else builtins.float(max)
@@ -187,13 +232,17 @@ def clamp_(self, min=None, max=None):  # noqa: A002
 def _triangle(self, diagonal, lower):
     """The elements on and below (tril) or above (triu) the diagonal-th diagonal of the last two dims, the rest 0:
     where over a mask of column - row (TrilBackward0/TriuBackward0)."""
-    if self.dim() < 2:
-        raise RuntimeError(f"{'tril' if lower else 'triu'}: input tensor must have at least 2 dimensions")
+    name = "TrilBackward0" if lower else "TriuBackward0"
+    if self.numel() == 0:   # 1.13 returns before checking the dims
+        return recorded(name, [self], lambda: self.clone())
+    if self.dim() < 2:   # 1.13 reads size(-2)
+        if self.dim() == 0:
+            raise IndexError("Dimension specified as -2 but tensor has no dimensions")
+        _wrap_dim(-2, self.dim())
     rows, cols = self._shape()[-2:]
     offset = _tensor.arange(cols).reshape([1, cols]) - _tensor.arange(rows).reshape([rows, 1])
     keep = offset <= diagonal if lower else offset >= diagonal
-    return recorded("TrilBackward0" if lower else "TriuBackward0", [self],
-                    lambda: _C.where(keep, self, _tensor.zeros([], dtype=self.dtype)))
+    return recorded(name, [self], lambda: _C.where(keep, self, _tensor.zeros([], dtype=self.dtype)))
 
 
 def tril(input, diagonal=0):
@@ -208,6 +257,13 @@ def _host_elementwise(self, other, name, int_fn, float_fn, reverse=False):
     """An integer-exact op the engine has no kernel for (floor division, remainder), computed on the host from
     the promoted, broadcast operands; the result has no history (use it under no_grad or on data)."""
     from tinyddp.autograd.grad_mode import no_grad
+    if self.dtype is _tensor.bool and (isinstance(other, builtins.bool) or
+                                       (isinstance(other, Tensor) and other.dtype is _tensor.bool)):
+        if isinstance(other, Tensor):
+            _broadcast_shape_of(self, other)
+        kernel = {"floor_divide": "div_floor_cpu", "remainder": "remainder_cpu", "fmod": "fmod_cpu",
+                  "div": "div_trunc_cpu"}[name]
+        raise RuntimeError(f'"{kernel}" not implemented for \'Bool\'')   # 1.13 has no bool kernel
     with no_grad():
         a = self.detach()
         b = other.detach() if isinstance(other, Tensor) else other
@@ -235,7 +291,11 @@ def _float_floordiv(x, y):
 
 
 def _float_mod(x, y):
-    return math.nan if y == 0 else x % y
+    """1.13's remainder: fmod, moved into the divisor's sign (a zero keeps the dividend's sign, unlike Python's %)."""
+    if y == 0:
+        return math.nan
+    m = math.fmod(x, y)
+    return m + y if m != 0 and (y < 0) != (m < 0) else m
 
 
 def floor_divide(input, other):
@@ -267,6 +327,8 @@ def remainder(input, other):
 def _gather_last(x, index):
     """x[..., index[..., j]] along the last dim, index of x's leading shape and any last size: rows of one
     element picked by the engine's embedding (a row gather, EmbeddingBackward0), so it carries x's gradient."""
+    if index.numel() == 0:   # nothing to pick: an empty result still linked to x
+        return x.reshape([-1]).narrow(0, 0, 0).reshape(list(index._shape()))
     n = x._shape()[-1] if x.dim() else 1
     lead = list(index._shape()[:-1]) if index.dim() else []
     k = index._shape()[-1] if index.dim() else 1
@@ -295,92 +357,121 @@ def _order(values, descending):
     return [sorted(range(len(row)), key=lambda i, row=row: key(row[i])) for row in values]
 
 
-def _select_along(self, dim, descending, k):
-    """(values, indices) of the k first elements of each line along dim in sorted order."""
+def _take_along(self, dim, index):
+    """(values, index): self's elements at `index` (int64, self's shape but for dim's size) along dim, gathered so
+    that they carry self's gradient. A 0-dim self is one line of one element; without elements, empty results."""
+    if self.dim() == 0:
+        return _gather_last(self.reshape([1]), index.reshape([1])).reshape([]), index.reshape([])
+    d = _wrap_dim(dim, self.dim())
+    last = self.dim() - 1
+    if index.numel() == 0:
+        return self.narrow(d, 0, index._shape()[d]).clone(), index
+    x = self.transpose(d, last) if d != last else self
+    ix = index.transpose(d, last) if d != last else index
+    values = _gather_last(x, ix)
+    return (values.transpose(d, last) if d != last else values), index
+
+
+def _select_along(self, dim, k, order):
+    """(values, indices) of the k first elements of each line along dim in the order `order(row)` (a list of
+    indices, from the row's Python numbers) gives."""
     dim = _wrap_dim(dim, self.dim())
     last = builtins.max(self.dim() - 1, 0)
-    x = self.transpose(dim, last) if dim != last else self
+    x = self.detach().transpose(dim, last) if dim != last else self.detach()
     shape = list(x._shape()) or [1]
-    rows = x.detach().reshape([-1, shape[-1]]).tolist()
-    picks = [order[:k] for order in _order(rows, descending)]
-    index = _tensor.tensor(picks, dtype=_tensor.int64).reshape(shape[:-1] + [k])
-    values = _gather_last(x, index)
-    if self.dim() == 0:
-        return values.reshape([]), index.reshape([])
-    if dim != last:
-        values, index = values.transpose(dim, last), index.transpose(dim, last)
-    return values, index
+    if x.numel() == 0 or k == 0:
+        index = _tensor.zeros(shape[:-1] + [k], dtype=_tensor.int64)
+    else:
+        rows = x.reshape([math.prod(shape[:-1]), shape[-1]]).tolist()
+        index = _tensor.tensor([order(row) for row in rows], dtype=_tensor.int64).reshape(shape[:-1] + [k])
+    if self.dim() and dim != last:
+        index = index.transpose(dim, last)
+    return _take_along(self, dim, index)
 
 
-def sort(self, dim=-1, descending=False, stable=False):
-    """(values, indices) sorted along dim; ties keep their order (1.13's CPU sort is stable)."""
-    size = self._shape()[_wrap_dim(dim, self.dim())] if self.dim() else 1
-    return _SortResult(recorded("SortBackward0", [self], lambda: _select_along(self, dim, descending, size)))
+def sort(self, dim=-1, descending=False, stable=None):
+    """(values, indices) sorted along dim (NaN the largest), equal values in the order 1.13's std::sort leaves them
+    (std::stable_sort with stable=True; engine/ops/order.cpp). Given stable= (1.13's sort.stable overload) the node
+    is SortBackward1."""
+    _wrap_dim(dim, self.dim())
+    node = "SortBackward0" if stable is None else "SortBackward1"
+    return _SortResult(recorded(node, [self], lambda: _take_along(
+        self, dim, self.detach()._sort_indices(dim, descending, builtins.bool(stable)))))
 
 
-def argsort(self, dim=-1, descending=False):
-    return sort(self, dim, descending)[1]
+def argsort(self, dim=-1, descending=False, stable=False):
+    return sort(self, dim, descending, stable)[1]
 
 
 def topk(self, k, dim=-1, largest=True, sorted=True):  # noqa: A002
-    """The k largest (or smallest) elements along dim and their indices, largest first."""
-    size = self._shape()[_wrap_dim(dim, self.dim())] if self.dim() else 1
+    """The k largest (or smallest) elements along dim and their indices, largest first (NaN the largest), equal
+    values in the order 1.13's kernel leaves them (engine/ops/order.cpp)."""
+    d = _wrap_dim(dim, self.dim())
+    size = self._shape()[d] if self.dim() else 1
     if not 0 <= k <= size:
         raise RuntimeError("selected index k out of range")
-    return _TopkResult(recorded("TopkBackward0", [self], lambda: _select_along(self, dim, largest, k)))
-
-
-def min(self, dim=None, keepdim=False):  # noqa: A001
-    """min() (0-dim; MinBackward1), min(dim, keepdim) (values, indices; MinBackward0) and min(other)
-    (elementwise; MinimumBackward0), over max of -self."""
-    if isinstance(dim, Tensor):
-        return minimum(self, dim)
+    if self.dim() == 0:   # 1.13 runs no kernel: the element itself, for k 0 or 1
+        return _TopkResult(recorded("TopkBackward0", [self], lambda: (self.clone(), _tensor.zeros(
+            [], dtype=_tensor.int64))))
     if self.dtype is _tensor.bool:
-        out = (~self).max() if dim is None else (~self).max(dim, keepdim)
-        return ~out if dim is None else _MinResult((~out[0], out[1]))
-    if dim is None:
-        return recorded("MinBackward1", [self], lambda: -(-self).max(), saved_outputs=(0,), saved_inputs=(0,))
-
-    def smallest():
-        values, indices = (-self).max(dim, keepdim)
-        return -values, indices
-    return _MinResult(recorded("MinBackward0", [self], smallest))
-
-
-def argmin(self, dim=None, keepdim=False):
-    if self.dtype is _tensor.bool:
-        raise RuntimeError('"argmin_cpu" not implemented for \'Bool\'')
-    return (-self.detach()).argmax(dim, keepdim)
+        raise RuntimeError('"topk_cpu" not implemented for \'Bool\'')
+    return _TopkResult(recorded("TopkBackward0", [self], lambda: _take_along(
+        self, d, self.detach()._topk_indices(k, d, largest, sorted))))
 
 
 def minimum(self, other):
-    return recorded("MinimumBackward0", [self, other], lambda: -(-self).maximum(-other))
+    """torch.minimum: tinyddp/_tensor_reduce.py."""
+    from tinyddp._tensor_reduce import minimum as _minimum
+    return _minimum(self, other)
 
 
 # ---- statistics ----
 
-def var(self, dim=None, unbiased=True, keepdim=False, *, correction=None):
-    """The variance: sum((x - mean)^2) / (n - correction), correction 1 unless unbiased=False (or given)
-    (VarBackward0)."""
+def _var_args(dim, unbiased):
+    """1.13's var(unbiased) overload: a bool first argument is `unbiased`, over all elements."""
+    if isinstance(dim, builtins.bool):
+        return None, dim
+    return dim, unbiased
+
+
+def _check_var_dtype(self, name="std and var"):
     if not self.is_floating_point():
-        raise RuntimeError("std and var only support floating point and complex dtypes")
+        raise RuntimeError(f"{name} only support floating point and complex dtypes")
+
+
+def var(self, dim=None, unbiased=True, keepdim=False, *, correction=None):
+    """The variance: sum((x - mean)^2) / max(n - correction, 0), correction 1 unless unbiased=False (or given);
+    NaN over fewer elements than that (VarBackward0; 1.13 saves self, so an in-place change of it is caught at
+    the backward)."""
+    dim, unbiased = _var_args(dim, unbiased)
+    _check_var_dtype(self)
     return recorded("VarBackward0", [self], lambda: _var(self, dim, unbiased, keepdim, correction),
-                    saved_inputs=(0,))   # 1.13 saves self (an in-place change of it is caught at backward)
+                    saved_inputs=(0,))
 
 
 def _var(self, dim, unbiased, keepdim, correction):
     if correction is None:
         correction = 1 if unbiased else 0
-    centered = self - self.mean(dim, True)
-    dims = range(self.dim()) if dim is None else ([dim] if isinstance(dim, int) else dim)
+    every = dim is None or (not isinstance(dim, int) and len(dim) == 0)
+    dims = list(range(self.dim())) if every else ([dim] if isinstance(dim, int) else list(dim))
+    centered = self - self.mean(None if every else dims, True)
     n = math.prod(self._shape()[_wrap_dim(d, self.dim())] for d in dims) if self.dim() else 1
-    return (centered * centered).sum(dim if dim is not None else None, keepdim) / builtins.max(n - correction, 0)
+    return (centered * centered).sum(None if every else dims, keepdim) / builtins.max(n - correction, 0)
+
+
+def _sqrt_of_variance(v):
+    """sqrt(v) with 1.13's std gradient: 0 where the deviation is 0 (its std_backward masks the division by 0),
+    where sqrt's own would be NaN."""
+    zero = v == 0
+    inside = _C.where(zero, _tensor.ones([], dtype=v.dtype), v)
+    return _C.where(zero, _tensor.zeros([], dtype=v.dtype), inside.sqrt())
 
 
 def std(self, dim=None, unbiased=True, keepdim=False, *, correction=None):
-    if not self.is_floating_point():
-        raise RuntimeError("std and var only support floating point and complex dtypes")
-    return recorded("StdBackward0", [self], lambda: _var(self, dim, unbiased, keepdim, correction).sqrt(),
+    """The standard deviation, sqrt of var (StdBackward0; its gradient 0 where it is 0, as 1.13's)."""
+    dim, unbiased = _var_args(dim, unbiased)
+    _check_var_dtype(self)
+    return recorded("StdBackward0", [self], lambda: _sqrt_of_variance(_var(self, dim, unbiased, keepdim, correction)),
                     saved_outputs=(0,), saved_inputs=(0,))
 
 
@@ -392,6 +483,9 @@ def norm(input, p="fro", dim=None, keepdim=False, out=None, dtype=None):
     if out is not None:
         raise NotImplementedError("tinyddp: torch.norm(out=...) is not supported; use the returned tensor")
     ndim = input.dim()
+    if isinstance(dim, builtins.bool):
+        raise TypeError("norm() received an invalid combination of arguments - got (bool), but expected one of:\n"
+                        " * (Tensor input, Number p, int dim, bool keepdim, *, torch.dtype dtype)\n")
     c_dtype = None if dtype is None else _tensor._c_dtype(dtype)
     if dim is None and dtype is None and p is not None:
         if isinstance(p, str) and p == "fro":
@@ -411,6 +505,10 @@ def norm(input, p="fro", dim=None, keepdim=False, out=None, dtype=None):
             wrapped = [_wrap_dim(d, ndim) for d in dims]
             if wrapped[0] == wrapped[1]:
                 raise RuntimeError(f"Expected dims to be different, got {dims} instead")
+            if not input.is_floating_point():   # 1.13's frobenius_norm fails on an integer result
+                raise RuntimeError('result.scalar_type() == toRealValueType(self.scalar_type()) INTERNAL ASSERT '
+                                   'FAILED at "./aten/src/ATen/native/LinearAlgebra.cpp":2694, please report a bug '
+                                   'to PyTorch. ')
             return (input * input).sum(wrapped, keepdim).sqrt()
         if p == "nuc":
             if dtype is not None:
@@ -477,6 +575,8 @@ def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False)
     end - step * (steps - 1 - i) for the second, each one fused multiply-add (one rounding)."""
     if steps < 0:
         raise RuntimeError("number of steps must be non-negative")
+    if steps == 1:   # 1.13: the start alone
+        end = start
     dtype = dtype or _tensor.float32
     single = dtype is _tensor.float32
 
@@ -561,7 +661,8 @@ Tensor.expand_as = lambda self, other: expand(self, other.shape)
 Tensor.repeat = repeat
 Tensor.masked_fill = masked_fill
 Tensor.masked_fill_ = lambda self, mask, value: self._apply_inplace(   # 1.13 reads the value as a number: no overlap
-    lambda current: masked_fill(current, mask, value), [value] if isinstance(value, Tensor) else [], False)
+    lambda current: masked_fill(current, mask, value, _inplace=True), [value] if isinstance(value, Tensor) else [],
+    False)
 Tensor.where = lambda self, condition, other: where(condition, self, other)
 
 
@@ -593,8 +694,6 @@ Tensor.gather = lambda self, dim, index: gather(self, dim, index)
 Tensor.sort = sort
 Tensor.argsort = argsort
 Tensor.topk = topk
-Tensor.min = min
-Tensor.argmin = argmin
 Tensor.minimum = minimum
 Tensor.var = var
 Tensor.std = std

@@ -270,11 +270,17 @@ def masked_scatter(input, mask, source):
 
 def renorm(input, p, dim, maxnorm):
     """Each slice along dim scaled down to norm maxnorm when its p-norm is larger (by maxnorm / (norm + 1e-7))."""
+    if input.dim() < 2:
+        raise RuntimeError(f"renorm: input needs at least 2 dimensions, got {input.dim()} dimensions")
     dim = _wrap_dim(dim, input.dim())
+    if not input.is_floating_point():
+        from tinyddp._tensor_reduce import scalar_name
+        raise RuntimeError("linalg.vector_norm: Expected a floating point or complex tensor as input. Got "
+                           f"{scalar_name(input.dtype)}")
     others = [d for d in range(input.dim()) if d != dim]
 
     def scaled():
-        norms = (input.abs() ** p).sum(others, True) ** (1.0 / p)
+        norms = _C._norm(input, float(p), others, True, None)
         scale = _C.where(norms > maxnorm, maxnorm / (norms + 1e-7), _tensor.ones([], dtype=norms.dtype))
         return input * scale
     return recorded("RenormBackward0", [input], scaled)

@@ -26,9 +26,18 @@ def reshape(input, shape):
 
 
 def unflatten(input, dim, sizes):
+    """dim split into sizes (a view, as 1.13's); a -1 in sizes is inferred from dim's size, even when another dim
+    is empty."""
     dim = _wrap_dim(dim, input.dim())
+    if input.dim() == 0:
+        raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
     shape = list(input._shape())
-    return input.view(shape[:dim] + list(sizes) + shape[dim + 1:])   # a view, as 1.13's
+    sizes = [int(s) for s in sizes]
+    if sizes.count(-1) == 1:
+        known = math.prod(s for s in sizes if s != -1)
+        if known and shape[dim] % known == 0:
+            sizes[sizes.index(-1)] = shape[dim] // known
+    return input.view(shape[:dim] + sizes + shape[dim + 1:])
 
 
 def sum_to_size(self, *size):
@@ -56,6 +65,8 @@ def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
         return _tensor.tensor([i for i, c in enumerate(counts) for _ in range(c)], dtype=_tensor.int64)
     if dim is None:
         input, dim = input.reshape([-1]), 0
+    if input.dim() == 0:
+        raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
     dim = _wrap_dim(dim, input.dim())
     size = input._shape()[dim]
     counts = repeats.reshape([-1]).tolist() if isinstance(repeats, Tensor) else [int(repeats)]
@@ -239,13 +250,18 @@ def diag_embed(input, offset=0, dim1=-2, dim2=-1):
 def _diag_embed(input, offset, dim1, dim2):
     k = input._shape()[-1] if input.dim() else 1
     size = k + builtins.abs(offset)
-    rows = _tensor.arange(size).reshape([size, 1])
-    cols = _tensor.arange(size).reshape([1, size])
-    on = (cols - rows) == offset
-    picks = [[builtins.min(i if offset >= 0 else j, k - 1) for j in range(size)] for i in range(size)]
-    index = _tensor.tensor(picks, dtype=_tensor.int64).reshape([size, size])
-    spread = _take(input, input.dim() - 1, index) if input.dim() else _take(input.reshape([1]), 0, index)
-    out = _C.where(on, spread, _tensor.zeros([], dtype=input.dtype))
+    if k == 0:   # nothing to place: zeros, linked to input (whose gradient is empty)
+        out = _tensor.zeros(list(input._shape()[:-1]) + [size, size], dtype=input.dtype)
+        if input.requires_grad:
+            out = out + input.sum() * 0
+    else:
+        rows = _tensor.arange(size).reshape([size, 1])
+        cols = _tensor.arange(size).reshape([1, size])
+        on = (cols - rows) == offset
+        picks = [[builtins.min(i if offset >= 0 else j, k - 1) for j in range(size)] for i in range(size)]
+        index = _tensor.tensor(picks, dtype=_tensor.int64).reshape([size, size])
+        spread = _take(input, input.dim() - 1, index) if input.dim() else _take(input.reshape([1]), 0, index)
+        out = _C.where(on, spread, _tensor.zeros([], dtype=input.dtype))
     n = out.dim()
     d1, d2 = _wrap_dim(dim1, n), _wrap_dim(dim2, n)
     if (d1, d2) != (n - 2, n - 1):
@@ -259,11 +275,16 @@ def diag(input, diagonal=0):
     if input.dim() == 1:
         return recorded("DiagBackward0", [input], lambda: _diag_embed(input, diagonal, -2, -1))
     if input.dim() == 2:
+        rows, cols = input._shape()   # 1.13's diag sizes the diagonal without clamping it at 0
+        if (builtins.min(rows, cols - diagonal) if diagonal >= 0 else builtins.min(rows + diagonal, cols)) < 0:
+            raise RuntimeError("numel: integer multiplication overflow")
         return recorded("DiagBackward0", [input], lambda: _diagonal(input, diagonal))
     raise RuntimeError("matrix or a vector expected")
 
 
 def trace(input):
+    if input.dtype is _tensor.bool:
+        raise RuntimeError('"trace" not implemented for \'Bool\'')
     if input.dim() != 2:
         raise RuntimeError("trace: expected a matrix, but got tensor with dim " + str(input.dim()))
     return recorded("TraceBackward0", [input], lambda: _diagonal(input).sum())
@@ -440,16 +461,25 @@ def _cross(input, other, dim):
         dim = next((d for d, s in enumerate(shape) if s == 3), None)
         if dim is None:
             raise RuntimeError("no dimension of size 3 in input")
+    given = dim
+    if not shape:
+        raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
     dim = _wrap_dim(dim, len(shape))
-    if shape[dim] != 3:
-        raise RuntimeError(f"linalg.cross: inputs dimension {dim} must have length 3. Got {input._shape()[dim]} and "
-                           f"{other._shape()[dim]}")
+    if shape[dim] != 3:   # 1.13 names the dim as given
+        raise RuntimeError(f"linalg.cross: inputs dimension {given} must have length 3. Got {input._shape()[dim]} "
+                           f"and {other._shape()[dim]}")
+    if input.dtype is _tensor.bool or other.dtype is _tensor.bool:
+        raise RuntimeError('"cross" not implemented for \'Bool\'')
     p = [a.narrow(dim, i, 1) for i in range(3)]
     q = [b.narrow(dim, i, 1) for i in range(3)]
     return _C.cat([p[1] * q[2] - p[2] * q[1], p[2] * q[0] - p[0] * q[2], p[0] * q[1] - p[1] * q[0]], dim)
 
 
 def diff(input, n=1, dim=-1, prepend=None, append=None):
+    if input.dim() == 0:
+        raise RuntimeError("diff expects input to be at least one-dimensional")
+    if n == 0:   # 1.13 returns a copy before looking at dim
+        return recorded("CopyBackwards", [input], lambda: input.clone())
     dim = _wrap_dim(dim, input.dim())
     if prepend is not None or append is not None:
         parts = ([prepend] if prepend is not None else []) + [input] + ([append] if append is not None else [])
@@ -518,11 +548,16 @@ def _cdist(x1, x2, p):
 def cosine_similarity(x1, x2, dim=1, eps=1e-8):
     """sum((x1 / |x1|) * (x2 / |x2|)) along dim, the norms clamped to eps without a gradient for the clamp (1.13
     clamps them in place under no_grad), after broadcasting x1 and x2 together."""
+    if not (x1.is_floating_point() or x2.is_floating_point()):
+        from tinyddp._tensor_reduce import result_type, scalar_name
+        raise RuntimeError("expected common dtype to be floating point, yet common dtype is "
+                           f"{scalar_name(result_type(x1, x2))}")
     shape = _broadcast_shape(x1._shape(), x2._shape())
     x1, x2 = _C.expand(x1, shape), _C.expand(x2, shape)
 
-    def norm(x):
-        n = (x * x).sum(dim, True).sqrt()
+    def norm(x):   # 1.13's: linalg.vector_norm (its gradient 0 at a zero vector), clamped in place under no_grad
+        from tinyddp import linalg
+        n = linalg.vector_norm(x, 2, dim, True)
         return n + (n.clamp(min=eps) - n).detach()
     return ((x1 / norm(x1)) * (x2 / norm(x2))).sum(dim)
 

@@ -339,11 +339,16 @@ def test_elementwise_maximum_values_and_gradients():
     assert torch.max(x, 0)[0].tolist() == [4.0, 5.0, 3.0] and torch.max(x, dim=1).values.tolist() == [3.0, 5.0]
 
 
-def test_elementwise_maximum_refusals():
+def test_elementwise_maximum_refusals_and_infinities():
     with pytest.raises(TypeError, match=r"^maximum\(\): argument 'other' \(position 2\) must be Tensor, not float$"):
         torch.maximum(torch.ones(2), 0.0)
-    with pytest.raises(NotImplementedError, match="inf or -inf is not supported"):
-        torch.max(torch.tensor([1.0, float("-inf")]), torch.zeros(2))
+    # infinities are selected as they are (1.13's values and gradients: half to each at the tie inf == inf)
+    a = torch.tensor([1.0, float("-inf"), float("inf")], requires_grad=True)
+    b = torch.tensor([0.0, 0.0, float("inf")], requires_grad=True)
+    out = torch.max(a, b)
+    assert out.tolist() == [1.0, 0.0, float("inf")]
+    out.sum().backward()
+    assert a.grad.tolist() == [1.0, 0.0, 0.5] and b.grad.tolist() == [0.0, 1.0, 0.5]
 
 
 # ---- warnings ----

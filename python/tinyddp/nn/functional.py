@@ -1,5 +1,6 @@
 """torch.nn.functional: the engine's activations and losses (engine/ops/ops.h), PyTorch's names and defaults;
 the convolutions, pooling, padding and resampling are nn/_spatial.py's, re-exported here."""
+import builtins
 import functools
 import inspect
 import math
@@ -70,11 +71,25 @@ def _softmax_dim(name, ndim, stacklevel):
     return 0 if ndim in (0, 1, 3) else 1
 
 
+def _integral_softmax(input, dim, name):
+    """1.13 on an integer or bool input: the dim checked, an empty result for an empty input (no kernel runs), else
+    the missing kernel's error (the last-dim kernel's name for the last dim of a tensor or a 0-dim one)."""
+    from tinyddp._tensor import _wrap_dim
+    from tinyddp._tensor_reduce import scalar_name
+    d = _wrap_dim(dim, input.dim())
+    if input.numel() == 0:
+        return input.clone()
+    kernel = f"{name}_lastdim_kernel_impl" if d == builtins.max(input.dim() - 1, 0) else "softmax_kernel_impl"
+    raise RuntimeError(f'"{kernel}" not implemented for \'{scalar_name(input.dtype)}\'')
+
+
 def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
     if dim is None:
         dim = _softmax_dim("log_softmax", input.dim(), _stacklevel)
     if dtype is not None:
         input = input.to(dtype)
+    if not input.is_floating_point():
+        return _integral_softmax(input, dim, "log_softmax")
     return _C._nn.log_softmax(input, dim)
 
 
@@ -83,6 +98,8 @@ def softmax(input, dim=None, _stacklevel=3, dtype=None):
         dim = _softmax_dim("softmax", input.dim(), _stacklevel)
     if dtype is not None:
         input = input.to(dtype)
+    if not input.is_floating_point():
+        return _integral_softmax(input, dim, "softmax")
     return _C._nn.softmax(input, dim)
 
 
@@ -297,7 +314,9 @@ def one_hot(tensor, num_classes=-1):
     if tensor.dtype is not _tensor.int64:
         raise RuntimeError("one_hot is only applicable to index tensor.")
     if num_classes == -1:
-        num_classes = int(tensor.max().item()) + 1 if tensor.numel() else 0
+        if not tensor.numel():
+            raise RuntimeError("Can not infer total number of classes from empty tensor.")
+        num_classes = int(tensor.max().item()) + 1
     if tensor.numel() and int(tensor.min().item()) < 0:
         raise RuntimeError("Class values must be non-negative.")
     if tensor.numel() and int(tensor.max().item()) >= num_classes:
