@@ -8,6 +8,7 @@
 #include "dist/collectives.h"
 #include "dist/comm_hooks.h"
 #include "dist/ddp.h"
+#include "dist/debug_level.h"
 #include "dist/mpi_process_group.h"
 #include "dist/thread_process_group.h"
 
@@ -329,6 +330,7 @@ void bind_dist(py::module_& m) {
     return out;
   }, py::arg("mine"), group);
   d.def("run_threads", &run_threads);
+  d.def("debug_level_from_env", [] { return std::string(dist::debug_level_name(dist::debug_level_from_env())); });
   // fp16_compress_hook's cast: rounds a float32 tensor's values to the nearest fp16 (dist/comm_hooks.h).
   d.def("round_to_fp16_", [](Tensor& t) {
     TINYDDP_CHECK(t.dtype() == DType::f32 && t.device().is_cpu() && t.is_contiguous(),
@@ -340,8 +342,13 @@ void bind_dist(py::module_& m) {
 
   py::class_<dist::DDPOptions>(d, "DDPOptions")
       .def(py::init([](double bucket_cap_mb, bool find_unused_parameters, bool static_graph,
-                       bool gradient_as_bucket_view, bool broadcast_buffers) {
+                       bool gradient_as_bucket_view, bool broadcast_buffers, const std::string& debug_level) {
              dist::DDPOptions o;
+             // The level tinyddp.distributed read from TORCH_DISTRIBUTED_DEBUG when imported (as 1.13 reads it)
+             for (dist::DebugLevel l : {dist::DebugLevel::off, dist::DebugLevel::info, dist::DebugLevel::detail})
+               if (debug_level == dist::debug_level_name(l)) o.debug_level = l;
+             TINYDDP_CHECK(o.debug_level.has_value(), "DDPOptions: debug_level must be OFF, INFO or DETAIL, not ",
+                           debug_level);
              o.bucket_cap_mb = bucket_cap_mb;
              o.broadcast_buffers = broadcast_buffers;
              o.find_unused_parameters = find_unused_parameters;

@@ -8,6 +8,7 @@ with a stand-in `tinyddp` that resolves to `torch`, recording stdout, how it end
 tests/python/test_scripts_more.py runs the same scripts on tinyddp and compares all three. Run by hand, then commit
 scripts_more.json (deterministic):
     /usr/bin/python3 tests/golden/gen_scripts_more.py
+`main` serves the other script folders too (gen_scripts_ddp.py).
 """
 import json
 import os
@@ -20,33 +21,17 @@ import torch
 sys.dont_write_bytecode = True  # keep __pycache__ out of tests/golden
 from gen_scripts import TORCH_AS_TINYDDP  # noqa: E402  (also puts tests/python/scripts on sys.path)
 from gen_tdp_params import here, write_json  # noqa: E402
-from _harness import normalize  # noqa: E402
+from _harness import run_script, script_names  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SCRIPTS_MORE = os.path.join(HERE, "..", "python", "scripts_more")
-HARNESS = os.path.join(HERE, "..", "python", "scripts", "_harness.py")
 
 
-def script_names():
-    return sorted(f[:-3] for f in os.listdir(SCRIPTS_MORE) if f.endswith(".py") and not f.startswith("_"))
-
-
-def run(name, stand_in):
-    with tempfile.TemporaryDirectory() as tmp:
-        result_path = os.path.join(tmp, "result.json")
-        proc = subprocess.run([sys.executable, HARNESS, name + ".py", result_path], cwd=SCRIPTS_MORE,
-                              capture_output=True, text=True, timeout=300,
-                              env=dict(os.environ, PYTHONDONTWRITEBYTECODE="1", PYTHONPATH=stand_in))
-        if proc.returncode != 0 or not os.path.exists(result_path):
-            raise RuntimeError(f"{name}: the harness failed ({proc.returncode}):\n{proc.stderr}")
-        with open(result_path) as f:
-            result = json.load(f)
-    return {"stdout": normalize(proc.stdout), "exception": result["exception"], "warnings": result["warnings"]}
-
-
-def main():
+def main(folder=SCRIPTS_MORE, json_name="scripts_more.json", timeout=300):
+    """Runs the scripts of `folder` named on the command line (all of them when none is) on torch and writes
+    json_name next to this file; named scripts replace their records and keep the others'."""
     only = sys.argv[1:]
-    path = here("scripts_more.json")
+    path = here(json_name)
     out = {"torch_version": torch.__version__, "scripts": {}}
     if only and os.path.exists(path):   # regenerate some scripts, keep the others
         with open(path) as f:
@@ -55,10 +40,19 @@ def main():
         os.mkdir(os.path.join(stand_in, "tinyddp"))
         with open(os.path.join(stand_in, "tinyddp", "__init__.py"), "w") as f:
             f.write(TORCH_AS_TINYDDP)
-        for name in only or script_names():
-            out["scripts"][name] = run(name, stand_in)
+        for name in only or script_names(folder):
+            for attempt in range(3):
+                try:
+                    out["scripts"][name] = run_script(folder, name, [stand_in], timeout)
+                    break
+                except subprocess.TimeoutExpired:
+                    # 1.13's gloo can deadlock at exit: ~ProcessGroupGloo joins its worker under the GIL while the
+                    # worker waits for the GIL to free a tensor's Python object. The output is deterministic.
+                    print(name, "timed out; running it again", flush=True)
+            else:
+                raise RuntimeError(f"{name} timed out 3 times")
             print(name, "ok", flush=True)
-    out["scripts"] = {k: out["scripts"][k] for k in sorted(out["scripts"]) if k in script_names()}
+    out["scripts"] = {k: out["scripts"][k] for k in sorted(out["scripts"]) if k in script_names(folder)}
     write_json(out, path)
 
 

@@ -1,11 +1,10 @@
 """More PyTorch 1.13 CPU training and evaluation scripts on tinyddp against PyTorch (tests/golden/scripts_more.json,
 from gen_scripts_more.py), compared as test_scripts.py compares tests/python/scripts/: stdout, the exception (type
 and text) and the main thread's warnings must equal 1.13's exactly; object addresses compare as "object at 0x...".
+`check_scripts` serves the other script folders too (test_scripts_ddp.py).
 """
-import difflib
 import json
 import os
-import subprocess
 import sys
 
 import pytest
@@ -13,42 +12,29 @@ import pytest
 import tinyddp
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-SCRIPTS_MORE = os.path.join(HERE, "scripts_more")
-HARNESS = os.path.join(HERE, "scripts", "_harness.py")
-with open(os.path.join(HERE, "..", "golden", "scripts_more.json")) as f:
-    GOLDEN = json.load(f)
 sys.path.insert(0, os.path.join(HERE, "scripts"))
-from _harness import normalize  # noqa: E402
+from _harness import differences, run_script, script_names  # noqa: E402
 
 PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(tinyddp.__file__)))
 
 
-def script_names():
-    return sorted(f[:-3] for f in os.listdir(SCRIPTS_MORE) if f.endswith(".py") and not f.startswith("_"))
+def check_scripts(folder, json_name, timeout):
+    """The two tests of a script folder and its golden: every script has a golden, and each prints and ends as
+    1.13's did."""
+    with open(os.path.join(HERE, "..", "golden", json_name)) as f:
+        golden = json.load(f)
+
+    def test_every_script_has_a_golden():
+        assert sorted(golden["scripts"]) == script_names(folder)
+
+    @pytest.mark.parametrize("name", sorted(golden["scripts"]))
+    def test_script_prints_and_ends_as_pytorch(name):
+        ours = run_script(folder, name, [PACKAGE_DIR] + os.environ.get("PYTHONPATH", "").split(os.pathsep), timeout)
+        diff = differences(golden["scripts"][name], ours)
+        assert diff == "", f"{name} differs from 1.13:\n{diff}"
+
+    return test_every_script_has_a_golden, test_script_prints_and_ends_as_pytorch
 
 
-def run_on_tinyddp(name, tmp_path):
-    result_path = str(tmp_path / "result.json")
-    env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1",
-               PYTHONPATH=os.pathsep.join([PACKAGE_DIR] + os.environ.get("PYTHONPATH", "").split(os.pathsep)))
-    proc = subprocess.run([sys.executable, HARNESS, name + ".py", result_path], cwd=SCRIPTS_MORE,
-                          capture_output=True, text=True, timeout=240, env=env)
-    assert proc.returncode == 0 and os.path.exists(result_path), f"the harness failed:\n{proc.stderr}"
-    with open(result_path) as f:
-        result = json.load(f)
-    return {"stdout": normalize(proc.stdout), "exception": result["exception"], "warnings": result["warnings"]}
-
-
-def test_every_script_has_a_golden():
-    assert sorted(GOLDEN["scripts"]) == script_names()
-
-
-@pytest.mark.parametrize("name", sorted(GOLDEN["scripts"]))
-def test_script_prints_and_ends_as_pytorch(name, tmp_path):
-    golden = GOLDEN["scripts"][name]
-    ours = run_on_tinyddp(name, tmp_path)
-    diff = "".join(difflib.unified_diff(golden["stdout"].splitlines(True), ours["stdout"].splitlines(True),
-                                        "pytorch", "tinyddp"))
-    assert ours["stdout"] == golden["stdout"], f"{name}: stdout differs:\n{diff}"
-    assert ours["exception"] == golden["exception"], name
-    assert ours["warnings"] == golden["warnings"], name
+test_every_script_has_a_golden, test_script_prints_and_ends_as_pytorch = check_scripts(
+    os.path.join(HERE, "scripts_more"), "scripts_more.json", timeout=240)

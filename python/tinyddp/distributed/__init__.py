@@ -7,6 +7,7 @@ runs with only its import changed, is the thread backend, or "mpi" when the proc
 spawn); get_backend() still says "gloo".
 """
 import datetime
+import enum
 import io
 import os
 import pickle
@@ -48,6 +49,36 @@ class Backend:
         if value == Backend.UNDEFINED:
             raise ValueError(f"Invalid backend: '{name}'")
         return value
+
+
+class DebugLevel(enum.Enum):
+    """torch.distributed.DebugLevel: how much the reducer's errors say (TORCH_DISTRIBUTED_DEBUG)."""
+    OFF = 0
+    INFO = 1
+    DETAIL = 2
+
+
+# The level, per process as 1.13's: read from TORCH_DISTRIBUTED_DEBUG when this module is imported (an invalid value
+# fails the import, as 1.13's), and again by set_debug_level_from_env(). spawn's rank threads stand for processes
+# that imported torch anew: each has the level spawn read (multiprocessing/spawn.py).
+_debug_level = _d.debug_level_from_env()
+
+
+def get_debug_level():
+    return DebugLevel[getattr(_rank_thread, "debug_level", None) or _debug_level]
+
+
+def set_debug_level(level):
+    global _debug_level
+    name = DebugLevel(level).name if not isinstance(level, DebugLevel) else level.name
+    if getattr(_rank_thread, "debug_level", None) is not None:
+        _rank_thread.debug_level = name
+    else:
+        _debug_level = name
+
+
+def set_debug_level_from_env():
+    set_debug_level(DebugLevel[_d.debug_level_from_env()])
 
 
 def is_gloo_available():
@@ -615,10 +646,12 @@ def _no_grad():
 from tinyddp.distributed import algorithms  # noqa: E402  (torch.distributed.algorithms; needs tinyddp.nn)
 from tinyddp.distributed.grad_bucket import GradBucket  # noqa: E402
 
-__all__ = ["Backend", "GradBucket", "GroupMember", "P2POp", "ProcessGroup", "ReduceOp", "Work", "algorithms",
-           "all_gather", "all_gather_into_tensor", "all_gather_object", "all_reduce", "all_to_all", "all_to_all_single",
-           "barrier", "batch_isend_irecv", "broadcast", "broadcast_object_list", "destroy_process_group", "gather",
-           "gather_object", "get_backend", "get_global_rank", "get_group_rank", "get_process_group_ranks", "get_rank",
+__all__ = ["Backend", "DebugLevel", "GradBucket", "GroupMember", "P2POp", "ProcessGroup", "ReduceOp",
+           "Work", "algorithms", "all_gather", "all_gather_into_tensor", "all_gather_object", "all_reduce",
+           "all_to_all", "all_to_all_single", "barrier", "batch_isend_irecv", "broadcast",
+           "broadcast_object_list", "destroy_process_group", "gather", "gather_object", "get_backend",
+           "get_debug_level", "get_global_rank", "get_group_rank", "get_process_group_ranks", "get_rank",
            "get_world_size", "group", "init_process_group", "irecv", "is_available", "is_gloo_available",
-           "is_initialized", "is_nccl_available", "is_torchelastic_launched", "isend", "monitored_barrier", "new_group",
-           "recv", "reduce", "reduce_scatter", "reduce_scatter_tensor", "scatter", "scatter_object_list", "send"]
+           "is_initialized", "is_nccl_available", "is_torchelastic_launched", "isend", "monitored_barrier",
+           "new_group", "recv", "reduce", "reduce_scatter", "reduce_scatter_tensor", "scatter",
+           "scatter_object_list", "send", "set_debug_level", "set_debug_level_from_env"]

@@ -33,10 +33,19 @@ def spawn(fn, args=(), nprocs=1, join=True, daemon=False, start_method="spawn", 
         raise NotImplementedError("spawn(join=False): tinyddp's ranks are threads joined by spawn; use join=True.")
     failures = []   # (rank, traceback text) in the order the ranks failed
     lock = threading.Lock()
+    # What each of 1.13's child processes reads from TORCH_DISTRIBUTED_DEBUG when it imports torch: the
+    # environment as spawn found it (a rank that sets the variable afterwards changes nothing).
+    try:
+        debug_level, debug_error = _C._dist.debug_level_from_env(), None
+    except RuntimeError as e:
+        debug_level, debug_error = None, e
 
     def run_rank(rank):
         _rank_thread.active = True
+        _rank_thread.debug_level = debug_level
         try:
+            if debug_error is not None:
+                raise RuntimeError(str(debug_error))
             fn(rank, *args)
         except BaseException:
             with lock:

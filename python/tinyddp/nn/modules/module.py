@@ -403,6 +403,14 @@ class Module:
         working); PyTorch's checks and texts."""
         missing, unexpected, errors = [], [], []
         expected = self.state_dict(keep_vars=True)
+        # 1.13 loads a copy, which each module's _load_from_state_dict may upgrade from an older format version
+        # (the version its _metadata records; none is older than all): here, the modules' _upgrade_state_dict.
+        metadata = getattr(state_dict, "_metadata", None)
+        state_dict = OrderedDict(state_dict)
+        for name, module in self.named_modules():
+            upgrade = getattr(module, "_upgrade_state_dict", None)
+            if upgrade is not None:
+                upgrade(state_dict, name + "." if name else "", {} if metadata is None else metadata.get(name, {}))
         with no_grad():
             for key, target in expected.items():
                 if key not in state_dict:

@@ -4,6 +4,7 @@ named parameters and buffers (so messages name them as PyTorch's do), runs the m
 forward, and passes every tensor of the outputs (tensor, tuple, list or dict, flattened) to the unused-parameter
 search."""
 import inspect
+import warnings
 from contextlib import contextmanager
 
 import tinyddp.distributed as dist
@@ -32,7 +33,13 @@ class DistributedDataParallel(Module):
                  process_group=None, bucket_cap_mb=25, find_unused_parameters=False, check_reduction=False,
                  gradient_as_bucket_view=False, static_graph=False):
         super().__init__()
-        # 1.13's check, for CPU modules (every tinyddp module): device_ids and output_device must not be given
+        # 1.13's checks, in its order, for CPU modules (every tinyddp module)
+        if not any(p.requires_grad for p in module.parameters()):
+            raise RuntimeError("DistributedDataParallel is not needed when a module doesn't have any parameter that "
+                               "requires a gradient.")
+        if device_ids is not None and len(device_ids) > 1:
+            raise ValueError("device_ids can only be None or contain a single element.")
+        # device_ids and output_device must not be given
         if device_ids or output_device:
             devices = {p.device for p in module.parameters()}
             raise ValueError("DistributedDataParallel device_ids and output_device arguments only work with "
@@ -44,12 +51,19 @@ class DistributedDataParallel(Module):
         self.module = module
         self.process_group = dist.group.WORLD
         self.broadcast_buffers = broadcast_buffers
+        if check_reduction:
+            warnings.warn("The `check_reduction` argument in `DistributedDataParallel` module is deprecated. Please "
+                          "avoid using it.")
         options = _C._dist.DDPOptions(float(bucket_cap_mb), find_unused_parameters, static_graph,
-                                      gradient_as_bucket_view, broadcast_buffers)
+                                      gradient_as_bucket_view, broadcast_buffers, dist.get_debug_level().name)
         # Construction broadcasts rank 0's parameters and buffers; with broadcast_buffers each synced forward
         # copies rank 0's buffers again, in place (their versions bump, as 1.13's broadcast does).
         object.__setattr__(self, "_ddp", _C._dist.DistributedDataParallel(
             list(module.named_parameters()), options, list(module.named_buffers())))
+        # 1.13 refuses SyncBatchNorm on CPU modules once the reducer is built (after the broadcasts)
+        from tinyddp.nn.modules.batchnorm import SyncBatchNorm
+        if any(isinstance(layer, SyncBatchNorm) for layer in module.modules()):
+            raise ValueError("SyncBatchNorm layers only work with GPU modules")
 
     def forward(self, *inputs, **kwargs):
         result = {}
