@@ -95,11 +95,11 @@ void max_dim(int64_t outer, int64_t size, int64_t inner, const T* x, T* values, 
       const T* p = x + o * size * inner + i;
       T best = p[0];
       int64_t arg = 0;
-      for (int64_t s = 1; s < size; ++s)
+      // The first maximum, or the first NaN (NaN propagates, as in PyTorch): the scan stops at a NaN.
+      for (int64_t s = 1; s < size && !std::isnan(best); ++s)
         if (p[s * inner] > best || std::isnan(p[s * inner])) {
           best = p[s * inner];
           arg = s;
-          if (std::isnan(best)) break;   // NaN propagates, as in PyTorch
         }
       values[o * inner + i] = best;
       indices[o * inner + i] = arg;

@@ -115,11 +115,8 @@ def op_with_backward(name, inputs, value, backward, saved_outputs=(), saved_inpu
     host, or exactly where a composition would round or meet inf * 0). saved_outputs, saved_inputs: what 1.13's
     node saves, as for `recorded`."""
     from tinyddp.autograd.function import Function
-    # autograd.Function's outputs come back as value + an exact +0, which turns a -0 into +0: those elements are
-    # given back negated (and their incoming gradient negated again), so values keep 1.13's signed zeros
-    flip = _negative_zeros(value) if isinstance(value, Tensor) else None
 
-    class Op(Function):
+    class Op(Function):   # one engine node: its outputs are value itself (signed zeros kept)
         @staticmethod
         def forward(ctx, *xs):
             ctx.save_for_backward(*xs)
@@ -127,23 +124,9 @@ def op_with_backward(name, inputs, value, backward, saved_outputs=(), saved_inpu
 
         @staticmethod
         def backward(ctx, *grads):
-            if flip is not None:
-                grads = (_C.where(flip, -grads[0], grads[0]),)
             return backward(*grads, *ctx.saved_tensors)
 
-    def apply():
-        out = Op.apply(*inputs)
-        return out if flip is None else _C.where(flip, -out, out)
-    return recorded(name, inputs, apply, saved_outputs=saved_outputs, saved_inputs=saved_inputs)
-
-
-def _negative_zeros(value):
-    """A bool mask of value's -0.0 elements, or None when it has none (or is not floating)."""
-    if not value.is_floating_point() or value.numel() == 0:
-        return None
-    host = value.detach().numpy()
-    mask = np.asarray(np.signbit(host) & (host == 0))
-    return _tensor.from_numpy(mask) if mask.any() else None
+    return recorded(name, inputs, lambda: Op.apply(*inputs), saved_outputs=saved_outputs, saved_inputs=saved_inputs)
 
 
 def result_type(a, b):

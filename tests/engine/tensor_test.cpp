@@ -242,6 +242,15 @@ TEST(Tensor, ReductionsByHand) {
   EXPECT_EQ(sum(a.t(), {1}).to_vector<double>(), (std::vector<double>{5, 7, 9}));
 }
 
+TEST(Tensor, MaxAlongDimPicksTheFirstNaN) {
+  // PyTorch 1.13: a line holding NaN gives NaN and the index of its first NaN, wherever that NaN is.
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  const MaxResult m = max(make({1, nan, 3, 2, 2, nan, nan, nan, 0.5}, {3, 3}), 1);
+  EXPECT_EQ(m.indices.to_vector<int64_t>(), (std::vector<int64_t>{1, 2, 0}));
+  const std::vector<double> values = m.values.to_vector<double>();
+  EXPECT_TRUE(std::isnan(values[0]) && std::isnan(values[1]) && std::isnan(values[2]));
+}
+
 TEST(Tensor, MaxSharesGradientBetweenTies) {
   const Tensor x = make({1, 3, 3, 2}, {4}).requires_grad_();
   max(x).backward();   // PyTorch 1.13: the gradient is split evenly between tied maxima
