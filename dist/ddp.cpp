@@ -191,16 +191,23 @@ DistributedDataParallel::DistributedDataParallel(const NamedParameters& paramete
       std::cerr << "[W reducer rank " + std::to_string(pg_->rank()) + "] " + m + "\n";
     }
   });
-  if (options_.static_graph) {
-    reducer_->set_static_graph();
-    // 1.13's _set_static_graph (a Python UserWarning there).
-    if (options_.find_unused_parameters)
-      reducer_->warn_external(
-          "You passed find_unused_parameters=true to DistributedDataParallel, `_set_static_graph` will detect unused "
-          "parameters automatically, so you do not need to set find_unused_parameters=true, just be sure these "
-          "unused parameters will not change during training loop while calling `_set_static_graph`.",
-          WarningOrigin::python);
+  if (options_.static_graph) set_static_graph();
+}
+
+void DistributedDataParallel::set_static_graph() {
+  // 1.13's texts (Python UserWarnings there)
+  if (static_graph_) {
+    reducer_->warn_external("You've set static_graph to be True, no need to set it again.", WarningOrigin::python);
+    return;
   }
+  static_graph_ = true;            // first, as 1.13's (a refused call leaves DDP marked)
+  reducer_->set_static_graph();   // refuses once an iteration has run
+  if (options_.find_unused_parameters)
+    reducer_->warn_external(
+        "You passed find_unused_parameters=true to DistributedDataParallel, `_set_static_graph` will detect unused "
+        "parameters automatically, so you do not need to set find_unused_parameters=true, just be sure these "
+        "unused parameters will not change during training loop while calling `_set_static_graph`.",
+        WarningOrigin::python);
 }
 
 std::vector<Tensor> DistributedDataParallel::forward(const std::function<std::vector<Tensor>()>& module_forward) {

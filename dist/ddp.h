@@ -85,6 +85,11 @@ class DistributedDataParallel : public Joinable {
   Device join_device() const override;
   std::shared_ptr<ProcessGroup> join_process_group() const override { return pg_; }
 
+  // 1.13's DDP._set_static_graph(): static_graph=True after construction, before the first iteration (the
+  // constructor calls it for DDPOptions::static_graph). A second call only warns.
+  void set_static_graph();
+  bool static_graph() const { return static_graph_; }
+
   void register_comm_hook(CommHook hook) { reducer_->register_comm_hook(std::move(hook)); }
   // Call before optimizer.step(): warns (or throws, per DDPOptions::unsynced_grads) when this step would make
   // the replicas drift because DDP averaged nothing: gradients accumulated inside no_sync() that no
@@ -110,6 +115,7 @@ class DistributedDataParallel : public Joinable {
   // 1.13's require_forward_param_sync: true until a forward runs unsynchronized (no_sync or grad mode off);
   // the forward after a synchronized one is the one that broadcasts buffers.
   bool require_forward_param_sync_ = true;
+  bool static_graph_ = false;   // set_static_graph() was called
   std::vector<std::string> warnings_;   // every warning of the reducer, in order, whether printed or not
   std::vector<WarningOrigin> warning_origins_;
 

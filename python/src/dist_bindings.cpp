@@ -363,6 +363,8 @@ void bind_dist(py::module_& m) {
       .def("enter_no_sync", &PyDDP::enter_no_sync)
       .def("exit_no_sync", &PyDDP::exit_no_sync)
       .def("check_before_step", &PyDDP::check_before_step, release())
+      .def("set_static_graph", [](PyDDP& p) { p.ddp().set_static_graph(); })
+      .def_property_readonly("static_graph", [](PyDDP& p) { return p.ddp().static_graph(); })
       .def("register_comm_hook", &PyDDP::register_comm_hook)
       .def("bucket_indices", [](PyDDP& p) { return p.ddp().reducer().bucket_indices(); });
 

@@ -24,7 +24,9 @@ double max_abs_diff(const Tensor& a, const Tensor& b) {
   return m;
 }
 
-void expect_ddp_matches_single_process(int ranks, DDPOptions options) {
+// late_static_graph: DDP built without static_graph, then set_static_graph() before the first iteration
+// (1.13's _set_static_graph()).
+void expect_ddp_matches_single_process(int ranks, DDPOptions options, bool late_static_graph = false) {
   constexpr int kSteps = 4, kPerRank = 5;
   manual_seed(7);
   const Tensor x = randn({ranks * kPerRank, 4}, DType::f64), y = randn({ranks * kPerRank, 3}, DType::f64);
@@ -43,6 +45,7 @@ void expect_ddp_matches_single_process(int ranks, DDPOptions options) {
     Mlp& m = replicas[pg.rank()];
     DistributedDataParallel ddp(m.named(), pg.rank() >= 0 ? std::shared_ptr<ProcessGroup>(&pg, [](ProcessGroup*) {}) : nullptr,
                                 options);
+    if (late_static_graph) ddp.set_static_graph();
     const Tensor xr = x.narrow(0, pg.rank() * kPerRank, kPerRank), yr = y.narrow(0, pg.rank() * kPerRank, kPerRank);
     for (int s = 0; s < kSteps; ++s) {
       m.zero_grad();
@@ -63,6 +66,33 @@ void expect_ddp_matches_single_process(int ranks, DDPOptions options) {
 
 TEST(DdpEquivalence, TwoRanksMatchOneProcess) { expect_ddp_matches_single_process(2, {}); }
 TEST(DdpEquivalence, ThreeRanksMatchOneProcess) { expect_ddp_matches_single_process(3, {}); }
+TEST(DdpEquivalence, StaticGraphSetAfterConstruction) { expect_ddp_matches_single_process(2, {}, true); }
+
+TEST(DdpEquivalence, SetStaticGraphWarnsTwiceAndRefusesAfterTheFirstIteration) {
+  auto errors = ThreadWorld::run(1, [&](ProcessGroup& pg) {
+    Mlp m(1);
+    DistributedDataParallel ddp(m.named(), std::shared_ptr<ProcessGroup>(&pg, [](ProcessGroup*) {}),
+                                {.find_unused_parameters = true});
+    ddp.set_static_graph();
+    EXPECT_TRUE(ddp.static_graph());
+    ddp.set_static_graph();
+    ASSERT_EQ(ddp.warnings().size(), 2u);
+    EXPECT_NE(ddp.warnings()[0].find("`_set_static_graph` will detect unused parameters"), std::string::npos);
+    EXPECT_EQ(ddp.warnings()[1], "You've set static_graph to be True, no need to set it again.");
+
+    DistributedDataParallel late(m.named(), std::shared_ptr<ProcessGroup>(&pg, [](ProcessGroup*) {}));
+    auto out = late.forward([&] { return std::vector<Tensor>{m.forward(ones({2, 4}, DType::f64))}; });
+    sum(out[0]).backward();
+    try {
+      late.set_static_graph();
+      ADD_FAILURE() << "set_static_graph after an iteration must be refused";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("should be called before training loop starts"), std::string::npos);
+    }
+  });
+  ASSERT_FALSE(errors[0]);
+}
+
 TEST(DdpEquivalence, FindUnusedParameters) { expect_ddp_matches_single_process(2, {.find_unused_parameters = true}); }
 TEST(DdpEquivalence, StaticGraph) { expect_ddp_matches_single_process(2, {.static_graph = true}); }
 TEST(DdpEquivalence, GradientAsBucketView) { expect_ddp_matches_single_process(3, {.gradient_as_bucket_view = true}); }

@@ -112,6 +112,15 @@ class DistributedDataParallel(Module):
 
         self._ddp.register_comm_hook(run)
 
+    @property
+    def static_graph(self):
+        return self._ddp.static_graph
+
+    def _set_static_graph(self):
+        """1.13's private switch to static_graph=True after construction, before the first iteration (the
+        constructor's static_graph=True is the recommended way)."""
+        self._ddp.set_static_graph()
+
     def _check_before_step(self):
         """tinyddp's addition: warns when gradients accumulated inside no_sync() were never averaged."""
         self._ddp.check_before_step()
