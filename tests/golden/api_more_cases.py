@@ -1,25 +1,7 @@
 """How an api_more case runs, shared by gen_api_more.py (with torch) and tests/python/test_api_more.py (with
-tinyddp), so both sides do exactly the same thing with a case's snippet.
-
-A case is a snippet run with `torch` bound to the library under test. It binds `out`: a tensor, a Python value or
-a tuple of them (opened recursively). When some result requires grad, loss = sum over those results o of
-(o * c).sum(), c = ((k % 7) - 3) / 2 for element k, is backpropagated and the .grad of every leaf local is
-recorded. Warnings are recorded as (category name, message); an exception the snippet lets out is the case's
-error (its type and message).
+tinyddp): snippet_cases.py's run; results encoded as below, warnings as (category name, message).
 """
-import math
-import warnings
-
-
-def coefficient(n):
-    return [((k % 7) - 3) / 2 for k in range(n)]
-
-
-def flatten(out):
-    """The case's result as a flat list (tuples, return_types included, opened recursively)."""
-    if isinstance(out, tuple):
-        return [v for item in out for v in flatten(item)]
-    return [out]
+from snippet_cases import backward_and_leaf_grads, execute, flatten
 
 
 def encode(torch_module, value):
@@ -48,21 +30,7 @@ def _plain(value):
 def run(torch_module, code):
     """Runs a case's snippet with `torch_module` as `torch`: (its results, flattened; the gradients of its leaves by
     name; the warnings it raised as [category, message]), or raises the case's error."""
-    scope = {"torch": torch_module, "math": math}
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        exec(code, scope)
+    scope, caught = execute(torch_module, code)
     outs = flatten(scope["out"])
-    floating = [o for o in outs if isinstance(o, torch_module.Tensor) and o.requires_grad]
-    grads = {}
-    if floating:
-        loss = None
-        for o in floating:
-            c = torch_module.tensor(coefficient(o.numel()), dtype=o.dtype).reshape(o.shape)
-            term = (o * c).sum()
-            loss = term if loss is None else loss + term
-        loss.backward()
-        for name, v in sorted(scope.items()):
-            if isinstance(v, torch_module.Tensor) and v.is_leaf and v.grad is not None:
-                grads[name] = v.grad
-    return outs, grads, [[w.category.__name__, str(w.message)] for w in caught]
+    return (outs, backward_and_leaf_grads(torch_module, outs, scope),
+            [[w.category.__name__, str(w.message)] for w in caught])

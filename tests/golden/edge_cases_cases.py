@@ -1,25 +1,8 @@
 """How an edge_cases case runs, shared by gen_edge_cases.py (with torch) and tests/python/test_edge_cases.py (with
-tinyddp), so both sides do exactly the same thing with a case's snippet.
-
-A case is a snippet run with `torch` bound to the library under test (and `math`); it binds `out` (a tensor, a
-Python value, or a tuple/list of them, torch.return_types included). Each result is described by its type name and,
-for a tensor, its shape, dtype, values, requires_grad and grad_fn name. When results require grad, loss = sum over
-floating results o that require grad of (o * c).sum(), c = ((k % 7) - 3) / 2 for element k, is backpropagated and
-the .grad of every leaf local that requires grad is recorded (or the backward's error). Warnings are recorded too.
+tinyddp): snippet_cases.py's run, `out` opened through lists too; each result described by its type name and, for a
+tensor, its shape, dtype, values, requires_grad and grad_fn name; the backward's error recorded as the gradients.
 """
-import math
-import warnings
-
-
-def coefficient(n):
-    return [((k % 7) - 3) / 2 for k in range(n)]
-
-
-def flatten(out):
-    """The results as a flat list: tuples and lists (return_types included) opened recursively."""
-    if isinstance(out, (tuple, list)) and not isinstance(out, str):
-        return [v for item in out for v in flatten(item)]
-    return [out]
+from snippet_cases import backward_and_leaf_grads, execute, flatten
 
 
 def describe(torch_module, value):
@@ -36,30 +19,16 @@ def describe(torch_module, value):
 
 
 def run(torch_module, code):
-    """Runs a case's snippet with `torch_module` as `torch`: (its results, flattened and described; the kind of
-    its `out` (the class name of a return_types tuple, else the Python type); the gradients of its leaves by name,
-    or {"error": [type, text]} when the backward raises; the warnings' texts), or raises the case's error."""
-    scope = {"torch": torch_module, "math": math}
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        exec(code, scope)
+    """Runs a case's snippet with `torch_module` as `torch`: (its results, flattened (lists too) and described; the
+    kind of its `out` (the class name of a return_types tuple, else the Python type); the gradients of its leaves
+    by name, or {"error": [type, text]} when the backward raises; the warnings' texts), or raises the case's error."""
+    scope, caught = execute(torch_module, code)
     out = scope["out"]
-    kind = type(out).__name__
-    outs = flatten(out)
-    described = [describe(torch_module, o) for o in outs]
-    floating = [o for o in outs if isinstance(o, torch_module.Tensor) and o.requires_grad]
-    grads = {}
-    if floating:
-        try:
-            loss = None
-            for o in floating:
-                c = torch_module.tensor(coefficient(o.numel()), dtype=o.dtype).reshape(list(o.shape))
-                term = (o * c).sum()
-                loss = term if loss is None else loss + term
-            loss.backward()
-            for name, v in sorted(scope.items()):
-                if isinstance(v, torch_module.Tensor) and v.is_leaf and v.grad is not None:
-                    grads[name] = {"shape": list(v.grad.shape), "values": v.grad.reshape(-1).tolist()}
-        except Exception as e:  # noqa: BLE001  (the backward's own error is part of the case)
-            grads = {"error": [type(e).__name__, str(e)]}
-    return described, kind, grads, [str(w.message) for w in caught]
+    outs = flatten(out, lists=True)
+    described = [describe(torch_module, o) for o in outs]   # before the backward, as the goldens were recorded
+    try:
+        grads = {name: {"shape": list(g.shape), "values": g.reshape(-1).tolist()}
+                 for name, g in backward_and_leaf_grads(torch_module, outs, scope).items()}
+    except Exception as e:  # noqa: BLE001  (the backward's own error is part of the case)
+        grads = {"error": [type(e).__name__, str(e)]}
+    return described, type(out).__name__, grads, [str(w.message) for w in caught]

@@ -2,8 +2,12 @@
 # TINYDDP_BIN=<the tinyddp command>; by hand: PYTHONPATH=build/python TINYDDP_BIN=build/apps/tinyddp \
 #   /usr/bin/python3 -m pytest tests/python
 import os
+import sys
 
 import pytest
+
+# tests/golden's case runners (snippet_cases.py and the *_cases.py built on it), shared with the generators there
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "golden"))
 
 
 @pytest.fixture

@@ -4,7 +4,6 @@
 # requires_grad and grad_fn names, the gradients of its leaves (second derivatives for the grad2 cases), its warnings,
 # or its error's type and message. Then what the goldens cannot show: versions and histories of in-place writes,
 # gradcheck of the engine ops, and a user-style training step.
-import importlib.util
 import json
 import os
 
@@ -21,16 +20,7 @@ ERRORS = [c for c in GOLDEN["cases"] if "error" in c]
 RTOL, ATOL = 1e-6, 1e-7
 
 
-def _cases_module():
-    """tests/golden/advanced_indexing_cases.py, loaded by path (tests/golden is not a package)."""
-    spec = importlib.util.spec_from_file_location("advanced_indexing_cases",
-                                                  os.path.join(GOLDEN_DIR, "advanced_indexing_cases.py"))
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-_CASES_MODULE = _cases_module()
+import advanced_indexing_cases as _CASES_MODULE  # noqa: E402  (tests/golden, on sys.path: conftest.py)
 
 
 def run(code):

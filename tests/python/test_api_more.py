@@ -5,7 +5,6 @@
 # results (shape, dtype, values, requires_grad, grad_fn, is_inference; Python values; reprs), the gradients of its
 # leaves, its warnings, or its error's type and message. Then what only tinyddp does (the dtypes it has no tensors
 # of, bfloat16 autocast), checked against its own contract.
-import importlib.util
 import json
 import os
 
@@ -28,14 +27,7 @@ EXACT = {"logspace", "bincount", "bincount_float32_order", "bincount_labels", "a
 GRAD_FN_DIVERGES = {"logsumexp_after_amax", "custom_fwd_bwd", "take_along_dim"}
 
 
-def _cases_module():
-    spec = importlib.util.spec_from_file_location("api_more_cases", os.path.join(GOLDEN_DIR, "api_more_cases.py"))
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-_RUNNER = _cases_module()
+import api_more_cases as _RUNNER  # noqa: E402  (tests/golden, on sys.path: conftest.py)
 
 
 @pytest.fixture(autouse=True)

@@ -3,7 +3,6 @@
 # edge_cases.json): each case's snippet run through tinyddp, its results' type, shapes, dtypes, values (the sign of
 # a zero, NaN and infinities included), requires_grad and grad_fn names, the gradients of its leaves (or the
 # backward's error), its warnings, or its error's type and message.
-import importlib.util
 import json
 import math
 import os
@@ -20,15 +19,7 @@ ERRORS = [c for c in GOLDEN["cases"] if "error" in c]
 RTOL, ATOL = 1e-6, 1e-7
 
 
-def _cases_module():
-    """tests/golden/edge_cases_cases.py, loaded by path (tests/golden is not a package)."""
-    spec = importlib.util.spec_from_file_location("edge_cases_cases", os.path.join(GOLDEN_DIR, "edge_cases_cases.py"))
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-_RUNNER = _cases_module()
+import edge_cases_cases as _RUNNER  # noqa: E402  (tests/golden, on sys.path: conftest.py)
 
 
 def same_number(got, want):

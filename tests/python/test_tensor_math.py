@@ -2,7 +2,6 @@
 # meshgrid, trig, median, ...) against real PyTorch 1.13 (tests/golden/gen_tensor_math.py -> tensor_math.json):
 # each case's snippet run through tinyddp, its results' shapes, dtypes, values and requires_grad, the gradients
 # of its leaves, its warnings, or its error's type and message.
-import importlib.util
 import json
 import os
 
@@ -19,15 +18,7 @@ ERRORS = [c for c in GOLDEN["cases"] if "error" in c]
 RTOL, ATOL = 2e-6, 1e-6
 
 
-def _tensor_math_cases():
-    """tests/golden/tensor_math_cases.py, loaded by path (tests/golden is not a package)."""
-    spec = importlib.util.spec_from_file_location("tensor_math_cases", os.path.join(GOLDEN_DIR, "tensor_math_cases.py"))
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-_CASES_MODULE = _tensor_math_cases()
+import tensor_math_cases as _CASES_MODULE  # noqa: E402  (tests/golden, on sys.path: conftest.py)
 
 
 def run(code):
