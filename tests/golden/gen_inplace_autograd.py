@@ -17,9 +17,7 @@ tests/python/scripts/, a stand-in `tinyddp` that resolves to torch): stdout, exc
 Run by hand from anywhere, then commit inplace_autograd.json (deterministic; about half a minute):
     /usr/bin/python3 tests/golden/gen_inplace_autograd.py
 """
-import json
 import os
-import subprocess
 import sys
 import tempfile
 
@@ -28,31 +26,11 @@ import torch
 sys.dont_write_bytecode = True  # keep __pycache__ out of tests/golden
 from gen_scripts import TORCH_AS_TINYDDP  # noqa: E402  (also puts tests/python/scripts on sys.path)
 from gen_tdp_params import here, write_json  # noqa: E402
-from _harness import normalize  # noqa: E402
+from _harness import run_script, script_names  # noqa: E402
 from inplace_autograd_cases import CASES, run  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SCRIPTS = os.path.join(HERE, "..", "python", "scripts_inplace")
-HARNESS = os.path.join(HERE, "..", "python", "scripts", "_harness.py")
-
-
-def script_names():
-    return sorted(f[:-3] for f in os.listdir(SCRIPTS) if f.endswith(".py") and not f.startswith("_"))
-
-
-def run_script(name, stand_in):
-    with tempfile.TemporaryDirectory() as tmp:
-        result_path = os.path.join(tmp, "result.json")
-        proc = subprocess.run([sys.executable, HARNESS, name + ".py", result_path], cwd=SCRIPTS,
-                              capture_output=True, text=True, timeout=300,
-                              env=dict(os.environ, PYTHONDONTWRITEBYTECODE="1", PYTHONPATH=stand_in))
-        if proc.returncode != 0 or not os.path.exists(result_path):
-            raise RuntimeError(f"{name}: the harness failed ({proc.returncode}):\n{proc.stderr}")
-        with open(result_path) as f:
-            result = json.load(f)
-    return {"stdout": normalize(proc.stdout), "exception": result["exception"], "warnings": result["warnings"]}
-
-
 def main():
     cases = [dict(id=id_, code=code, **run(torch, code)) for id_, code in CASES]
     scripts = {}
@@ -60,8 +38,8 @@ def main():
         os.mkdir(os.path.join(stand_in, "tinyddp"))
         with open(os.path.join(stand_in, "tinyddp", "__init__.py"), "w") as f:
             f.write(TORCH_AS_TINYDDP)
-        for name in script_names():
-            scripts[name] = run_script(name, stand_in)
+        for name in script_names(SCRIPTS):
+            scripts[name] = run_script(SCRIPTS, name, [stand_in], 300)
             print(name, "ok", flush=True)
     write_json({"torch_version": torch.__version__, "cases": cases, "scripts": scripts},
                here("inplace_autograd.json"))

@@ -4,13 +4,10 @@
 # requires_grad and .grad; the leaves' gradients; the warnings; the error's type and text. The user scripts of
 # tests/python/scripts_inplace/ must print and end as 1.13's. Then what the goldens cannot show: gradcheck and
 # gradgradcheck through the in-place forms, and that the engine still refuses what it must on its own.
-import difflib
 import importlib.util
 import json
 import math
 import os
-import subprocess
-import sys
 
 import numpy as np
 import pytest
@@ -22,10 +19,7 @@ GOLDEN_DIR = os.path.join(HERE, "..", "golden")
 GOLDEN = json.load(open(os.path.join(GOLDEN_DIR, "inplace_autograd.json")))
 CASES = GOLDEN["cases"]
 SCRIPTS = os.path.join(HERE, "scripts_inplace")
-HARNESS = os.path.join(HERE, "scripts", "_harness.py")
-PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(torch.__file__)))
-sys.path.insert(0, os.path.join(HERE, "scripts"))
-from _harness import normalize  # noqa: E402
+from test_scripts import check_scripts  # noqa: E402
 
 # Values go through float32 kernels that may differ from 1.13's in the last bit (exp, sigmoid, softmax).
 RTOL, ATOL = 1e-5, 1e-6
@@ -123,31 +117,8 @@ def test_a_known_difference_still_differs():
         assert differences(got, {k: v for k, v in case.items() if k not in ("id", "code")}), id_
 
 
-def script_names():
-    return sorted(f[:-3] for f in os.listdir(SCRIPTS) if f.endswith(".py") and not f.startswith("_"))
-
-
-def test_every_script_has_a_golden():
-    assert sorted(GOLDEN["scripts"]) == script_names()
-
-
-@pytest.mark.parametrize("name", sorted(GOLDEN["scripts"]))
-def test_script_prints_and_ends_as_pytorch(name, tmp_path):
-    golden = GOLDEN["scripts"][name]
-    result_path = str(tmp_path / "result.json")
-    env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1",
-               PYTHONPATH=os.pathsep.join([PACKAGE_DIR] + os.environ.get("PYTHONPATH", "").split(os.pathsep)))
-    proc = subprocess.run([sys.executable, HARNESS, name + ".py", result_path], cwd=SCRIPTS, capture_output=True,
-                          text=True, timeout=240, env=env)
-    assert proc.returncode == 0 and os.path.exists(result_path), f"the harness failed:\n{proc.stderr}"
-    with open(result_path) as f:
-        result = json.load(f)
-    stdout = normalize(proc.stdout)
-    diff = "".join(difflib.unified_diff(golden["stdout"].splitlines(True), stdout.splitlines(True), "pytorch",
-                                        "tinyddp"))
-    assert stdout == golden["stdout"], f"{name}: stdout differs:\n{diff}"
-    assert result["exception"] == golden["exception"]
-    assert result["warnings"] == golden["warnings"]
+test_every_script_has_a_golden, test_script_prints_and_ends_as_pytorch = check_scripts(
+    SCRIPTS, "inplace_autograd.json", timeout=240)
 
 
 # ---- gradcheck through the in-place forms (float64, central differences) ----
