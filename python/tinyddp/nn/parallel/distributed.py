@@ -17,14 +17,14 @@ from tinyddp.utils._pytree import flatten
 
 def _check_comm_hook(hook):
     """DistributedDataParallel._check_comm_hook of 1.13: callable, and its annotations (when given) say it takes
-    a dist.GradBucket named `bucket` and returns a Future. The parameter must be named `bucket`, as there."""
+    a dist.GradBucket named `bucket` and returns a Future[torch.Tensor] (a bare Future is refused, as there). The
+    parameter must be named `bucket` (a KeyError otherwise, as there)."""
     if not callable(hook):
         raise TypeError("Communication hook must be callable.")
     sig = inspect.signature(hook)
     if sig.parameters["bucket"].annotation not in (inspect.Parameter.empty, dist.GradBucket):
         raise ValueError("Communication hook: bucket annotation should be dist.GradBucket.")
-    if sig.return_annotation not in (inspect.Signature.empty, Future) and \
-            getattr(sig.return_annotation, "__origin__", None) is not Future:
+    if sig.return_annotation is not inspect.Signature.empty and sig.return_annotation != Future[Tensor]:
         raise ValueError("Communication hook: return annotation should be torch.futures.Future[torch.Tensor].")
 
 
