@@ -102,6 +102,7 @@ def destroy_process_group(group=None):
         return
     _d.destroy_process_group()
     _backend_name.name = None
+    _rank_thread.backend = None
 
 
 def is_available():
@@ -273,6 +274,7 @@ def init_process_group(backend, init_method=None, timeout=datetime.timedelta(min
             raise RuntimeError(f"init_process_group(\"gloo\") {where} runs on tinyddp's \"{actual}\" backend: {e}") \
                 from None
     _backend_name.name = name
+    _rank_thread.backend = name   # "thread": the rank's warnings are this process's (multiprocessing/spawn.py)
 
 
 def _done(work, async_op):
