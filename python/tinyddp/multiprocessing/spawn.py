@@ -49,21 +49,21 @@ def spawn(fn, args=(), nprocs=1, join=True, daemon=False, start_method="spawn", 
     except RuntimeError as e:
         debug_level, debug_error = None, e
 
-    def run_rank(rank):
+    def _wrap(i):   # 1.13's names: the rank's traceback starts with "in _wrap\n    fn(i, *args)" as there
         _rank_thread.active = True
-        _rank_thread.rank = rank
+        _rank_thread.rank = i
         _rank_thread.debug_level = debug_level
         try:
             if debug_error is not None:
                 raise RuntimeError(str(debug_error))
-            fn(rank, *args)
+            fn(i, *args)
         except BaseException:
             with lock:
-                failures.append((rank, traceback.format_exc()))
+                failures.append((i, traceback.format_exc()))
             raise
 
     with _warnings_of_child_processes():
-        _C._dist.run_threads(nprocs, run_rank, float(timeout or 0))
+        _C._dist.run_threads(nprocs, _wrap, float(timeout or 0))
     if failures:
         rank, trace = failures[0]
         msg = "\n\n-- Process %d terminated with the following error:\n" % rank + trace

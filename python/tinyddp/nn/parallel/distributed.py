@@ -51,6 +51,20 @@ class DistributedDataParallel(Module):
         self.module = module
         self.process_group = dist.group.WORLD
         self.broadcast_buffers = broadcast_buffers
+        # 1.13's public attributes, as it sets them for a CPU module (read-only here, but for the sync switches)
+        self.is_multi_device_module = False
+        self.device_type = "cpu"
+        self.device_ids = None
+        self.output_device = None
+        self.dim = dim
+        self.device = next(iter(module.parameters())).device
+        self.find_unused_parameters = find_unused_parameters
+        self.gradient_as_bucket_view = gradient_as_bucket_view
+        self.bucket_bytes_cap = int(bucket_cap_mb * 1024 * 1024)
+        self.parameters_to_ignore = []
+        self._no_sync_guard = False    # whether require_backward_grad_sync=False holds the reducer's no_sync
+        # False after a forward that prepared no reduction (no grad, or no gradient sync), as 1.13's
+        self.require_forward_param_sync = True
         if check_reduction:
             warnings.warn("The `check_reduction` argument in `DistributedDataParallel` module is deprecated. Please "
                           "avoid using it.")
@@ -75,16 +89,34 @@ class DistributedDataParallel(Module):
             return flat
 
         flat = self._ddp.forward(run_module)
+        from tinyddp.autograd.grad_mode import is_grad_enabled
+        self.require_forward_param_sync = is_grad_enabled() and self.require_backward_grad_sync
         return result["rebuild"](flat)
+
+    @property
+    def require_backward_grad_sync(self):
+        """False inside no_sync(); setting it False by hand, as some training loops do, is no_sync() until it is
+        set True again (1.13's no_sync is this switch)."""
+        return not self.__dict__.get("_no_sync_guard", False)
+
+    @require_backward_grad_sync.setter
+    def require_backward_grad_sync(self, value):
+        if not value and not self._no_sync_guard:
+            self._ddp.enter_no_sync()
+            self._no_sync_guard = True
+        elif value and self._no_sync_guard:
+            self._ddp.exit_no_sync()
+            self._no_sync_guard = False
 
     @contextmanager
     def no_sync(self):
         """Forwards and backwards in scope accumulate gradients locally; the first synced backward averages them."""
-        self._ddp.enter_no_sync()
+        old_require_backward_grad_sync = self.require_backward_grad_sync
+        self.require_backward_grad_sync = False
         try:
             yield
         finally:
-            self._ddp.exit_no_sync()
+            self.require_backward_grad_sync = old_require_backward_grad_sync
 
     def join(self, divide_by_initial_world_size=True, enable=True, throw_on_early_termination=False):
         """The join context for uneven inputs over this DDP (tinyddp.distributed.algorithms.join.Join)."""
