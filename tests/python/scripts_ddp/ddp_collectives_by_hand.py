@@ -2,7 +2,8 @@
 # refuses), on float and int64 tensors, broadcast from rank 1, all_gather into a list, async_op=True with wait(),
 # the object collectives (all_gather_object, broadcast_object_list, gather_object, scatter_object_list) with dicts
 # and tensors inside, barrier, and the errors users hit: a gather list of the wrong length, the wrong dtype or the
-# wrong shape, and a source rank outside the group.
+# wrong shape, a source rank outside the group, a bool tensor, a list instead of a tensor; a transposed tensor and a
+# leaf that requires grad are reduced in place.
 import os
 
 import tinyddp as torch
@@ -38,6 +39,19 @@ def run(rank, world_size):
     work.wait()
     lines.append(f"async all_reduce: {t} is_completed {work.is_completed()}")
 
+    grid = (torch.arange(6.0) * (rank + 1)).reshape(2, 3).t()   # a view, not contiguous
+    dist.all_reduce(grid)
+    lines.append(f"all_reduce of a transposed tensor: {grid.tolist()} contiguous {grid.is_contiguous()}")
+    w = torch.ones(2, requires_grad=True)
+    dist.broadcast(w, src=0)
+    dist.all_reduce(w)
+    lines.append(f"all_reduce of a leaf requiring grad: {w}")
+    s = torch.tensor(float(rank + 2), dtype=torch.float64)
+    dist.all_reduce(s, op=dist.ReduceOp.PRODUCT)
+    lines.append(f"0-dim float64 PRODUCT: {s}")
+    lines.append(f"available: mpi {dist.is_mpi_available()} nccl {dist.is_nccl_available()} "
+                 f"gloo {dist.is_gloo_available()}")
+
     objects = [None] * world_size
     dist.all_gather_object(objects, {"rank": rank, "loss": 0.25 * (rank + 1), "t": torch.tensor([rank])})
     lines.append(f"all_gather_object: {objects}")
@@ -57,6 +71,10 @@ def run(rank, world_size):
         ("all_gather wrong dtype", lambda: dist.all_gather([torch.zeros(3, dtype=torch.long)] * 2, torch.zeros(3))),
         ("all_gather wrong shape", lambda: dist.all_gather([torch.zeros(2), torch.zeros(2)], torch.zeros(3))),
         ("broadcast src 5", lambda: dist.broadcast(torch.zeros(3), src=5)),
+        ("all_reduce of a bool tensor", lambda: dist.all_reduce(torch.tensor([True, False]))),
+        ("all_reduce of a list", lambda: dist.all_reduce([1.0, 2.0])),
+        ("all_gather into a tuple", lambda: dist.all_gather((torch.zeros(1), torch.zeros(1)), torch.zeros(1))),
+        ("all_gather_object into a short list", lambda: dist.all_gather_object([None], rank)),
     ]
     for name, call in errors:
         try:
