@@ -394,7 +394,8 @@ void bind_dist(py::module_& m) {
 
   py::class_<dist::DDPOptions>(d, "DDPOptions")
       .def(py::init([](double bucket_cap_mb, bool find_unused_parameters, bool static_graph,
-                       bool gradient_as_bucket_view, bool broadcast_buffers, const std::string& debug_level) {
+                       bool gradient_as_bucket_view, bool broadcast_buffers, const std::string& debug_level,
+                       bool copy) {
              dist::DDPOptions o;
              // The level tinyddp.distributed read from TORCH_DISTRIBUTED_DEBUG when imported (as 1.13 reads it)
              for (dist::DebugLevel l : {dist::DebugLevel::off, dist::DebugLevel::info, dist::DebugLevel::detail})
@@ -407,8 +408,13 @@ void bind_dist(py::module_& m) {
              o.static_graph = static_graph;
              o.gradient_as_bucket_view = gradient_as_bucket_view;
              o.print_warnings = false;   // they go to Python's warnings instead
+             // a copy (copy.deepcopy, unpickling) builds its reducer without a collective, as 1.13's __setstate__
+             o.verify_parameters = o.broadcast_parameters = !copy;
              return o;
-           }));
+           }),
+           py::arg("bucket_cap_mb"), py::arg("find_unused_parameters"), py::arg("static_graph"),
+           py::arg("gradient_as_bucket_view"), py::arg("broadcast_buffers"), py::arg("debug_level"),
+           py::arg("copy") = false);
   py::class_<PyDDP>(d, "DistributedDataParallel")
       .def(py::init<const dist::NamedParameters&, const dist::DDPOptions&, const dist::NamedBuffers&>())
       .def("forward", &PyDDP::forward)

@@ -68,8 +68,9 @@ class DistributedDataParallel(Module):
         if check_reduction:
             warnings.warn("The `check_reduction` argument in `DistributedDataParallel` module is deprecated. Please "
                           "avoid using it.")
-        options = _C._dist.DDPOptions(float(bucket_cap_mb), find_unused_parameters, static_graph,
-                                      gradient_as_bucket_view, broadcast_buffers, dist.get_debug_level().name)
+        self._options = (float(bucket_cap_mb), find_unused_parameters, static_graph, gradient_as_bucket_view,
+                         broadcast_buffers)
+        options = _C._dist.DDPOptions(*self._options, dist.get_debug_level().name)
         # Construction broadcasts rank 0's parameters and buffers; with broadcast_buffers each synced forward
         # copies rank 0's buffers again, in place (their versions bump, as 1.13's broadcast does).
         object.__setattr__(self, "_ddp", _C._dist.DistributedDataParallel(
@@ -78,6 +79,25 @@ class DistributedDataParallel(Module):
         from tinyddp.nn.modules.batchnorm import SyncBatchNorm
         if any(isinstance(layer, SyncBatchNorm) for layer in module.modules()):
             raise ValueError("SyncBatchNorm layers only work with GPU modules")
+
+    def __getstate__(self):
+        """What copy.deepcopy and pickle keep of a DDP, as 1.13's: everything but the reducer and the process group
+        (a default group must exist, as there)."""
+        dist.get_rank()   # 1.13's _check_default_group: RuntimeError without one
+        state = dict(self.__dict__)
+        del state["_ddp"], state["process_group"]
+        state["_no_sync_guard"] = False
+        return state
+
+    def __setstate__(self, state):
+        """A copy gets a reducer of its own over its own parameters, built without a collective (1.13's
+        _ddp_init_helper); the comm hook and no_sync() are not carried over."""
+        self.__dict__.update(state)
+        self.process_group = dist.group.WORLD
+        object.__setattr__(self, "_ddp", _C._dist.DistributedDataParallel(
+            list(self.module.named_parameters()),
+            _C._dist.DDPOptions(*self._options, dist.get_debug_level().name, copy=True),
+            list(self.module.named_buffers())))
 
     def forward(self, *inputs, **kwargs):
         result = {}
