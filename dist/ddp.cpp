@@ -156,7 +156,7 @@ DistributedDataParallel::DistributedDataParallel(const NamedParameters& paramete
   // depending on find_unused_parameters, so tinyddp refuses it.
   TINYDDP_CHECK(options_.bucket_cap_mb >= 0, "DistributedDataParallel: bucket_cap_mb must be 0 or more, got ",
                 options_.bucket_cap_mb, ".");
-  verify_params_across_processes(*pg_, params);
+  if (options_.verify_parameters) verify_params_across_processes(*pg_, params);
   for (const auto& [name, b] : buffers)
     TINYDDP_CHECK(b.defined(), "DistributedDataParallel: buffer '", name, "' is an undefined tensor.");
   append_unique(buffers_, buffers);

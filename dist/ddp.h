@@ -35,6 +35,10 @@ struct DDPOptions {
   bool static_graph = false;
   bool gradient_as_bucket_view = false;
   bool broadcast_parameters = true;            // copy rank 0's parameters and buffers to every rank at construction
+  // Compare every rank's parameter count and shapes at construction (1.13's _verify_param_shape_across_processes).
+  // A copy of a DDP (1.13's __setstate__, under copy.deepcopy or unpickling) does neither this nor the broadcast:
+  // it is local to the rank that copies.
+  bool verify_parameters = true;
   bool broadcast_buffers = true;               // copy rank 0's buffers in place at forwards (1.13's rule)
   std::optional<DebugLevel> debug_level;       // default: TORCH_DISTRIBUTED_DEBUG
   UnsyncedGradPolicy unsynced_grads = UnsyncedGradPolicy::warn;   // tinyddp: see reducer.h

@@ -5,6 +5,8 @@
 #include <cmath>
 #include <type_traits>
 
+#include "kernels/cpu/cascade_sum.h"
+
 namespace tinyddp::kernels::cpu {
 
 template <typename T>
@@ -31,7 +33,10 @@ void sum_dims(const std::vector<int64_t>& shape, const std::vector<bool>& reduce
     return;
   }
   if (all) {
-    out[0] = Eigen::Map<const Eigen::Array<T, Eigen::Dynamic, 1>>(x, n).sum();
+    if constexpr (std::is_floating_point_v<T>)
+      out[0] = cascade::inner_sum(x, n);   // Note [ATen's cascade sum] (kernels/cpu/cascade_sum.h)
+    else
+      out[0] = Eigen::Map<const Eigen::Array<T, Eigen::Dynamic, 1>>(x, n).sum();
     return;
   }
   if (none) {
@@ -39,9 +44,10 @@ void sum_dims(const std::vector<int64_t>& shape, const std::vector<bool>& reduce
     return;
   }
   // General case. Adjacent dims of one kind merge (size-1 dims drop out), so the innermost run is a whole
-  // contiguous row: a kept row is added into its output row (vectorized: the bias gradient, (B, N) -> N), a
-  // reduced row is summed into its one output. Each output still adds its inputs one by one in the input's
-  // order, starting from 0, so the result is bit for bit that of an element-by-element walk.
+  // contiguous row: a kept row is added into its output row (vectorized), a reduced row is summed into its
+  // one output. Each output still adds its inputs one by one in the input's order, starting from 0, so the
+  // result is bit for bit that of an element-by-element walk (not 1.13's order, which floating-point
+  // matrices above take).
   std::vector<int64_t> runs;         // merged sizes
   std::vector<bool> run_reduced;
   for (size_t d = 0; d < nd; ++d) {
@@ -57,6 +63,22 @@ void sum_dims(const std::vector<int64_t>& shape, const std::vector<bool>& reduce
   if (runs.empty()) {   // every dim has size 1
     out[0] += x[0];
     return;
+  }
+  if constexpr (std::is_floating_point_v<T>) {
+    // The two reductions of a matrix, in 1.13's order (Note [ATen's cascade sum]): its rows (kept, reduced)
+    // and its columns (reduced, kept). Three runs or more keep the element-by-element walk below.
+    if (runs.size() == 1 && run_reduced[0]) {   // the kept dims all have size 1
+      out[0] = cascade::inner_sum(x, runs[0]);
+      return;
+    }
+    if (runs.size() == 2 && run_reduced[1]) {
+      for (int64_t r = 0; r < runs[0]; ++r) out[r] = cascade::inner_sum(x + r * runs[1], runs[1]);
+      return;
+    }
+    if (runs.size() == 2 && run_reduced[0]) {
+      cascade::outer_sum(x, runs[0], runs[1], out);
+      return;
+    }
   }
   const size_t m = runs.size();
   std::vector<int64_t> out_strides(m);   // 0 on reduced runs

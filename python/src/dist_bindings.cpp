@@ -230,13 +230,65 @@ class PyDDP {
   std::vector<std::unique_ptr<dist::DistributedDataParallel::NoSyncGuard>> guards_;   // nested no_sync() scopes
 };
 
-// torch.distributed.algorithms.join.Join over DDP instances: built when the Python Join is (as 1.13 sets the
-// joinables' configs in Join.__init__), finished at __exit__ without an exception.
+// A Python JoinHook (what a Python Joinable's join_hook(**kwargs) returned) run by dist::Join::finish, which
+// runs without the GIL: each call takes it.
+class PyJoinHook : public dist::JoinHook {
+ public:
+  explicit PyJoinHook(py::object hook) : hook_(std::move(hook)) {}
+  ~PyJoinHook() override {
+    py::gil_scoped_acquire gil;
+    hook_ = py::object();
+  }
+  void main_hook() override {
+    py::gil_scoped_acquire gil;
+    hook_.attr("main_hook")();
+  }
+  void post_hook(bool is_last_joiner) override {
+    py::gil_scoped_acquire gil;
+    hook_.attr("post_hook")(is_last_joiner);
+  }
+
+ private:
+  py::object hook_;
+};
+
+// A Python torch.distributed.algorithms.join.Joinable as dist::Join sees it, made by the Python Join for one
+// context: the hook the joinable gave for that context's keyword arguments, and its group (the default group
+// when None). Its JoinConfig is the one notify_join_context reads for the Python joinable.
+class PyJoinable : public dist::Joinable {
+ public:
+  PyJoinable(py::object hook, const PG& pg) : hook_(std::move(hook)), pg_(pg ? pg : default_group) {
+    TINYDDP_CHECK(pg_ != nullptr,
+                  "Default process group has not been initialized, please make sure to call init_process_group.");
+  }
+  ~PyJoinable() override {
+    py::gil_scoped_acquire gil;
+    hook_ = py::object();
+  }
+  std::unique_ptr<dist::JoinHook> join_hook(const dist::JoinOptions&) override {
+    py::gil_scoped_acquire gil;   // copies a Python reference
+    return std::make_unique<PyJoinHook>(hook_);
+  }
+  Device join_device() const override { return Device::cpu(); }
+  std::shared_ptr<dist::ProcessGroup> join_process_group() const override { return pg_; }
+
+ private:
+  py::object hook_;
+  PG pg_;
+};
+
+// torch.distributed.algorithms.join.Join over DDP instances and Python joinables: built when the Python Join is
+// (as 1.13 sets the joinables' configs in Join.__init__), finished at __exit__ without an exception.
 class PyJoin {
  public:
-  PyJoin(const std::vector<PyDDP*>& joinables, const dist::JoinOptions& options) {
+  PyJoin(const py::list& joinables, const dist::JoinOptions& options) {
     std::vector<dist::Joinable*> js;
-    for (PyDDP* j : joinables) js.push_back(&j->ddp());
+    for (const py::handle& j : joinables) {
+      if (py::isinstance<PyDDP>(j))
+        js.push_back(&j.cast<PyDDP&>().ddp());
+      else
+        js.push_back(&j.cast<PyJoinable&>());
+    }
     py::gil_scoped_release gil;
     join_ = std::make_unique<dist::Join>(std::move(js), options);
   }
@@ -342,7 +394,8 @@ void bind_dist(py::module_& m) {
 
   py::class_<dist::DDPOptions>(d, "DDPOptions")
       .def(py::init([](double bucket_cap_mb, bool find_unused_parameters, bool static_graph,
-                       bool gradient_as_bucket_view, bool broadcast_buffers, const std::string& debug_level) {
+                       bool gradient_as_bucket_view, bool broadcast_buffers, const std::string& debug_level,
+                       bool copy) {
              dist::DDPOptions o;
              // The level tinyddp.distributed read from TORCH_DISTRIBUTED_DEBUG when imported (as 1.13 reads it)
              for (dist::DebugLevel l : {dist::DebugLevel::off, dist::DebugLevel::info, dist::DebugLevel::detail})
@@ -355,8 +408,13 @@ void bind_dist(py::module_& m) {
              o.static_graph = static_graph;
              o.gradient_as_bucket_view = gradient_as_bucket_view;
              o.print_warnings = false;   // they go to Python's warnings instead
+             // a copy (copy.deepcopy, unpickling) builds its reducer without a collective, as 1.13's __setstate__
+             o.verify_parameters = o.broadcast_parameters = !copy;
              return o;
-           }));
+           }),
+           py::arg("bucket_cap_mb"), py::arg("find_unused_parameters"), py::arg("static_graph"),
+           py::arg("gradient_as_bucket_view"), py::arg("broadcast_buffers"), py::arg("debug_level"),
+           py::arg("copy") = false);
   py::class_<PyDDP>(d, "DistributedDataParallel")
       .def(py::init<const dist::NamedParameters&, const dist::DDPOptions&, const dist::NamedBuffers&>())
       .def("forward", &PyDDP::forward)
@@ -368,8 +426,15 @@ void bind_dist(py::module_& m) {
       .def("register_comm_hook", &PyDDP::register_comm_hook)
       .def("bucket_indices", [](PyDDP& p) { return p.ddp().reducer().bucket_indices(); });
 
+  py::class_<PyJoinable>(d, "Joinable")
+      .def(py::init<py::object, const PG&>(), py::arg("hook"), py::arg("pg") = PG())
+      // Join.notify_join_context for a Python joinable: None, or the Work of its allreduce of ones.
+      .def("notify_join_context", [](PyJoinable& j) -> std::shared_ptr<dist::Work> {
+        std::optional<dist::JoinNotice> notice = dist::Join::notify_join_context(j);
+        return notice ? notice->work : nullptr;
+      }, release());
   py::class_<PyJoin>(d, "Join")
-      .def(py::init([](const std::vector<PyDDP*>& joinables, bool enable, bool throw_on_early_termination,
+      .def(py::init([](const py::list& joinables, bool enable, bool throw_on_early_termination,
                        bool divide_by_initial_world_size) {
              return std::make_unique<PyJoin>(
                  joinables, dist::JoinOptions{.enable = enable,

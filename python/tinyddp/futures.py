@@ -7,11 +7,16 @@ comm hook that is when the reducer waits for the bucket, at the end of the backw
 at the latest; a callback therefore must not wait for something that happens after that wait.
 """
 import threading
+from typing import Generic, TypeVar
 
 __all__ = ["Future"]
 
+T = TypeVar("T")
 
-class Future:
+
+class Future(Generic[T]):
+    """Future[torch.Tensor] is the annotation DDP's comm hook check compares a hook's return annotation with."""
+
     def __init__(self, *, devices=None):
         self._cond = threading.Condition()
         self._completed = False

@@ -231,6 +231,37 @@ def test_ddp_passes_outputs_through_and_prints_the_warnings_1_13_prints(capsys):
                          "but did not find any unused parameters") == 2
 
 
+def test_a_gloo_ranks_warnings_are_its_process_s_not_the_spawning_thread_s(capsys):
+    # 1.13's ranks are child processes: their warnings are printed there (once per place), and the parent's
+    # catch_warnings records none of them; a rank's own catch_warnings records its own.
+    inside = {}
+
+    def run(rank, backend):
+        dist.init_process_group(backend)
+        for _ in range(2):
+            warnings.warn(f"rank {rank} says so")
+        dist.barrier()
+        for turn in range(2):   # catch_warnings swaps process-wide state: one rank at a time
+            if turn == rank:
+                with warnings.catch_warnings(record=True) as mine:
+                    warnings.simplefilter("always")
+                    warnings.warn("recorded inside")
+                inside[(backend, rank)] = [str(w.message) for w in mine]
+            dist.barrier()
+        dist.destroy_process_group()
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        mp.spawn(run, args=("gloo",), nprocs=2)
+        assert [str(w.message) for w in caught] == []
+        printed = capsys.readouterr().err
+        assert printed.count("UserWarning: rank 0 says so") == 1 and printed.count("UserWarning: rank 1 says so") == 1
+        mp.spawn(run, args=("thread",), nprocs=2)   # tinyddp's threads: this process's warnings
+        assert sorted(str(w.message) for w in caught if "says so" in str(w.message)) == [
+            "rank 0 says so", "rank 0 says so", "rank 1 says so", "rank 1 says so"]
+    assert all(v == ["recorded inside"] for v in inside.values()) and len(inside) == 4
+
+
 def test_no_sync_accumulates_locally_then_the_synced_backward_averages():
     grads = {}
 

@@ -89,6 +89,15 @@ def is_nccl_available():
     return False
 
 
+def is_mpi_available():
+    """1.13's answer for its gloo build (tinyddp's "mpi" backend is its own, under mpirun)."""
+    return False
+
+
+def is_ucc_available():
+    return False
+
+
 def get_backend(group=None):
     _group(group, "get_backend")
     name = _d.get_backend()   # raises PyTorch's text when there is no default group
@@ -102,6 +111,7 @@ def destroy_process_group(group=None):
         return
     _d.destroy_process_group()
     _backend_name.name = None
+    _rank_thread.backend = None
 
 
 def is_available():
@@ -273,6 +283,7 @@ def init_process_group(backend, init_method=None, timeout=datetime.timedelta(min
             raise RuntimeError(f"init_process_group(\"gloo\") {where} runs on tinyddp's \"{actual}\" backend: {e}") \
                 from None
     _backend_name.name = name
+    _rank_thread.backend = name   # "thread": the rank's warnings are this process's (multiprocessing/spawn.py)
 
 
 def _done(work, async_op):
@@ -342,23 +353,62 @@ def monitored_barrier(group=None, timeout=None, wait_all_ranks=False):
     _d.barrier_wait(pg=g._pg)
 
 
+def _check_single_tensor(param, param_name):
+    from tinyddp._tensor import Tensor
+    if not isinstance(param, Tensor):
+        raise RuntimeError(f"Invalid function argument. Expected parameter `{param_name}` to be of type torch.Tensor.")
+
+
+def _check_tensor_list(param, param_name):
+    from tinyddp._tensor import Tensor
+    if not isinstance(param, list) or not all(isinstance(p, Tensor) for p in param):
+        raise RuntimeError(f"Invalid function argument. Expected parameter `{param_name}` to be of type "
+                           "List[torch.Tensor].")
+
+
+def _in_place(tensor, call):
+    """A collective that writes `tensor` in place, on a contiguous copy when it is not contiguous (gloo copies
+    it into a flat buffer and back): call(flat) -> the C++ work; returns (work, finish)."""
+    if tensor.is_contiguous():
+        return call(tensor), None
+    flat = tensor.contiguous()
+
+    def finish():
+        with _no_grad():
+            tensor.copy_(flat)
+    return call(flat), finish
+
+
+def _check_reducible(tensor):
+    from tinyddp._tensor import bool as bool_
+    if tensor.dtype == bool_:
+        raise RuntimeError("Invalid scalar type")   # gloo's reductions have no bool
+
+
 def all_reduce(tensor, op=ReduceOp.SUM, group=None, async_op=False):
+    _check_single_tensor(tensor, "tensor")
     g = _group(group, "all_reduce")
     if g is None:
         return _not_in_group("all_reduce")
-    return _done(Work(_d.all_reduce(tensor, op, pg=g._pg), [tensor]), async_op)
+    _check_reducible(tensor)
+    work, finish = _in_place(tensor, lambda t: _d.all_reduce(t, op, pg=g._pg))
+    return _done(Work(work, [tensor], finish), async_op)
 
 
 def broadcast(tensor, src, group=None, async_op=False):
+    _check_single_tensor(tensor, "tensor")
     g = _group(group, "broadcast")
     if g is None:
         return _not_in_group("broadcast")
     root = _group_rank(g, "broadcast", src)
-    return _done(Work(_d.broadcast(tensor, root, pg=g._pg), [tensor]), async_op)
+    work, finish = _in_place(tensor, lambda t: _d.broadcast(t, root, pg=g._pg))
+    return _done(Work(work, [tensor], finish), async_op)
 
 
 def all_gather(tensor_list, tensor, group=None, async_op=False):
     """tensor_list[r] = rank r's `tensor`, on every rank (checked with gloo's texts)."""
+    _check_tensor_list(tensor_list, "tensor_list")
+    _check_single_tensor(tensor, "tensor")
     g = _group(group, "all_gather")
     if g is None:
         return _not_in_group("all_gather")
@@ -381,6 +431,9 @@ def _size_text(shape):
 
 def gather(tensor, gather_list=None, dst=0, group=None, async_op=False):
     """gather_list[r] = rank r's `tensor` on rank `dst` (the other ranks pass None or [])."""
+    _check_single_tensor(tensor, "tensor")
+    if gather_list:
+        _check_tensor_list(gather_list, "gather_list")
     g = _group(group, "gather")
     if g is None:
         return _not_in_group("gather")
@@ -399,15 +452,21 @@ def gather(tensor, gather_list=None, dst=0, group=None, async_op=False):
 def reduce(tensor, dst, op=ReduceOp.SUM, group=None, async_op=False):
     """op over every rank's tensor, into rank `dst`'s tensor. The other ranks' tensors end as 1.13's gloo leaves
     them: partial reductions of a ring (dist/collectives.cpp, Note [What reduce leaves elsewhere])."""
+    _check_single_tensor(tensor, "tensor")
     g = _group(group, "reduce")
     if g is None:
         return _not_in_group("reduce")
     root = _group_rank(g, "reduce", dst)
-    return _done(Work(_d.reduce(tensor, root, op, pg=g._pg), [tensor]), async_op)
+    _check_reducible(tensor)
+    work, finish = _in_place(tensor, lambda t: _d.reduce(t, root, op, pg=g._pg))
+    return _done(Work(work, [tensor], finish), async_op)
 
 
 def scatter(tensor, scatter_list=None, src=0, group=None, async_op=False):
     """tensor = rank `src`'s scatter_list[rank] (the other ranks pass None or [])."""
+    _check_single_tensor(tensor, "tensor")
+    if scatter_list:
+        _check_tensor_list(scatter_list, "scatter_list")
     g = _group(group, "scatter")
     if g is None:
         return _not_in_group("scatter")
@@ -528,6 +587,7 @@ def send(tensor, dst, group=None, tag=0):
 
 
 def isend(tensor, dst, group=None, tag=0):
+    _check_single_tensor(tensor, "tensor")
     g = _group(group, "isend")
     if g is None:
         return _not_in_group("isend")
@@ -550,6 +610,7 @@ def recv(tensor, src=None, group=None, tag=0):
 
 
 def irecv(tensor, src=None, group=None, tag=0):
+    _check_single_tensor(tensor, "tensor")
     g = _group(group, "irecv")
     if g is None:
         return _not_in_group("irecv")
@@ -652,6 +713,7 @@ __all__ = ["Backend", "DebugLevel", "GradBucket", "GroupMember", "P2POp", "Proce
            "broadcast_object_list", "destroy_process_group", "gather", "gather_object", "get_backend",
            "get_debug_level", "get_global_rank", "get_group_rank", "get_process_group_ranks", "get_rank",
            "get_world_size", "group", "init_process_group", "irecv", "is_available", "is_gloo_available",
-           "is_initialized", "is_nccl_available", "is_torchelastic_launched", "isend", "monitored_barrier",
+           "is_initialized", "is_mpi_available", "is_nccl_available", "is_ucc_available", "is_torchelastic_launched",
+           "isend", "monitored_barrier",
            "new_group", "recv", "reduce", "reduce_scatter", "reduce_scatter_tensor", "scatter",
            "scatter_object_list", "send", "set_debug_level", "set_debug_level_from_env"]

@@ -146,6 +146,9 @@ def mse_loss(input, target, size_average=None, reduce=None, reduction="mean"):
     reduction = _legacy_reduction(size_average, reduce, reduction)
     _warn_target_size(input, target)
     if reduction == "mean":
+        if target.shape != input.shape:   # 1.13 broadcasts them (after the warning above), then its kernel
+            from tinyddp._tensor_shape import broadcast_tensors
+            input, target = broadcast_tensors(input, target)
         return _C._nn.mse_loss(input, target)
     def composed():
         d = input - target

@@ -33,4 +33,30 @@ def checkpoint(function, *args, use_reentrant=True, **kwargs):
     return layout[0](flat)
 
 
-__all__ = ["checkpoint"]
+def checkpoint_sequential(functions, segments, input, **kwargs):
+    """Runs `functions` (an nn.Sequential or a list of callables) in order on `input`, in `segments` chunks of
+    len(functions) // segments: every chunk but the last under (reentrant) checkpoint, the rest, the last chunk,
+    as usual. Keywords: preserve_rng_state only (1.13's checkpoint_sequential has no use_reentrant)."""
+    preserve = kwargs.pop("preserve_rng_state", True)
+    if kwargs:
+        raise ValueError("Unexpected keyword arguments: " + ",".join(arg for arg in kwargs))
+    from tinyddp.nn.modules.container import Sequential
+    if isinstance(functions, Sequential):
+        functions = list(functions.children())
+
+    def chunk(first, last):   # functions[first..last], inclusive
+        def forward(x):
+            for f in functions[first:last + 1]:
+                x = f(x)
+            return x
+        return forward
+
+    size = len(functions) // segments
+    last = -1
+    for first in range(0, size * (segments - 1), size):
+        last = first + size - 1
+        input = checkpoint(chunk(first, last), input, preserve_rng_state=preserve)
+    return chunk(last + 1, len(functions) - 1)(input)
+
+
+__all__ = ["checkpoint", "checkpoint_sequential"]

@@ -17,14 +17,14 @@ from tinyddp.utils._pytree import flatten
 
 def _check_comm_hook(hook):
     """DistributedDataParallel._check_comm_hook of 1.13: callable, and its annotations (when given) say it takes
-    a dist.GradBucket named `bucket` and returns a Future. The parameter must be named `bucket`, as there."""
+    a dist.GradBucket named `bucket` and returns a Future[torch.Tensor] (a bare Future is refused, as there). The
+    parameter must be named `bucket` (a KeyError otherwise, as there)."""
     if not callable(hook):
         raise TypeError("Communication hook must be callable.")
     sig = inspect.signature(hook)
     if sig.parameters["bucket"].annotation not in (inspect.Parameter.empty, dist.GradBucket):
         raise ValueError("Communication hook: bucket annotation should be dist.GradBucket.")
-    if sig.return_annotation not in (inspect.Signature.empty, Future) and \
-            getattr(sig.return_annotation, "__origin__", None) is not Future:
+    if sig.return_annotation is not inspect.Signature.empty and sig.return_annotation != Future[Tensor]:
         raise ValueError("Communication hook: return annotation should be torch.futures.Future[torch.Tensor].")
 
 
@@ -51,11 +51,26 @@ class DistributedDataParallel(Module):
         self.module = module
         self.process_group = dist.group.WORLD
         self.broadcast_buffers = broadcast_buffers
+        # 1.13's public attributes, as it sets them for a CPU module (read-only here, but for the sync switches)
+        self.is_multi_device_module = False
+        self.device_type = "cpu"
+        self.device_ids = None
+        self.output_device = None
+        self.dim = dim
+        self.device = next(iter(module.parameters())).device
+        self.find_unused_parameters = find_unused_parameters
+        self.gradient_as_bucket_view = gradient_as_bucket_view
+        self.bucket_bytes_cap = int(bucket_cap_mb * 1024 * 1024)
+        self.parameters_to_ignore = []
+        self._no_sync_guard = False    # whether require_backward_grad_sync=False holds the reducer's no_sync
+        # False after a forward that prepared no reduction (no grad, or no gradient sync), as 1.13's
+        self.require_forward_param_sync = True
         if check_reduction:
             warnings.warn("The `check_reduction` argument in `DistributedDataParallel` module is deprecated. Please "
                           "avoid using it.")
-        options = _C._dist.DDPOptions(float(bucket_cap_mb), find_unused_parameters, static_graph,
-                                      gradient_as_bucket_view, broadcast_buffers, dist.get_debug_level().name)
+        self._options = (float(bucket_cap_mb), find_unused_parameters, static_graph, gradient_as_bucket_view,
+                         broadcast_buffers)
+        options = _C._dist.DDPOptions(*self._options, dist.get_debug_level().name)
         # Construction broadcasts rank 0's parameters and buffers; with broadcast_buffers each synced forward
         # copies rank 0's buffers again, in place (their versions bump, as 1.13's broadcast does).
         object.__setattr__(self, "_ddp", _C._dist.DistributedDataParallel(
@@ -64,6 +79,25 @@ class DistributedDataParallel(Module):
         from tinyddp.nn.modules.batchnorm import SyncBatchNorm
         if any(isinstance(layer, SyncBatchNorm) for layer in module.modules()):
             raise ValueError("SyncBatchNorm layers only work with GPU modules")
+
+    def __getstate__(self):
+        """What copy.deepcopy and pickle keep of a DDP, as 1.13's: everything but the reducer and the process group
+        (a default group must exist, as there)."""
+        dist.get_rank()   # 1.13's _check_default_group: RuntimeError without one
+        state = dict(self.__dict__)
+        del state["_ddp"], state["process_group"]
+        state["_no_sync_guard"] = False
+        return state
+
+    def __setstate__(self, state):
+        """A copy gets a reducer of its own over its own parameters, built without a collective (1.13's
+        _ddp_init_helper); the comm hook and no_sync() are not carried over."""
+        self.__dict__.update(state)
+        self.process_group = dist.group.WORLD
+        object.__setattr__(self, "_ddp", _C._dist.DistributedDataParallel(
+            list(self.module.named_parameters()),
+            _C._dist.DDPOptions(*self._options, dist.get_debug_level().name, copy=True),
+            list(self.module.named_buffers())))
 
     def forward(self, *inputs, **kwargs):
         result = {}
@@ -75,16 +109,34 @@ class DistributedDataParallel(Module):
             return flat
 
         flat = self._ddp.forward(run_module)
+        from tinyddp.autograd.grad_mode import is_grad_enabled
+        self.require_forward_param_sync = is_grad_enabled() and self.require_backward_grad_sync
         return result["rebuild"](flat)
+
+    @property
+    def require_backward_grad_sync(self):
+        """False inside no_sync(); setting it False by hand, as some training loops do, is no_sync() until it is
+        set True again (1.13's no_sync is this switch)."""
+        return not self.__dict__.get("_no_sync_guard", False)
+
+    @require_backward_grad_sync.setter
+    def require_backward_grad_sync(self, value):
+        if not value and not self._no_sync_guard:
+            self._ddp.enter_no_sync()
+            self._no_sync_guard = True
+        elif value and self._no_sync_guard:
+            self._ddp.exit_no_sync()
+            self._no_sync_guard = False
 
     @contextmanager
     def no_sync(self):
         """Forwards and backwards in scope accumulate gradients locally; the first synced backward averages them."""
-        self._ddp.enter_no_sync()
+        old_require_backward_grad_sync = self.require_backward_grad_sync
+        self.require_backward_grad_sync = False
         try:
             yield
         finally:
-            self._ddp.exit_no_sync()
+            self.require_backward_grad_sync = old_require_backward_grad_sync
 
     def join(self, divide_by_initial_world_size=True, enable=True, throw_on_early_termination=False):
         """The join context for uneven inputs over this DDP (tinyddp.distributed.algorithms.join.Join)."""

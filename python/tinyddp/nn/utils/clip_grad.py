@@ -1,7 +1,7 @@
-"""torch.nn.utils.clip_grad_norm_ over the engine's multi-tensor clip_grad_norm_ (engine/ops/multi_tensor.cpp):
-one pass for the norm, one for the scaling, as 1.13's result (a 0-dim tensor, the norm before clipping); other
-norm types (1, inf, any p) are 1.13's composition of per-parameter norms; and clip_grad_value_ over the engine's
-clamp."""
+"""torch.nn.utils.clip_grad_norm_ as 1.13 composes it (the norm of the per-parameter norms over the engine's norm
+kernel, which is 1.13's bit for bit, then one scaling per gradient; the result is a 0-dim tensor, the norm before
+clipping), for every norm type; and clip_grad_value_ over the engine's clamp. The engine's fused multi-tensor
+clip_grad_norm_ (engine/ops/multi_tensor.cpp) is the C++ API's, not used here: it sums in another order."""
 import math
 
 from tinyddp import _C, _tensor
@@ -15,22 +15,10 @@ def clip_grad_norm_(parameters, max_norm, norm_type=2.0, error_if_nonfinite=Fals
     max_norm, norm_type = float(max_norm), float(norm_type)
     if len(parameters) == 0:
         return _tensor.tensor(0.0)
-    if norm_type != 2.0:
-        return _clip_other_norm_(parameters, max_norm, norm_type, error_if_nonfinite)
-    if error_if_nonfinite or max_norm <= 0:
-        total_norm = _C._nn.grad_norm(parameters)
-        value = float(total_norm)
-        if error_if_nonfinite and (math.isnan(value) or math.isinf(value)):
-            raise RuntimeError(f"The total norm of order {norm_type} for gradients from `parameters` is non-finite, "
-                               "so it cannot be clipped. To disable this error and scale the gradients by the "
-                               "non-finite norm anyway, set `error_if_nonfinite=False`")
-        if max_norm <= 0:   # the engine's op takes a positive max_norm; 1.13 scales by max_norm / (norm + 1e-6)
-            coef = _tensor.tensor(max_norm, dtype=total_norm.dtype) / (total_norm + 1e-6)
-            with no_grad():
-                for p in parameters:
-                    p.grad.mul_(coef)
-            return total_norm
-    return _C._nn.clip_grad_norm_(parameters, max_norm)
+    # 1.13's composition for every order: the norm of the per-parameter norms, whose values the engine's norm
+    # kernel gives bit for bit (the fused grad-norm kernel, _C._nn.clip_grad_norm_, sums in another order and
+    # can differ from 1.13 in the last bit, and so can the gradients it scales).
+    return _clip_norm_(parameters, max_norm, norm_type, error_if_nonfinite)
 
 
 def clip_grad_norm(parameters, max_norm, norm_type=2., error_if_nonfinite=False):
@@ -41,8 +29,8 @@ def clip_grad_norm(parameters, max_norm, norm_type=2., error_if_nonfinite=False)
     return clip_grad_norm_(parameters, max_norm, norm_type, error_if_nonfinite)
 
 
-def _clip_other_norm_(parameters, max_norm, norm_type, error_if_nonfinite):
-    """1.13's composition for orders other than 2: the norm of the per-parameter norms (the largest |g| for inf),
+def _clip_norm_(parameters, max_norm, norm_type, error_if_nonfinite):
+    """1.13's composition: the norm of the per-parameter norms (the largest |g| for inf),
     then every .grad scaled by min(max_norm / (norm + 1e-6), 1)."""
     from tinyddp import _tensor_ops
     if norm_type == math.inf:

@@ -1,0 +1,129 @@
+// Floating-point sums in PyTorch 1.13's CPU order (aten/src/ATen/native/cpu/SumKernel.cpp, cascade_sum), so that
+// a sum or a mean, and every loss and gradient built on one, rounds as 1.13's does, bit for bit.
+//
+// Note [ATen's cascade sum]
+//   ATen never adds a row left to right. Its building block, multi_row_sum, keeps 4 levels of accumulators:
+//   level 0 takes 2^p consecutive elements (p = max(4, ceil_log2(n) / 4), so 16 for any n below 2^20), then
+//   is added into level 1 and cleared, level 1 into level 2 every 2^p of those, and so on; the leftovers
+//   go into level 0, and the levels are summed 1, 2, 3 into level 0 at the end. row_sum splits a row into 4
+//   interleaved columns (element i goes to column i % 4, the ILP factor), sums the columns with
+//   multi_row_sum, adds the elements past the last full group of 4 into column 0, then columns 1, 2, 3 into
+//   column 0. A contiguous row of at least one vector (8 floats or 4 doubles: the AVX2 kernels a 1.13 CPU
+//   build runs by default) is summed as vectors: row_sum over whole vectors, lane by lane; the elements
+//   past the last whole vector are added one by one from 0, then the lanes in order. A reduction over an
+//   outer dim (columns of a row-major matrix) sums each column over the rows: with multi_row_sum directly
+//   for the columns in whole groups (32 columns on the vector path, 4 on the scalar one), with row_sum for
+//   the rest. The result is added into a zero-filled output (so -0 sums to +0, as there).
+//   Not modelled: 1.13 splits a reduction of 32768 elements or more across its threads.
+#pragma once
+
+#include <algorithm>
+#include <array>
+#include <bit>
+#include <cstdint>
+#include <type_traits>
+
+namespace tinyddp::kernels::cpu::cascade {
+
+// The AVX2 vector width of 1.13's default CPU kernels: 8 floats, 4 doubles.
+template <typename T>
+inline constexpr int64_t kLanes = 32 / static_cast<int64_t>(sizeof(T));
+
+// One AVX2 register's worth of T, added lane by lane (what Vectorized<T>::operator+ does).
+template <typename T>
+struct Lanes {
+  std::array<T, kLanes<T>> v{};
+  Lanes& operator+=(const Lanes& o) {
+    for (int64_t l = 0; l < kLanes<T>; ++l) v[l] += o.v[l];
+    return *this;
+  }
+  static Lanes load(const T* p) {
+    Lanes r;
+    std::copy(p, p + kLanes<T>, r.v.begin());
+    return r;
+  }
+};
+
+// c10's CeilLog2 (1 for n <= 2).
+inline int64_t ceil_log2(int64_t n) {
+  if (n <= 2) return 1;
+  return 64 - std::countl_zero(static_cast<uint64_t>(n - 1));
+}
+
+// multi_row_sum: rows columns summed over `size` steps; load(i, k) is step i's value for column k.
+template <typename Acc, int64_t kRows, typename Load>
+std::array<Acc, kRows> multi_row_sum(int64_t size, Load load) {
+  constexpr int64_t kLevels = 4;
+  const int64_t level_power = std::max<int64_t>(4, ceil_log2(size) / kLevels);
+  const int64_t level_step = int64_t(1) << level_power;
+  const int64_t level_mask = level_step - 1;
+  Acc acc[kLevels][kRows] = {};
+  int64_t i = 0;
+  while (i + level_step <= size) {
+    for (int64_t j = 0; j < level_step; ++j, ++i)
+      for (int64_t k = 0; k < kRows; ++k) acc[0][k] += load(i, k);
+    for (int64_t j = 1; j < kLevels; ++j) {
+      for (int64_t k = 0; k < kRows; ++k) {
+        acc[j][k] += acc[j - 1][k];
+        acc[j - 1][k] = Acc{};
+      }
+      if ((i & (level_mask << (j * level_power))) != 0) break;
+    }
+  }
+  for (; i < size; ++i)
+    for (int64_t k = 0; k < kRows; ++k) acc[0][k] += load(i, k);
+  for (int64_t j = 1; j < kLevels; ++j)
+    for (int64_t k = 0; k < kRows; ++k) acc[0][k] += acc[j][k];
+  std::array<Acc, kRows> out;
+  for (int64_t k = 0; k < kRows; ++k) out[k] = acc[0][k];
+  return out;
+}
+
+// row_sum: `size` values, load(i) the i-th, in 4 interleaved columns.
+template <typename Acc, typename Load>
+Acc row_sum(int64_t size, Load load) {
+  constexpr int64_t kIlp = 4;
+  const int64_t size_ilp = size / kIlp;
+  std::array<Acc, kIlp> partial =
+      multi_row_sum<Acc, kIlp>(size_ilp, [&](int64_t i, int64_t k) { return load(i * kIlp + k); });
+  for (int64_t i = size_ilp * kIlp; i < size; ++i) partial[0] += load(i);
+  for (int64_t k = 1; k < kIlp; ++k) partial[0] += partial[k];
+  return partial[0];
+}
+
+// The sum of a contiguous row x[0, n) (vectorized_inner_sum, or scalar_inner_sum below one vector).
+template <typename T>
+T inner_sum(const T* x, int64_t n) {
+  static_assert(std::is_floating_point_v<T>);
+  T total;
+  if (n >= kLanes<T>) {
+    const int64_t vecs = n / kLanes<T>;
+    const Lanes<T> acc = row_sum<Lanes<T>>(vecs, [&](int64_t i) { return Lanes<T>::load(x + i * kLanes<T>); });
+    total = T(0);
+    for (int64_t k = vecs * kLanes<T>; k < n; ++k) total += x[k];
+    for (int64_t l = 0; l < kLanes<T>; ++l) total += acc.v[l];
+  } else {
+    total = row_sum<T>(n, [&](int64_t i) { return x[i]; });
+  }
+  T out = T(0);   // stored into a zero-filled output
+  out += total;
+  return out;
+}
+
+// out[c] = sum over r of x[r * cols + c], for a row-major (rows, cols) x (vectorized_outer_sum, or
+// scalar_outer_sum below one vector of columns).
+template <typename T>
+void outer_sum(const T* x, int64_t rows, int64_t cols, T* out) {
+  static_assert(std::is_floating_point_v<T>);
+  const int64_t group = cols >= kLanes<T> ? 4 * kLanes<T> : 4;   // columns multi_row_sum takes together
+  const int64_t whole = cols / group * group;
+  for (int64_t c = 0; c < cols; ++c) {
+    const auto column = [&](int64_t r) { return x[r * cols + c]; };
+    const T s = c < whole ? multi_row_sum<T, 1>(rows, [&](int64_t r, int64_t) { return column(r); })[0]
+                          : row_sum<T>(rows, column);
+    out[c] = T(0);
+    out[c] += s;
+  }
+}
+
+}  // namespace tinyddp::kernels::cpu::cascade
