@@ -134,7 +134,13 @@ def _len(self):
 
 
 def _format(self, spec):
-    return format(self.item(), spec) if self.dim() == 0 else tensor_repr(self)
+    # 1.13's Tensor.__format__: a plain 0-dim tensor formats its item(); anything else (a Parameter or a subclass
+    # too) falls to object.__format__, which gives str() for an empty spec and refuses any other.
+    if self.dim() == 0 and type(self) is Tensor:
+        return format(self.item(), spec)
+    if spec:
+        raise TypeError(f"unsupported format string passed to {type(self).__name__}.__format__")
+    return str(self)
 
 
 def _wrap_dim(dim, ndim):
