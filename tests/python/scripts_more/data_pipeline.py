@@ -73,6 +73,10 @@ print("sequential batches:", list(BatchSampler(SequentialSampler(range(7)), 3, d
 weights = torch.tensor([0.1, 0.1, 5.0, 0.1, 0.1])
 ws = WeightedRandomSampler(weights, num_samples=8, generator=torch.Generator().manual_seed(0))
 print("weighted:", list(ws), len(ws))
+ws2 = WeightedRandomSampler([0.5, 0.1, 0.2, 0.9, 0.3], num_samples=4, replacement=False,
+                            generator=torch.Generator().manual_seed(0))
+print("weighted no replacement:", list(ws2))
+print("one weighted draw:", list(WeightedRandomSampler(weights, 1, generator=torch.Generator().manual_seed(9))))
 rs = RandomSampler(range(5), replacement=True, num_samples=9, generator=torch.Generator().manual_seed(5))
 print("random with replacement:", list(rs), len(rs))
 

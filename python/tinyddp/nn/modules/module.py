@@ -13,6 +13,7 @@ from tinyddp._device import _NO_CUDA, _parse_to
 from tinyddp._tensor import Tensor, dtype as _dtype, float32 as _float32, float64 as _float64
 from tinyddp.autograd.grad_mode import no_grad
 from tinyddp.nn.parameter import Parameter
+from tinyddp._tensor_more import typename as _typename   # 1.13's texts name a tensor by type(): 'torch.FloatTensor'
 
 
 class _IncompatibleKeys(namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])):
@@ -229,7 +230,7 @@ class Module:
         if param is None:
             self._parameters[name] = None
         elif not isinstance(param, Parameter):
-            raise TypeError(f"cannot assign '{type(param).__name__}' object to parameter '{name}' "
+            raise TypeError(f"cannot assign '{_typename(param)}' object to parameter '{name}' "
                             "(torch.nn.Parameter or None required)")
         elif param.grad_fn is not None:
             raise ValueError(f"Cannot assign non-leaf Tensor to parameter '{name}'. Model parameters must be created "
@@ -247,7 +248,7 @@ class Module:
         if hasattr(self, name) and name not in self._buffers:
             raise KeyError(f"attribute '{name}' already exists")
         if tensor is not None and not isinstance(tensor, Tensor):
-            raise TypeError(f"cannot assign '{type(tensor).__name__}' object to buffer '{name}' "
+            raise TypeError(f"cannot assign '{_typename(tensor)}' object to buffer '{name}' "
                             "(torch Tensor or None required)")
         self._buffers[name] = tensor
         if persistent:
@@ -257,7 +258,7 @@ class Module:
 
     def add_module(self, name, module):
         if module is not None and not isinstance(module, Module):
-            raise TypeError(f"{type(module).__name__} is not a Module subclass")
+            raise TypeError(f"{_typename(module)} is not a Module subclass")
         if "." in name:
             raise KeyError(f'module name can\'t contain ".", got: {name}')
         if name == "":
@@ -279,7 +280,7 @@ class Module:
             self.register_parameter(name, value)
         elif params is not None and name in params:
             if value is not None:
-                raise TypeError(f"cannot assign '{type(value).__name__}' as parameter '{name}' "
+                raise TypeError(f"cannot assign '{_typename(value)}' as parameter '{name}' "
                                 "(torch.nn.Parameter or None expected)")
             self.register_parameter(name, value)
         elif isinstance(value, Module):
@@ -291,12 +292,12 @@ class Module:
             self._modules[name] = value
         elif "_modules" in self.__dict__ and name in self._modules:
             if value is not None:
-                raise TypeError(f"cannot assign '{type(value).__name__}' as child module '{name}' "
+                raise TypeError(f"cannot assign '{_typename(value)}' as child module '{name}' "
                                 "(torch.nn.Module or None expected)")
             self._modules[name] = value
         elif "_buffers" in self.__dict__ and name in self._buffers:
             if value is not None and not isinstance(value, Tensor):
-                raise TypeError(f"cannot assign '{type(value).__name__}' as buffer '{name}' "
+                raise TypeError(f"cannot assign '{_typename(value)}' as buffer '{name}' "
                                 "(torch.Tensor or None expected)")
             self._buffers[name] = value
         else:
