@@ -333,28 +333,35 @@ def _check_target_size(input, target):
 def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=None, reduction="mean"):
     """-(y log(x) + (1 - y) log(1 - x)), reduced, each log clamped at -100 as 1.13's kernel clamps it."""
     _check_target_size(input, target)
-    if weight is not None:
-        raise NotImplementedError("binary_cross_entropy: weight is not supported by tinyddp.")
     def composed():
         log_x = input.log().clamp(min=-100)
         log_1mx = (1 - input).log().clamp(min=-100)
-        return _reduce(-(target * log_x + (1 - target) * log_1mx), reduction)
-    return recorded("BinaryCrossEntropyBackward0", [input, target], composed)
+        loss = -(target * log_x + (1 - target) * log_1mx)
+        if weight is not None:   # 1.13 expands weight to the target's shape, then scales each element's loss
+            loss = loss * weight.expand(target.shape)
+        return _reduce(loss, reduction)
+    return recorded("BinaryCrossEntropyBackward0", [input, target, weight], composed)
 
 
 def binary_cross_entropy_with_logits(input, target, weight=None, size_average=None, reduce=None, reduction="mean",
                                      pos_weight=None):
     """(1 - y) x + m + log(exp(-m) + exp(-x - m)), m = max(-x, 0), reduced: 1.13's stable formula, composed of
     engine ops (its gradient sigmoid(x) - y within float rounding), recorded as
-    BinaryCrossEntropyWithLogitsBackward0."""
-    _check_target_size(input, target)
-    if weight is not None or pos_weight is not None:
-        raise NotImplementedError("binary_cross_entropy_with_logits: weight and pos_weight are not supported by "
-                                  "tinyddp.")
+    BinaryCrossEntropyWithLogitsBackward0. pos_weight p scales the positive term: (1 - y) x + (1 + (p - 1) y)
+    (log(exp(-m) + exp(-x - m)) + m); weight scales each element's loss; both broadcast, as 1.13's."""
+    if target.shape != input.shape:   # 1.13's own text here, not binary_cross_entropy's
+        raise ValueError(f"Target size ({target.shape}) must be the same as input size ({input.shape})")
     def composed():
         m = (-input).clamp(min=0)
-        return _reduce((1 - target) * input + m + ((-m).exp() + (-input - m).exp()).log(), reduction)
-    return recorded("BinaryCrossEntropyWithLogitsBackward0", [input, target], composed)
+        if pos_weight is None:
+            loss = (1 - target) * input + m + ((-m).exp() + (-input - m).exp()).log()
+        else:
+            log_weight = (pos_weight - 1) * target + 1
+            loss = (1 - target) * input + log_weight * (((-m).exp() + (-input - m).exp()).log() + m)
+        if weight is not None:
+            loss = loss * weight
+        return _reduce(loss, reduction)
+    return recorded("BinaryCrossEntropyWithLogitsBackward0", [input, target, weight, pos_weight], composed)
 
 
 # ---- activations composed of engine ops ----
