@@ -324,6 +324,14 @@ def one_hot(tensor, num_classes=-1):
     return _C._one_hot(tensor, num_classes).long()
 
 
+def _not_differentiable(fn_name, **args):
+    """1.13's refusal of a gradient-requiring argument its kernel has no derivative for (a loss's weights)."""
+    for name, value in args.items():
+        if value is not None and value.requires_grad and _C.is_grad_enabled():
+            raise RuntimeError(f"The function '{fn_name}' is not differentiable with respect to argument '{name}'. "
+                               "This input cannot have requires_grad True.")
+
+
 def _check_target_size(input, target):
     if target.shape != input.shape:
         raise ValueError(f"Using a target size ({target.shape}) that is different to the input size "
@@ -340,7 +348,8 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
         if weight is not None:   # 1.13 expands weight to the target's shape, then scales each element's loss
             loss = loss * weight.expand(target.shape)
         return _reduce(loss, reduction)
-    return recorded("BinaryCrossEntropyBackward0", [input, target, weight], composed)
+    _not_differentiable("binary_cross_entropy", weight=weight)
+    return recorded("BinaryCrossEntropyBackward0", [input, target], composed)
 
 
 def binary_cross_entropy_with_logits(input, target, weight=None, size_average=None, reduce=None, reduction="mean",
@@ -361,7 +370,8 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
         if weight is not None:
             loss = loss * weight
         return _reduce(loss, reduction)
-    return recorded("BinaryCrossEntropyWithLogitsBackward0", [input, target, weight, pos_weight], composed)
+    _not_differentiable("binary_cross_entropy_with_logits", weight=weight, pos_weight=pos_weight)
+    return recorded("BinaryCrossEntropyWithLogitsBackward0", [input, target], composed)
 
 
 # ---- activations composed of engine ops ----
