@@ -10,6 +10,7 @@ from collections import OrderedDict, namedtuple
 
 from tinyddp import _C
 from tinyddp._device import _NO_CUDA, _parse_to
+from tinyddp import _tensor as _tensor_module
 from tinyddp._tensor import Tensor, dtype as _dtype, float32 as _float32, float64 as _float64
 from tinyddp.autograd.grad_mode import no_grad
 from tinyddp.nn.parameter import Parameter
@@ -119,6 +120,23 @@ class RemovableHandle:
         self.remove()
 
 
+# torch.nn.modules.module's global hooks: every module's call runs them before its own (pre-hooks, then hooks)
+_global_forward_pre_hooks = OrderedDict()
+_global_forward_hooks = OrderedDict()
+
+
+def register_module_forward_pre_hook(hook):
+    handle = RemovableHandle(_global_forward_pre_hooks)
+    _global_forward_pre_hooks[handle.id] = hook
+    return handle
+
+
+def register_module_forward_hook(hook):
+    handle = RemovableHandle(_global_forward_hooks)
+    _global_forward_hooks[handle.id] = hook
+    return handle
+
+
 class Module:
     training: bool
     # The state_dict format version, recorded per module in state_dict()._metadata (PyTorch's: 1; BatchNorm's 2)
@@ -133,6 +151,7 @@ class Module:
         object.__setattr__(self, "_forward_pre_hooks", OrderedDict())
         object.__setattr__(self, "_forward_hooks", OrderedDict())
         object.__setattr__(self, "_backward_hooks", OrderedDict())
+        object.__setattr__(self, "_load_state_dict_post_hooks", OrderedDict())
 
     def forward(self, *input):
         raise NotImplementedError(f'Module [{type(self).__name__}] is missing the required "forward" function')
@@ -142,9 +161,10 @@ class Module:
         (a non-tuple is wrapped in one); forward hooks see (module, args, output) and may return a new output.
         Keyword arguments go to forward only, as in 1.13."""
         backward_hooks = self.__dict__.get("_backward_hooks")
-        if not self._forward_pre_hooks and not self._forward_hooks and not backward_hooks:   # the common case
+        if (not self._forward_pre_hooks and not self._forward_hooks and not backward_hooks
+                and not _global_forward_pre_hooks and not _global_forward_hooks):   # the common case
             return self.forward(*args, **kwargs)
-        for hook in list(self._forward_pre_hooks.values()):
+        for hook in (*_global_forward_pre_hooks.values(), *self._forward_pre_hooks.values()):
             result = hook(self, args)
             if result is not None:
                 args = result if isinstance(result, tuple) else (result,)
@@ -152,7 +172,7 @@ class Module:
         if backward_hooks:
             state, args = _backward_hook_inputs(self, args)
         output = self.forward(*args, **kwargs)
-        for hook in list(self._forward_hooks.values()):
+        for hook in (*_global_forward_hooks.values(), *self._forward_hooks.values()):
             result = hook(self, args, output)
             if result is not None:
                 output = result
@@ -177,6 +197,64 @@ class Module:
         handle = RemovableHandle(self._forward_hooks)
         self._forward_hooks[handle.id] = hook
         return handle
+
+    def register_load_state_dict_post_hook(self, hook):
+        """hook(module, incompatible_keys) after load_state_dict has loaded this module's subtree; it may edit the
+        keys' lists in place (the root's edits count for strict), and must return None."""
+        hooks = self.__dict__.setdefault("_load_state_dict_post_hooks", OrderedDict())
+        handle = RemovableHandle(hooks)
+        hooks[handle.id] = hook
+        return handle
+
+    def _run_load_post_hooks(self, missing, unexpected, state_keys):
+        """The post-hooks in 1.13's order (each module after its subtree, children in order; a shared child once
+        per place). Each sees the keys 1.13 has found by then: those of the modules loaded so far (pre-order)."""
+        order = []   # (prefix, module), pre-order without deduplication, as 1.13's load() recursion
+
+        def walk(module, prefix):
+            order.append((prefix, module))
+            for name, child in module._modules.items():
+                if child is not None:
+                    walk(child, prefix + name + ".")
+        walk(self, "")
+        first = {}
+        for i, (prefix, _) in enumerate(order):
+            first.setdefault(prefix, i)
+
+        def owner(key, unexpected_key):
+            # the deepest module on the key's path (for a missing key, the module holding the tensor)
+            parts = key.split(".")
+            prefix, best = "", 0
+            for part in parts[:-1] if not unexpected_key else parts:
+                prefix += part + "."
+                if prefix not in first:
+                    break
+                best = first[prefix]
+            return best
+        # 1.13 finds unexpected keys module by module, each in the state_dict's order
+        position = {k: i for i, k in enumerate(state_keys)}
+        unexpected.sort(key=lambda k: (owner(k, True), position.get(k, 0)))
+        ends = []   # (index of the last module of i's subtree, i), in post-order: a module after its subtree
+        for i, (prefix, _) in enumerate(order):
+            end = i
+            while end + 1 < len(order) and order[end + 1][0].startswith(prefix):
+                end += 1
+            ends.append((end, -i))
+        for end, i in sorted(ends):
+            prefix, module = order[-i]
+            hooks = module.__dict__.get("_load_state_dict_post_hooks")
+            if not hooks:
+                continue
+            if end == len(order) - 1:
+                keys = _IncompatibleKeys(missing, unexpected)
+            else:
+                keys = _IncompatibleKeys([k for k in missing if owner(k, False) <= end],
+                                         [k for k in unexpected if owner(k, True) <= end])
+            for hook in list(hooks.values()):
+                out = hook(module, keys)
+                assert out is None, ("Hooks registered with ``register_load_state_dict_post_hook`` are not"
+                                     "expected to return new values, if incompatible_keys need to be modified,"
+                                     "it should be done inplace.")
 
     def get_submodule(self, target):
         if target == "":
@@ -428,6 +506,7 @@ class Module:
                     continue
                 target.copy_(source)
         unexpected = [k for k in state_dict.keys() if k not in expected]
+        self._run_load_post_hooks(missing, unexpected, list(state_dict.keys()))
         if strict:
             if unexpected:
                 errors.insert(0, "Unexpected key(s) in state_dict: {}. ".format(", ".join(f'"{k}"' for k in unexpected)))
@@ -455,6 +534,23 @@ class Module:
 
     def float(self):  # noqa: A003  (PyTorch's name)
         return self._convert_floating(_float32)
+
+    def half(self):
+        return self._convert_floating(_tensor_module.float16)
+
+    def bfloat16(self):
+        return self._convert_floating(_tensor_module.bfloat16)
+
+    def type(self, dst_type):  # noqa: A003  (PyTorch's name)
+        """Every parameter and buffer cast to dst_type (a dtype or a legacy tensor class), as 1.13's."""
+        dtype = getattr(dst_type, "dtype", dst_type)
+        for t in list(self.parameters()) + list(self.buffers()):
+            if t.dtype is not dtype:
+                grad = t.grad
+                t.data = t.detach().to(dtype)
+                if grad is not None:
+                    t.grad = grad.to(dtype)
+        return self
 
     def _convert_floating(self, dtype):
         """Every floating parameter and buffer of this module and its submodules in `dtype`: 1.13's
