@@ -513,7 +513,11 @@ def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):
         norm = recorded("NormBackward1", [input], lambda: input.abs().sum(dim, True))
     else:
         raise NotImplementedError(f"tinyddp: normalize with p={p!r}; p=2 and p=1 are supported")
-    return input / recorded("ClampMinBackward0", [norm], lambda: norm.clamp(min=eps)).expand_as(input)
+    result = input / recorded("ClampMinBackward0", [norm], lambda: norm.clamp(min=eps)).expand_as(input)
+    if out is not None:   # torch.div(..., out=out): the quotient written into out, which is returned
+        out.copy_(result)
+        return out
+    return result
 
 
 def cosine_similarity(x1, x2, dim=1, eps=1e-8):
