@@ -189,7 +189,7 @@ __all__ += ["as_strided", "alpha_dropout_", "celu_", "clip_", "dropout_", "rrelu
 # every op above with a dim also takes 1.13's NumPy keyword names (axis=, keepdims=)
 from tinyddp import _arg_aliases  # noqa: E402
 _arg_aliases.install(_sys.modules[__name__], Tensor)
-from tinyddp import distributions  # noqa: E402  (pure Python over everything above, as torch imports it)
+from tinyddp import distributions, testing  # noqa: E402  (pure Python over everything above, as torch imports them)
 
 
 def __getattr__(name):
