@@ -12,6 +12,9 @@ from tinyddp._device import _NO_CUDA, _CPU, _check_device, _parse_to, device
 from tinyddp._tensor_str import tensor_repr
 
 Tensor = _C.Tensor
+# type(t) prints as 1.13's "<class 'torch.Tensor'>" (scripts print it); tensors pickle through __reduce_ex__, never
+# by this name, so no lookup of a module named torch follows from it.
+Tensor.__module__ = "torch"
 
 
 class dtype:

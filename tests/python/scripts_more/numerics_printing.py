@@ -43,6 +43,7 @@ t = torch.tensor(3.14159)
 i = torch.tensor(7)
 b = torch.tensor(True)
 print(f"{t:.3f} {t:8.2f}| {t} {i} {b} {t.item():.4e}")
+print(type(t), type(t.item()), type(i.item()), type(t.tolist()), type(torch.ones(2).tolist()), isinstance(t, torch.Tensor))
 print(f"{i:d}", f"{i:04d}", f"{t:.1%}", "{:>6.2f}".format(t))
 try:
     print(f"{torch.tensor([1.0, 2.0]):.2f}")
