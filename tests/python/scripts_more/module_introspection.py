@@ -50,6 +50,7 @@ print("params with prefix:", [n for n, _ in model.heads.named_parameters(prefix=
 print("buffers:", [n for n, _ in model.named_buffers()])
 print("non-recursive params:", [n for n, _ in model.named_parameters(recurse=False)])
 print("count:", sum(p.numel() for p in model.parameters()))
+print("types:", type(model.scales[0]), type(model.heads["cls"].weight.data), type(model.calls))
 print("state_dict keys:", list(model.state_dict().keys()))
 print("len/contains:", len(model.heads), "cls" in model.heads, len(model.scales), len(model.extra))
 print("ModuleDict keys/items:", list(model.heads.keys()), [type(m).__name__ for _, m in model.heads.items()])
