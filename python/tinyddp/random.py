@@ -8,11 +8,14 @@ does in PyTorch.
 import contextlib
 
 from tinyddp import _C
+from tinyddp._object_repr import object_repr
 from tinyddp._device import device as _device_type
 
 
 class Generator(_C.Generator):
     """torch.Generator on the CPU: an independent stream, seeded with kDefaultSeed until manual_seed."""
+    __repr__ = object_repr   # "<torch._C.Generator object at 0x...>", as 1.13's
+    _torch_module = "torch._C"
 
     def __init__(self, device="cpu"):
         d = _device_type(device)

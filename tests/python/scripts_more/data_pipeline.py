@@ -52,6 +52,7 @@ words = Words()
 g = torch.Generator().manual_seed(7)
 loader = DataLoader(words, batch_size=3, shuffle=True, collate_fn=pad_collate, generator=g)
 print("len loader:", len(loader))
+print(loader, loader.sampler, words, sep="\n")
 for epoch in range(2):
     for batch in loader:
         print(epoch, batch["text"], batch["ids"].tolist(), batch["len"].tolist())

@@ -124,6 +124,7 @@ opt = torch.optim.Adam([nn.Parameter(torch.ones(2))], lr=0.01)
 opt.add_param_group({"params": [nn.Parameter(torch.ones(3))], "lr": 0.001, "betas": (0.8, 0.9)})
 print("groups:", [(len(g["params"]), g["lr"], g["betas"]) for g in opt.param_groups])
 sched = lr_scheduler.StepLR(opt, step_size=1, gamma=0.5)
+print(sched, torch.Generator())
 with warnings.catch_warnings(record=True) as caught:
     warnings.simplefilter("always")
     sched.step()

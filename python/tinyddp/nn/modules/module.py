@@ -15,6 +15,7 @@ from tinyddp._tensor import Tensor, dtype as _dtype, float32 as _float32, float6
 from tinyddp.autograd.grad_mode import no_grad
 from tinyddp.nn.parameter import Parameter
 from tinyddp._tensor_more import typename as _typename   # 1.13's texts name a tensor by type(): 'torch.FloatTensor'
+from tinyddp._object_repr import object_repr
 
 
 class _IncompatibleKeys(namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])):
@@ -103,6 +104,8 @@ def _backward_hook_outputs(state, output):
 class RemovableHandle:
     """torch.utils.hooks.RemovableHandle: remove() takes the hook out of the dict it was registered in; also a
     context manager that removes it on exit."""
+    __repr__ = object_repr   # <torch....Name object at 0x...>, as 1.13's default repr
+    _torch_module = "torch.utils.hooks"   # where 1.13 keeps it
     _next_id = 0
 
     def __init__(self, hooks_dict):

@@ -13,6 +13,8 @@ from typing import Generic, TypeVar
 from tinyddp import _C
 from tinyddp import _tensor as _t
 from tinyddp.random import Generator
+from tinyddp._object_repr import object_repr
+
 
 T_co = TypeVar("T_co", covariant=True)
 
@@ -24,6 +26,7 @@ _kReplacementChunk = 32
 class Sampler(Generic[T_co]):
     """Base class: subclasses define __iter__ (indices, or lists of them for a batch sampler) and usually __len__.
     There is deliberately no default __len__, so that list() of a sampler without one still works."""
+    __repr__ = object_repr   # <torch....Name object at 0x...>, as 1.13's default repr
 
     def __init__(self, data_source):
         pass
