@@ -296,7 +296,10 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, sca
             rows = weight.shape[0]
             referenced = one_hot(input.reshape([-1]), rows).sum(0) > 0
             norms = weight.detach().norm(norm_type, 1)
-            scale = _pick(referenced.logical_and(norms > max_norm), max_norm / (norms + 1e-7), norms * 0 + 1)
+            # 1.13 computes the scale in double (the row's norm as a double, plus 1e-7) and multiplies the row by
+            # it rounded once to the weight's dtype
+            scale = (max_norm / (norms.double() + 1e-7)).to(weight.dtype)
+            scale = _pick(referenced.logical_and(norms > max_norm), scale, norms * 0 + 1)
             weight.mul_(scale.unsqueeze(1))
     out = _C._nn.embedding(weight, input)
     if padding_idx is not None:
