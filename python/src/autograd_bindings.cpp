@@ -84,6 +84,30 @@ void bind_autograd(py::module_& m) {
           out.append(py::make_tuple(e.node ? py::cast(e.node) : py::none(), e.input_nr));
         return py::tuple(out);
       })
+      // grad_fn.register_hook(fn): fn(grad_inputs, grad_outputs) after the node ran (its outputs, the gradients
+      // for its next edges, as grad_inputs; what reached it as grad_outputs; None for undefined ones), on the
+      // backward's thread with the GIL taken back. 1.13 lets fn return replacements; tinyddp's post hooks only
+      // observe, so a replacement is refused. What Module.register_backward_hook builds on.
+      .def("register_hook", [](autograd::Node& n, const py::function& fn) {
+        RemovableHandle handle;
+        auto active = handle.active;
+        n.add_post_hook([ref = PyRef(fn), active](const autograd::TensorList& outputs,
+                                                   const autograd::TensorList& inputs) {
+          if (!*active) return;
+          py::gil_scoped_acquire gil;
+          auto as_tuple = [](const autograd::TensorList& list) {
+            py::tuple out(list.size());
+            for (size_t i = 0; i < list.size(); ++i) out[i] = list[i].defined() ? to_py(list[i]) : py::none();
+            return out;
+          };
+          py::object result = ref.get()(as_tuple(outputs), as_tuple(inputs));
+          if (!result.is_none())
+            throw py::value_error("tinyddp: a hook registered on a grad_fn (or with Module.register_backward_hook) "
+                                  "returned new gradients; tinyddp's node hooks observe only. Use "
+                                  "register_full_backward_hook or Tensor.register_hook to replace gradients.");
+        });
+        return handle;
+      })
       // PyTorch's "<SumBackward0 object at 0x7f...>", the address being the node's (the same for each access).
       .def("__repr__", [](const autograd::Node& n) {
         std::ostringstream address;

@@ -144,11 +144,13 @@ __all__ += ["amp", "are_deterministic_algorithms_enabled", "autocast", "backends
             "use_deterministic_algorithms", "version"]
 
 from tinyddp._tensor_more import (argwhere, is_complex, is_nonzero, randint_like, range,  # noqa: E402
-                                  take_along_dim, tensor_split, typename)
+                                  take_along_dim, tensor_split, typename, frac, sgn, unique_consecutive,
+                                  set_default_tensor_type, layout, strided)
 
 __all__ += ["aminmax", "cummax", "cummin", "logcumsumexp", "msort", "return_types"]
 __all__ += ["argwhere", "is_complex", "is_nonzero", "randint_like", "range",
-            "take_along_dim", "tensor_split", "typename"]
+            "take_along_dim", "tensor_split", "typename", "frac", "sgn", "unique_consecutive",
+            "set_default_tensor_type", "layout", "strided"]
 
 
 
@@ -187,6 +189,7 @@ __all__ += ["as_strided", "alpha_dropout_", "celu_", "clip_", "dropout_", "rrelu
 # every op above with a dim also takes 1.13's NumPy keyword names (axis=, keepdims=)
 from tinyddp import _arg_aliases  # noqa: E402
 _arg_aliases.install(_sys.modules[__name__], Tensor)
+from tinyddp import distributions, testing  # noqa: E402  (pure Python over everything above, as torch imports them)
 
 
 def __getattr__(name):

@@ -12,6 +12,9 @@ from tinyddp._device import _NO_CUDA, _CPU, _check_device, _parse_to, device
 from tinyddp._tensor_str import tensor_repr
 
 Tensor = _C.Tensor
+# type(t) prints as 1.13's "<class 'torch.Tensor'>" (scripts print it); tensors pickle through __reduce_ex__, never
+# by this name, so no lookup of a module named torch follows from it.
+Tensor.__module__ = "torch"
 
 
 class dtype:
@@ -134,7 +137,13 @@ def _len(self):
 
 
 def _format(self, spec):
-    return format(self.item(), spec) if self.dim() == 0 else tensor_repr(self)
+    # 1.13's Tensor.__format__: a plain 0-dim tensor formats its item(); anything else (a Parameter or a subclass
+    # too) falls to object.__format__, which gives str() for an empty spec and refuses any other.
+    if self.dim() == 0 and type(self) is Tensor:
+        return format(self.item(), spec)
+    if spec:
+        raise TypeError(f"unsupported format string passed to {type(self).__name__}.__format__")
+    return str(self)
 
 
 def _wrap_dim(dim, ndim):
@@ -294,6 +303,27 @@ Tensor.flatten = _flatten
 Tensor.unsqueeze = _unsqueeze
 Tensor.squeeze = _squeeze
 Tensor.T = property(_numpy_T)
+
+
+def _matrix_transpose(name, batched):
+    """Tensor.mT / mH (batches of matrices) and H (one matrix): the last two dims swapped (TransposeBackward0;
+    tinyddp has no complex dtypes, so the conjugate is the tensor); a 0-dim tensor is given back as is, as 1.13's."""
+    def get(self):
+        n = self.dim()
+        if n == 0:
+            return self
+        if batched and n < 2:
+            raise RuntimeError(f"tensor.{name} is only supported on matrices or batches of matrices. Got {n}-D tensor.")
+        if not batched and n != 2:
+            hint = " For batches of matrices, consider using tensor.mH" if n > 2 else ""
+            raise RuntimeError(f"tensor.{name} is only supported on matrices (2-D tensors). Got {n}-D tensor.{hint}")
+        return self.transpose(-2, -1)
+    return property(get)
+
+
+Tensor.mT = _matrix_transpose("mT", True)
+Tensor.mH = _matrix_transpose("mH", True)
+Tensor.H = _matrix_transpose("H", False)
 # Tensor.data: the same storage without history and with a version counter of its own (so autograd does not see its
 # in-place changes, as PyTorch's); assigning it swaps the storage (set_data)
 Tensor.data = property(lambda self: self._variable_data(), _set_data)
@@ -448,7 +478,9 @@ def empty(*size, dtype=None, device=None, requires_grad=False):
 def full(size, fill_value, dtype=None, requires_grad=False, *, device=None):
     _check_device(device)
     if dtype is None:
-        dtype = int64 if isinstance(fill_value, int) and not isinstance(fill_value, builtins.bool) else float32
+        # the fill value's type picks it, as 1.13's: bool, int64 for an int, else the default float
+        dtype = (bool if isinstance(fill_value, builtins.bool) else int64 if isinstance(fill_value, int)
+                 else float32)
     return _finish(_C.full(_shape((size,)), builtins.float(fill_value), _c_dtype(dtype)), requires_grad)
 
 

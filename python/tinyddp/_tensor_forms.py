@@ -207,7 +207,7 @@ def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=No
     shape) and the counts when asked. Computed on the host; no gradient, as 1.13's: a floating input that requires
     grad gives values recorded as Unique2Backward0, whose backward raises 1.13's NotImplementedError."""
     if dim is not None:
-        raise NotImplementedError("tinyddp: unique(dim=...) is not supported; unique over all elements is")
+        return _unique_dim(input, dim, return_inverse, return_counts)
     flat = input.detach().reshape([-1]).tolist()
     values = builtins.sorted(set(flat))
     out = [_tensor.tensor(values, dtype=input.dtype).reshape([len(values)])]
@@ -223,6 +223,35 @@ def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=No
         for v in flat:
             counts[v] += 1
         out.append(_tensor.tensor([counts[v] for v in values], dtype=_tensor.int64).reshape([len(values)]))
+    return out[0] if len(out) == 1 else tuple(out)
+
+
+def _unique_dim(input, dim, return_inverse, return_counts):
+    """The distinct slices along dim, in lexicographic order (1.13's unique_dim always sorts), with each slice's
+    index among them and their counts; UniqueDimBackward0 under autograd, whose backward raises as 1.13's."""
+    dim = _wrap_dim(dim, input.dim())
+    n = input._shape()[dim] if input.dim() else 1
+    rows = input.detach().movedim(dim, 0).reshape([n, -1]).tolist() if n else []
+    keys = sorted(set(tuple(r) for r in rows))
+    position = {k: i for i, k in enumerate(keys)}
+    first = {}
+    for i, r in enumerate(rows):
+        first.setdefault(tuple(r), i)
+    index = _tensor.tensor([first[k] for k in keys], dtype=_tensor.int64).reshape([len(keys)])
+    values = input.detach().index_select(dim, index)
+    if input.requires_grad and _C.is_grad_enabled():
+        from tinyddp._tensor_reduce import _failing_backward
+        error = NotImplementedError("the derivative for 'unique_dim' is not implemented.")
+        plain = values
+        values = recorded("UniqueDimBackward0", [input], lambda: _failing_backward(input, (plain,), error)[0])
+    out = [values]
+    if return_inverse:
+        out.append(_tensor.tensor([position[tuple(r)] for r in rows], dtype=_tensor.int64).reshape([n]))
+    if return_counts:
+        counts = [0] * len(keys)
+        for r in rows:
+            counts[position[tuple(r)]] += 1
+        out.append(_tensor.tensor(counts, dtype=_tensor.int64).reshape([len(keys)]))
     return out[0] if len(out) == 1 else tuple(out)
 
 

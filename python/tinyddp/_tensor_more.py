@@ -1,7 +1,7 @@
 """More of torch's functions that training scripts call, composed of tinyddp's ops as PyTorch 1.13 defines them:
 take_along_dim (a gather after broadcasting), tensor_split (narrow views), argwhere, randint_like, is_nonzero,
-is_complex, typename; and the Tensor methods of memory placement a CPU-only PyTorch
-answers (pin_memory, is_pinned, share_memory_, is_shared)."""
+is_complex, typename, frac, sgn, unique_consecutive, fill_diagonal_, set_default_tensor_type, layout; and the
+Tensor methods and flags a CPU-only PyTorch answers (pin_memory, is_pinned, share_memory_, is_shared, is_sparse ...)."""
 import builtins
 
 from tinyddp import _tensor
@@ -184,3 +184,120 @@ def _new(self, *args, **kwargs):
 
 
 Tensor.new = _new
+
+
+def _fill_diagonal_(self, fill_value, wrap=False):
+    """The main diagonal (every index equal) filled in place through an as_strided view, as 1.13's (so the
+    history is CopySlices); with wrap, a tall matrix's diagonal starts again every width + 1 rows."""
+    n = self.dim()
+    if n < 2:
+        raise RuntimeError("dimensions must larger than 1")
+    height, width = self.shape[0], self.shape[1]
+    if n > 2 and builtins.any(s != height for s in self.shape[1:]):
+        raise RuntimeError("all dimensions of input must be of equal length")
+    stride = builtins.sum(self.stride())
+    size = builtins.min(height, width)
+    offset = self.storage_offset()
+    self.as_strided([size], [stride], offset).fill_(fill_value)
+    if wrap and n == 2 and height > width + 1:
+        step = width + 1
+        wrap_size = (self.numel() + step - 1) // step - size
+        self.as_strided([wrap_size], [stride], offset + self.stride(0) * (width + 1)).fill_(fill_value)
+    return self
+
+
+def frac(input):
+    """input - trunc(input), the sign kept (FracBackward0: the gradient passes through)."""
+    from tinyddp._node import recorded
+    return recorded("FracBackward0", [input], lambda: input - input.detach().trunc())
+
+
+def sgn(input):
+    """sign for tinyddp's real dtypes, recorded as 1.13's SgnBackward0 (a zero gradient)."""
+    from tinyddp._node import recorded
+    if input.dtype is _tensor.bool:
+        return input.clone()
+    return recorded("SgnBackward0", [input], lambda: input.sign())
+
+
+def unique_consecutive(input, return_inverse=False, return_counts=False, dim=None):
+    """The first element of every run of equal consecutive elements (of the flattened input, or of slices along
+    dim), with the run index of every element and the runs' lengths when asked, as 1.13's."""
+    from tinyddp._node import recorded
+    if dim is None:
+        flat = input.detach().reshape([-1]).tolist()
+        keys = flat
+    else:
+        dim = _wrap_dim(dim, input.dim())
+        slices = input.detach().movedim(dim, 0)
+        flat = [slices[i] for i in builtins.range(slices.shape[0])]
+        keys = [tuple(s.reshape([-1]).tolist()) for s in flat]
+    firsts, inverse, counts = [], [], []
+    for i, key in enumerate(keys):
+        if i == 0 or key != keys[i - 1]:
+            firsts.append(i)
+            counts.append(0)
+        counts[-1] += 1
+        inverse.append(len(firsts) - 1)
+    if dim is None:
+        values = _tensor.tensor([flat[i] for i in firsts], dtype=input.dtype).reshape([len(firsts)])
+        inverse_t = _tensor.tensor(inverse, dtype=_tensor.int64).reshape(list(input.shape))
+    else:
+        values = input.detach().index_select(dim, _tensor.tensor(firsts, dtype=_tensor.int64))
+        inverse_t = _tensor.tensor(inverse, dtype=_tensor.int64).reshape([len(inverse)])
+    if input.requires_grad and _C_is_grad_enabled():
+        from tinyddp._tensor_reduce import _failing_backward
+        error = NotImplementedError("the derivative for 'unique_consecutive' is not implemented.")
+        plain = values
+        values = recorded("UniqueConsecutiveBackward0", [input],
+                          lambda: _failing_backward(input, (plain,), error)[0])
+    out = [values]
+    if return_inverse:
+        out.append(inverse_t)
+    if return_counts:
+        out.append(_tensor.tensor(counts, dtype=_tensor.int64).reshape([len(counts)]))
+    return out[0] if len(out) == 1 else tuple(out)
+
+
+def _C_is_grad_enabled():
+    from tinyddp import _C
+    return _C.is_grad_enabled()
+
+
+class layout:
+    """torch.layout: tinyddp's tensors are all torch.strided."""
+
+    def __init__(self, name):
+        self._name = name
+
+    def __repr__(self):
+        return "torch." + self._name
+
+
+strided = layout("strided")
+
+Tensor.fill_diagonal_ = _fill_diagonal_
+Tensor.frac = frac
+Tensor.frac_ = lambda self: self.sub_(self.detach().trunc())
+Tensor.sgn = sgn
+Tensor.unique_consecutive = unique_consecutive
+Tensor.layout = property(lambda self: strided)
+for _flag in ("is_sparse", "is_quantized", "is_meta", "is_mkldnn", "is_sparse_csr", "is_vulkan", "is_mps"):
+    setattr(Tensor, _flag, property(lambda self: False))
+del _flag
+
+
+def set_default_tensor_type(t):
+    """torch.set_default_tensor_type: torch.FloatTensor (or its name) is tinyddp's default already; a CUDA type
+    is refused as 1.13 refuses it without CUDA; any other changes the default dtype, which tinyddp cannot."""
+    from tinyddp._runtime import set_default_dtype
+    name = t if isinstance(t, str) else getattr(t, "__module__", "") + "." + getattr(t, "__name__", "")
+    name = name.replace("tinyddp.", "torch.")
+    if name.startswith("torch.cuda."):
+        raise TypeError(f"type {name} not available. Torch not compiled with CUDA enabled.")
+    if name in ("torch.FloatTensor", "torch.float32"):
+        return
+    dtype = {"torch.DoubleTensor": _tensor.float64}.get(name)
+    if dtype is None:
+        raise TypeError(f"invalid type: '{name}'")
+    set_default_dtype(dtype)

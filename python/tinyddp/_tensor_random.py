@@ -115,23 +115,25 @@ def log_normal_(self, mean=1.0, std=2.0, *, generator=None):
 
 def multinomial(input, num_samples, replacement=False, *, generator=None):
     """num_samples category indices per row of input (unnormalized probabilities), as 1.13 draws them: without
-    replacement (or one sample) the top num_samples of p / q with q ~ Exp(1); with replacement a binary search
-    of each uniform in the row's normalized running sum (summed in input's dtype)."""
+    replacement the top num_samples of p / q with q ~ Exp(1); with replacement (one sample too) a binary search
+    of each uniform in the row's normalized running sum (summed in input's dtype). Each path has 1.13's checks
+    and texts: the exponential path checks the whole tensor first, the running-sum path each row as it goes."""
     if not input.is_floating_point():
         raise RuntimeError(f"multinomial only supports floating-point dtypes for input, got: "
                            f"{_tensor_ops._C_legacy(input.dtype)}")
     if input.dim() not in (1, 2):
         raise RuntimeError("prob_dist must be 1 or 2 dim")
+    if num_samples <= 0:
+        raise RuntimeError("cannot sample n_sample <= 0 samples")
     n = input._shape()[-1]
     if not replacement and num_samples > n:
         raise RuntimeError("cannot sample n_sample > prob_dist.size(-1) samples without replacement")
-    rows = input.detach().reshape([-1, n]).tolist()
-    for row in rows:
-        if builtins.any(not math.isfinite(v) or v < 0 for v in row):
+    rows = input.detach().reshape([input._shape()[0] if input.dim() == 2 else 1, n]).tolist()
+    if not replacement:
+        if builtins.any(not v < math.inf or not v >= 0 for row in rows for v in row):
             raise RuntimeError("probability tensor contains either `inf`, `nan` or element < 0")
-        if builtins.sum(row) <= 0:
+        if builtins.any(builtins.sum(row) == 0 for row in rows):
             raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
-    if not replacement or num_samples == 1:
         q = _tensor.empty(list(input._shape()), dtype=input.dtype)
         exponential_(q, generator=generator)
         q = input.detach() / q
@@ -142,10 +144,17 @@ def multinomial(input, num_samples, replacement=False, *, generator=None):
     single = np.float32 if input.dtype is _tensor.float32 else np.float64
     out = []
     for row in rows:
+        for v in row:
+            if not v >= 0:   # NaN fails here too, as in 1.13's kernel
+                raise RuntimeError("invalid multinomial distribution (encountering probability entry < 0)")
+            if not math.isfinite(v):
+                raise RuntimeError("invalid multinomial distribution (encountering probability entry = infinity "
+                                   "or NaN)")
         running = np.cumsum(np.array(row, dtype=single), dtype=single)
-        total = running[-1]
-        if total > 0 or 0.99999 < total < 1.00001:
-            running = running / total
+        total = running[-1] if len(row) else single(0)
+        if not total > 0:
+            raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
+        running = running / total
         cum = [builtins.float(v) for v in running]
         cum[-1] = 1.0
         out.append([bisect.bisect_left(cum, u) for u in _uniforms(num_samples, generator)])

@@ -5,12 +5,17 @@ randint, randperm, nn.Linear's init, dropout's mask and a DistributedSampler's o
 default generator is per thread: under ``tinyddp.multiprocessing.spawn`` each rank seeds its own, as each process
 does in PyTorch.
 """
+import contextlib
+
 from tinyddp import _C
+from tinyddp._object_repr import object_repr
 from tinyddp._device import device as _device_type
 
 
 class Generator(_C.Generator):
     """torch.Generator on the CPU: an independent stream, seeded with kDefaultSeed until manual_seed."""
+    __repr__ = object_repr   # "<torch._C.Generator object at 0x...>", as 1.13's
+    _torch_module = "torch._C"
 
     def __init__(self, device="cpu"):
         d = _device_type(device)
@@ -44,3 +49,22 @@ def get_rng_state():
 
 def set_rng_state(new_state):
     _C.default_generator().set_state(bytes(new_state))
+
+
+@contextlib.contextmanager
+def fork_rng(devices=None, enabled=True, _caller="fork_rng", _devices_kw="devices"):
+    """Restores the default CPU generator's state on exit, as 1.13's; without CUDA there are no device
+    generators to fork (naming devices fails as 1.13's does without CUDA)."""
+    from tinyddp import cuda
+    if not enabled:
+        yield
+        return
+    devices = list(range(cuda.device_count())) if devices is None else list(devices)
+    cpu_rng_state = get_rng_state()
+    gpu_rng_states = [cuda.get_rng_state(device) for device in devices]
+    try:
+        yield
+    finally:
+        set_rng_state(cpu_rng_state)
+        for device, state in zip(devices, gpu_rng_states):
+            cuda.set_rng_state(state, device)

@@ -95,17 +95,25 @@ def test_importable_as_pytorch_names_it():
     assert importlib.import_module("tinyddp.utils.data.distributed").DistributedSampler is DistributedSampler
 
 
-def test_weighted_sampler_refuses_the_draws_it_cannot_match():
+def test_weighted_sampler_draws_as_multinomial():
+    # 1.13's draws (Debian 1.13.1): without replacement the exponential-noise top-k, with replacement (one sample
+    # too) the running-sum search; each path's own check texts
     data = torch.utils.data
-    for kwargs in ({"num_samples": 3, "replacement": False}, {"num_samples": 1}):
-        sampler = data.WeightedRandomSampler([1.0, 2.0, 3.0], **kwargs)
-        with pytest.raises(NotImplementedError, match="WeightedRandomSampler with replacement=False or "
-                                                      "num_samples=1"):
-            list(sampler)
-    with pytest.raises(RuntimeError, match="probability tensor contains either `inf`, `nan` or element < 0"):
+    seeded = lambda s: torch.Generator().manual_seed(s)  # noqa: E731
+    assert list(data.WeightedRandomSampler([1.0, 2.0, 3.0], 3, replacement=False, generator=seeded(0))) == [2, 1, 0]
+    assert list(data.WeightedRandomSampler([1.0, 2.0, 3.0], 1, generator=seeded(1))) == [0]
+    assert list(data.WeightedRandomSampler([0.5, 0.1, 0.2, 0.9, 0.3], 4, replacement=False,
+                                           generator=seeded(2))) == [3, 1, 0, 2]
+    assert list(data.WeightedRandomSampler(torch.tensor([0.5, 0.1, 0.2, 0.9, 0.3]), 7,
+                                           generator=seeded(2))) == [4, 0, 3, 3, 4, 3, 0]
+    with pytest.raises(RuntimeError, match=r"invalid multinomial distribution \(encountering probability entry < 0\)"):
         list(data.WeightedRandomSampler([1.0, -1.0], 4))
+    with pytest.raises(RuntimeError, match="probability tensor contains either `inf`, `nan` or element < 0"):
+        list(data.WeightedRandomSampler([1.0, float("nan")], 2, replacement=False))
     with pytest.raises(RuntimeError, match=r"invalid multinomial distribution \(sum of probabilities <= 0\)"):
         list(data.WeightedRandomSampler([0.0, 0.0], 4))
+    with pytest.raises(RuntimeError, match=r"cannot sample n_sample > prob_dist.size\(-1\) samples without"):
+        list(data.WeightedRandomSampler([1.0, 2.0], 3, replacement=False))
 
 
 def _explicit_shares(n, replicas, epoch):

@@ -35,4 +35,8 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
 
 
 __all__ = ["backward", "detect_anomaly", "enable_grad", "Function", "function", "grad", "graph", "inference_mode",
-           "is_anomaly_enabled", "is_grad_enabled", "no_grad", "set_detect_anomaly", "set_grad_enabled", "Variable"]
+           "is_anomaly_enabled", "is_grad_enabled", "no_grad", "set_detect_anomaly", "set_grad_enabled", "Variable",
+           "functional", "gradcheck", "gradgradcheck"]
+
+from tinyddp.autograd import functional  # noqa: E402  (calls back into torch.autograd.grad at call time)
+from tinyddp.autograd.gradcheck import gradcheck, gradgradcheck  # noqa: E402  (the functions shadow the module, as 1.13's)

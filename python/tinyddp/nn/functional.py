@@ -299,7 +299,10 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, sca
             rows = weight.shape[0]
             referenced = one_hot(input.reshape([-1]), rows).sum(0) > 0
             norms = weight.detach().norm(norm_type, 1)
-            scale = _pick(referenced.logical_and(norms > max_norm), max_norm / (norms + 1e-7), norms * 0 + 1)
+            # 1.13 computes the scale in double (the row's norm as a double, plus 1e-7) and multiplies the row by
+            # it rounded once to the weight's dtype
+            scale = (max_norm / (norms.double() + 1e-7)).to(weight.dtype)
+            scale = _pick(referenced.logical_and(norms > max_norm), scale, norms * 0 + 1)
             weight.mul_(scale.unsqueeze(1))
     out = _C._nn.embedding(weight, input)
     if padding_idx is not None:
@@ -327,6 +330,14 @@ def one_hot(tensor, num_classes=-1):
     return _C._one_hot(tensor, num_classes).long()
 
 
+def _not_differentiable(fn_name, **args):
+    """1.13's refusal of a gradient-requiring argument its kernel has no derivative for (a loss's weights)."""
+    for name, value in args.items():
+        if value is not None and value.requires_grad and _C.is_grad_enabled():
+            raise RuntimeError(f"The function '{fn_name}' is not differentiable with respect to argument '{name}'. "
+                               "This input cannot have requires_grad True.")
+
+
 def _check_target_size(input, target):
     if target.shape != input.shape:
         raise ValueError(f"Using a target size ({target.shape}) that is different to the input size "
@@ -336,12 +347,14 @@ def _check_target_size(input, target):
 def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=None, reduction="mean"):
     """-(y log(x) + (1 - y) log(1 - x)), reduced, each log clamped at -100 as 1.13's kernel clamps it."""
     _check_target_size(input, target)
-    if weight is not None:
-        raise NotImplementedError("binary_cross_entropy: weight is not supported by tinyddp.")
     def composed():
         log_x = input.log().clamp(min=-100)
         log_1mx = (1 - input).log().clamp(min=-100)
-        return _reduce(-(target * log_x + (1 - target) * log_1mx), reduction)
+        loss = -(target * log_x + (1 - target) * log_1mx)
+        if weight is not None:   # 1.13 expands weight to the target's shape, then scales each element's loss
+            loss = loss * weight.expand(target.shape)
+        return _reduce(loss, reduction)
+    _not_differentiable("binary_cross_entropy", weight=weight)
     return recorded("BinaryCrossEntropyBackward0", [input, target], composed)
 
 
@@ -349,14 +362,21 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
                                      pos_weight=None):
     """(1 - y) x + m + log(exp(-m) + exp(-x - m)), m = max(-x, 0), reduced: 1.13's stable formula, composed of
     engine ops (its gradient sigmoid(x) - y within float rounding), recorded as
-    BinaryCrossEntropyWithLogitsBackward0."""
-    _check_target_size(input, target)
-    if weight is not None or pos_weight is not None:
-        raise NotImplementedError("binary_cross_entropy_with_logits: weight and pos_weight are not supported by "
-                                  "tinyddp.")
+    BinaryCrossEntropyWithLogitsBackward0. pos_weight p scales the positive term: (1 - y) x + (1 + (p - 1) y)
+    (log(exp(-m) + exp(-x - m)) + m); weight scales each element's loss; both broadcast, as 1.13's."""
+    if target.shape != input.shape:   # 1.13's own text here, not binary_cross_entropy's
+        raise ValueError(f"Target size ({target.shape}) must be the same as input size ({input.shape})")
     def composed():
         m = (-input).clamp(min=0)
-        return _reduce((1 - target) * input + m + ((-m).exp() + (-input - m).exp()).log(), reduction)
+        if pos_weight is None:
+            loss = (1 - target) * input + m + ((-m).exp() + (-input - m).exp()).log()
+        else:
+            log_weight = (pos_weight - 1) * target + 1
+            loss = (1 - target) * input + log_weight * (((-m).exp() + (-input - m).exp()).log() + m)
+        if weight is not None:
+            loss = loss * weight
+        return _reduce(loss, reduction)
+    _not_differentiable("binary_cross_entropy_with_logits", weight=weight, pos_weight=pos_weight)
     return recorded("BinaryCrossEntropyWithLogitsBackward0", [input, target], composed)
 
 
@@ -499,7 +519,11 @@ def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):
         norm = recorded("NormBackward1", [input], lambda: input.abs().sum(dim, True))
     else:
         raise NotImplementedError(f"tinyddp: normalize with p={p!r}; p=2 and p=1 are supported")
-    return input / recorded("ClampMinBackward0", [norm], lambda: norm.clamp(min=eps)).expand_as(input)
+    result = input / recorded("ClampMinBackward0", [norm], lambda: norm.clamp(min=eps)).expand_as(input)
+    if out is not None:   # torch.div(..., out=out): the quotient written into out, which is returned
+        out.copy_(result)
+        return out
+    return result
 
 
 def cosine_similarity(x1, x2, dim=1, eps=1e-8):

@@ -208,11 +208,11 @@ def sparse_(tensor, sparsity, std=0.01):
     num_zeros = int(math.ceil(sparsity * rows))
     with no_grad():
         tensor.normal_(0, std)
-        mask = [[1.0] * cols for _ in range(rows)]
+        zero = [[False] * cols for _ in range(rows)]
         for col in range(cols):
             for row in _tensor.randperm(rows).tolist()[:num_zeros]:
-                mask[row][col] = 0.0
-        tensor.mul_(_tensor.tensor(mask, dtype=tensor.dtype))
+                zero[row][col] = True
+        tensor.masked_fill_(_tensor.tensor(zero), 0.0)   # written as +0 (1.13 assigns 0; a product gives -0)
     return tensor
 
 

@@ -6,6 +6,9 @@ from tinyddp._tensor_str import tensor_repr
 
 class Parameter(Tensor):
     """Parameter(data, requires_grad=True): a new leaf sharing `data`'s storage (as PyTorch's)."""
+    # type(p) prints as 1.13's "<class 'torch.nn.parameter.Parameter'>"; it pickles through __reduce_ex__ below,
+    # never by this name
+    __module__ = "torch.nn.parameter"
 
     def __init__(self, data=None, requires_grad=True):
         if data is None:

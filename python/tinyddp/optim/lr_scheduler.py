@@ -22,6 +22,8 @@ from bisect import bisect_right
 from collections import Counter
 
 from tinyddp.optim.optimizer import Optimizer
+from tinyddp._object_repr import object_repr
+
 
 __all__ = ["LambdaLR", "MultiplicativeLR", "StepLR", "MultiStepLR", "ConstantLR", "LinearLR", "ExponentialLR",
            "SequentialLR", "CosineAnnealingLR", "ChainedScheduler", "ReduceLROnPlateau", "CyclicLR",
@@ -37,6 +39,8 @@ _SEE_HOW_TO = "See more details at https://pytorch.org/docs/stable/optim.html#ho
 
 
 class _LRScheduler:
+    __repr__ = object_repr   # <torch....Name object at 0x...>, as 1.13's default repr
+
     def __init__(self, optimizer, last_epoch=-1, verbose=False):
         if not isinstance(optimizer, Optimizer):
             raise TypeError(f"{type(optimizer).__name__} is not an Optimizer")
@@ -422,6 +426,7 @@ class ReduceLROnPlateau:
     """lr *= factor (not below min_lr) once the metric given to step(metric) has not improved by more than
     threshold for more than `patience` steps; then waits `cooldown` steps before counting again. Not an
     _LRScheduler in 1.13 either: no base_lrs, no initial step."""
+    __repr__ = object_repr   # <torch....Name object at 0x...>, as 1.13's default repr
 
     def __init__(self, optimizer, mode="min", factor=0.1, patience=10, threshold=1e-4, threshold_mode="rel",
                  cooldown=0, min_lr=0, eps=1e-8, verbose=False):

@@ -7,6 +7,15 @@ import operator
 from tinyddp.nn.modules.module import Module
 
 
+def _torch_type(obj):
+    """repr(type(obj)) as 1.13 prints it: tinyddp's own classes under their torch module names."""
+    cls = type(obj)
+    module = cls.__module__
+    if module == "tinyddp" or module.startswith("tinyddp."):
+        module = "torch" + module[len("tinyddp"):]
+    return f"<class '{module}.{cls.__qualname__}'>"
+
+
 class Sequential(Module):
     def __init__(self, *args):
         super().__init__()
@@ -17,14 +26,31 @@ class Sequential(Module):
             for idx, module in enumerate(args):
                 self.add_module(str(idx), module)
 
-    def __getitem__(self, idx):
-        items = list(self._modules.items())
-        if isinstance(idx, slice):
-            return Sequential(OrderedDict(items[idx]))
-        n = len(items)
-        if not -n <= idx < n:
+    def _get_item_by_idx(self, iterator, idx):
+        """The idx-th item of iterator (negative counts from the end), with 1.13's IndexError."""
+        size = len(self)
+        idx = operator.index(idx)
+        if not -size <= idx < size:
             raise IndexError(f"index {idx} is out of range")
-        return items[idx % n][1]
+        return list(iterator)[idx % size]
+
+    def __getitem__(self, idx):
+        if isinstance(idx, slice):
+            return self.__class__(OrderedDict(list(self._modules.items())[idx]))
+        return self._get_item_by_idx(self._modules.values(), idx)
+
+    def __setitem__(self, idx, module):
+        setattr(self, self._get_item_by_idx(self._modules.keys(), idx), module)
+
+    def __delitem__(self, idx):
+        if isinstance(idx, slice):
+            for key in list(self._modules.keys())[idx]:
+                delattr(self, key)
+        else:
+            delattr(self, self._get_item_by_idx(self._modules.keys(), idx))
+        # 1.13 renumbers every child "0", "1", ... afterwards (names from an OrderedDict too)
+        object.__setattr__(self, "_modules",
+                           OrderedDict(zip([str(i) for i in range(len(self._modules))], self._modules.values())))
 
     def __len__(self):
         return len(self._modules)
@@ -32,8 +58,75 @@ class Sequential(Module):
     def __iter__(self):
         return iter(self._modules.values())
 
+    def __dir__(self):
+        return [key for key in super().__dir__() if not key.isdigit()]
+
+    def _check_sequential(self, other):
+        if not isinstance(other, Sequential):
+            raise ValueError(f"add operator supports only objects of Sequential class, but {type(other)} is given.")
+
+    def __add__(self, other):
+        self._check_sequential(other)
+        ret = Sequential()
+        for layer in list(self) + list(other):
+            ret.append(layer)
+        return ret
+
+    def __iadd__(self, other):
+        self._check_sequential(other)
+        offset = len(self)
+        for i, module in enumerate(other):
+            self.add_module(str(i + offset), module)
+        return self
+
+    def _check_factor(self, other):
+        if not isinstance(other, int):
+            raise TypeError(f"unsupported operand type(s) for *: {_torch_type(self)} and {type(other)}")
+        if other <= 0:
+            raise ValueError(f"Non-positive multiplication factor {other} for {_torch_type(self)}")
+
+    def __mul__(self, other):
+        self._check_factor(other)
+        combined = Sequential()
+        for offset, module in enumerate(list(self) * other):   # the same modules repeated, not copies
+            combined.add_module(str(offset), module)
+        return combined
+
+    def __rmul__(self, other):
+        return self.__mul__(other)
+
+    def __imul__(self, other):
+        self._check_factor(other)
+        n = len(self)
+        for i in range(n, n * other):
+            self.add_module(str(i), self._modules[str(i % n)])
+        return self
+
+    def pop(self, key):
+        v = self[key]
+        del self[key]
+        return v
+
     def append(self, module):
         self.add_module(str(len(self)), module)
+        return self
+
+    def insert(self, index, module):
+        if not isinstance(module, Module):
+            raise AssertionError("module should be of type: <class 'torch.nn.modules.module.Module'>")
+        n = len(self._modules)
+        if not -n <= index <= n:
+            raise IndexError(f"Index out of range: {index}")
+        if index < 0:
+            index += n
+        for i in range(n, index, -1):   # shifts the children's names, as 1.13 (which assumes "0", "1", ... names)
+            self._modules[str(i)] = self._modules[str(i - 1)]
+        self._modules[str(index)] = module
+        return self
+
+    def extend(self, sequential):
+        for layer in sequential:
+            self.append(layer)
         return self
 
     def forward(self, input):
@@ -103,6 +196,14 @@ class ModuleList(Module):
     def append(self, module):
         self.add_module(str(len(self)), module)
         return self
+
+    def pop(self, key):
+        v = self[key]
+        del self[key]
+        return v
+
+    def __dir__(self):
+        return [key for key in super().__dir__() if not key.isdigit()]
 
     def extend(self, modules):
         if not hasattr(modules, "__iter__"):

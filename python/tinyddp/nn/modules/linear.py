@@ -24,15 +24,15 @@ class Linear(Module):
 
     def forward(self, input):
         params, (weight, bias) = self._parameters, self._own
-        if (params["weight"] is not weight or params["bias"] is not bias) and not self._same_tensors():
-            raise RuntimeError("Linear: weight or bias was replaced by a new Parameter; tinyddp's Linear computes with "
-                               "the tensors it was built with. Copy new values in place instead: "
-                               "with torch.no_grad(): linear.weight.copy_(new_weight).")
+        if (params.get("weight") is not weight or params.get("bias") is not bias) and not self._same_tensors():
+            # weight or bias replaced (a new Parameter), or computed (weight_norm's pre-hook sets a plain tensor):
+            # the same addmm over whatever the attributes hold now, as 1.13's F.linear(input, self.weight, ...)
+            return _C._nn.linear(input, self.weight, self.bias)
         return self._impl.forward(input)
 
     def _same_tensors(self):
-        """Slow path: a Parameter re-registered under another Python object but over the same tensors is fine."""
-        w, b = self._parameters["weight"], self._parameters["bias"]
+        """A Parameter re-registered under another Python object but over the same tensors is the C++ layer's."""
+        w, b = self._parameters.get("weight"), self._parameters.get("bias")
         return (w is not None and w._is_same(self._impl.weight)
                 and (b is None) == (self._impl.bias is None) and (b is None or b._is_same(self._impl.bias)))
 

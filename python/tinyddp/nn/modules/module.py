@@ -6,13 +6,17 @@ under the first name it was reached by. The module tree is Python's; every tenso
 in-place zeroing, copies in load_state_dict) runs in the engine. models/nn's C++ Module cannot hold Python
 children or buffers, so the walk is written here once for Python modules.
 """
+import warnings
 from collections import OrderedDict, namedtuple
 
 from tinyddp import _C
 from tinyddp._device import _NO_CUDA, _parse_to
+from tinyddp import _tensor as _tensor_module
 from tinyddp._tensor import Tensor, dtype as _dtype, float32 as _float32, float64 as _float64
 from tinyddp.autograd.grad_mode import no_grad
 from tinyddp.nn.parameter import Parameter
+from tinyddp._tensor_more import typename as _typename   # 1.13's texts name a tensor by type(): 'torch.FloatTensor'
+from tinyddp._object_repr import object_repr
 
 
 class _IncompatibleKeys(namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])):
@@ -101,6 +105,8 @@ def _backward_hook_outputs(state, output):
 class RemovableHandle:
     """torch.utils.hooks.RemovableHandle: remove() takes the hook out of the dict it was registered in; also a
     context manager that removes it on exit."""
+    __repr__ = object_repr   # <torch....Name object at 0x...>, as 1.13's default repr
+    _torch_module = "torch.utils.hooks"   # where 1.13 keeps it
     _next_id = 0
 
     def __init__(self, hooks_dict):
@@ -118,6 +124,23 @@ class RemovableHandle:
         self.remove()
 
 
+# torch.nn.modules.module's global hooks: every module's call runs them before its own (pre-hooks, then hooks)
+_global_forward_pre_hooks = OrderedDict()
+_global_forward_hooks = OrderedDict()
+
+
+def register_module_forward_pre_hook(hook):
+    handle = RemovableHandle(_global_forward_pre_hooks)
+    _global_forward_pre_hooks[handle.id] = hook
+    return handle
+
+
+def register_module_forward_hook(hook):
+    handle = RemovableHandle(_global_forward_hooks)
+    _global_forward_hooks[handle.id] = hook
+    return handle
+
+
 class Module:
     training: bool
     # The state_dict format version, recorded per module in state_dict()._metadata (PyTorch's: 1; BatchNorm's 2)
@@ -132,6 +155,7 @@ class Module:
         object.__setattr__(self, "_forward_pre_hooks", OrderedDict())
         object.__setattr__(self, "_forward_hooks", OrderedDict())
         object.__setattr__(self, "_backward_hooks", OrderedDict())
+        object.__setattr__(self, "_load_state_dict_post_hooks", OrderedDict())
 
     def forward(self, *input):
         raise NotImplementedError(f'Module [{type(self).__name__}] is missing the required "forward" function')
@@ -141,33 +165,101 @@ class Module:
         (a non-tuple is wrapped in one); forward hooks see (module, args, output) and may return a new output.
         Keyword arguments go to forward only, as in 1.13."""
         backward_hooks = self.__dict__.get("_backward_hooks")
-        if not self._forward_pre_hooks and not self._forward_hooks and not backward_hooks:   # the common case
+        if (not self._forward_pre_hooks and not self._forward_hooks and not backward_hooks
+                and not _global_forward_pre_hooks and not _global_forward_hooks):   # the common case
             return self.forward(*args, **kwargs)
-        for hook in list(self._forward_pre_hooks.values()):
+        for hook in (*_global_forward_pre_hooks.values(), *self._forward_pre_hooks.values()):
             result = hook(self, args)
             if result is not None:
                 args = result if isinstance(result, tuple) else (result,)
         state = None
-        if backward_hooks:
+        full = backward_hooks and self.__dict__.get("_is_full_backward_hook") is not False
+        if full:
             state, args = _backward_hook_inputs(self, args)
         output = self.forward(*args, **kwargs)
-        for hook in list(self._forward_hooks.values()):
+        for hook in (*_global_forward_hooks.values(), *self._forward_hooks.values()):
             result = hook(self, args, output)
             if result is not None:
                 output = result
         if state is not None:
             output = _backward_hook_outputs(state, output)
+        if backward_hooks and not full:
+            self._register_non_full_backward_hooks(args, output)
         return output
+
+    def _register_non_full_backward_hooks(self, args, output):
+        """1.13's deprecated register_backward_hook: the hooks go on the grad_fn of the first tensor of the
+        output, and see that one node's gradients (with 1.13's warnings where that misses some)."""
+        var = output
+        while not isinstance(var, Tensor):
+            var = next(v for v in var.values() if isinstance(v, Tensor)) if isinstance(var, dict) else var[0]
+        grad_fn = var.grad_fn
+        if grad_fn is None:
+            return
+        for hook in list(self._backward_hooks.values()):
+            grad_fn.register_hook(lambda grad_input, grad_output, hook=hook: hook(self, grad_input, grad_output))
+        if isinstance(output, Tensor):
+            results = (output,)
+        elif isinstance(output, tuple) and all(isinstance(r, Tensor) for r in output):
+            results = output
+        else:
+            warnings.warn("Using non-full backward hooks on a Module that does not return a single Tensor or a tuple "
+                          "of Tensors is deprecated and will be removed in future versions. This hook will be missing "
+                          "some of the grad_output. Please use register_full_backward_hook to get the documented "
+                          "behavior.")
+            return
+        if not all(isinstance(a, Tensor) for a in args):
+            warnings.warn("Using non-full backward hooks on a Module that does not take as input a single Tensor or a "
+                          "tuple of Tensors is deprecated and will be removed in future versions. This hook will be "
+                          "missing some of the grad_input. Please use register_full_backward_hook to get the "
+                          "documented behavior.")
+            return
+        out_grad_fn = [r.grad_fn for r in results if r.grad_fn is not None]
+        distinct = []
+        for fn in out_grad_fn:
+            if not any(fn is d for d in distinct):
+                distinct.append(fn)
+        if not distinct or (len(distinct) == 1 and distinct[0] is not grad_fn):
+            warnings.warn("Using a non-full backward hook when outputs are nested in python data structure is "
+                          "deprecated and will be removed in future versions. This hook will be missing some "
+                          "grad_output.")
+        elif len(distinct) > 1:
+            warnings.warn("Using a non-full backward hook when outputs are generated by different autograd Nodes is "
+                          "deprecated and will be removed in future versions. This hook will be missing some "
+                          "grad_output. Please use register_full_backward_hook to get the documented behavior.")
+        else:
+            inputs_grad_fn = {id(a.grad_fn) for a in args if a.grad_fn is not None}
+            next_functions = {id(n[0]) for n in grad_fn.next_functions}
+            if inputs_grad_fn != next_functions:
+                warnings.warn("Using a non-full backward hook when the forward contains multiple autograd Nodes is "
+                              "deprecated and will be removed in future versions. This hook will be missing some "
+                              "grad_input. Please use register_full_backward_hook to get the documented behavior.")
 
     def register_forward_pre_hook(self, hook):
         handle = RemovableHandle(self._forward_pre_hooks)
         self._forward_pre_hooks[handle.id] = hook
         return handle
 
+    def register_backward_hook(self, hook):
+        """1.13's deprecated form: hook(module, grad_input, grad_output) on the grad_fn of the forward's (first)
+        output, so grad_input are that node's input gradients (for Linear's addmm: bias, input, weight.t()).
+        tinyddp's hook may observe them but not return replacements."""
+        if self.__dict__.get("_is_full_backward_hook") is True:
+            raise RuntimeError("Cannot use both regular backward hooks and full backward hooks on a single Module. "
+                               "Please use only one of them.")
+        object.__setattr__(self, "_is_full_backward_hook", False)
+        handle = RemovableHandle(self._backward_hooks)
+        self._backward_hooks[handle.id] = hook
+        return handle
+
     def register_full_backward_hook(self, hook):
         """hook(module, grad_input, grad_output) once the gradients wrt the module's tensor inputs are computed
         (grad_input holds None for inputs that need none); it may return new grad_input. Identity autograd
         Functions around the inputs and outputs observe the gradients, as 1.13's BackwardHook does."""
+        if self.__dict__.get("_is_full_backward_hook") is False:
+            raise RuntimeError("Cannot use both regular backward hooks and full backward hooks on a single Module. "
+                               "Please use only one of them.")
+        object.__setattr__(self, "_is_full_backward_hook", True)
         handle = RemovableHandle(self._backward_hooks)
         self._backward_hooks[handle.id] = hook
         return handle
@@ -176,6 +268,64 @@ class Module:
         handle = RemovableHandle(self._forward_hooks)
         self._forward_hooks[handle.id] = hook
         return handle
+
+    def register_load_state_dict_post_hook(self, hook):
+        """hook(module, incompatible_keys) after load_state_dict has loaded this module's subtree; it may edit the
+        keys' lists in place (the root's edits count for strict), and must return None."""
+        hooks = self.__dict__.setdefault("_load_state_dict_post_hooks", OrderedDict())
+        handle = RemovableHandle(hooks)
+        hooks[handle.id] = hook
+        return handle
+
+    def _run_load_post_hooks(self, missing, unexpected, state_keys):
+        """The post-hooks in 1.13's order (each module after its subtree, children in order; a shared child once
+        per place). Each sees the keys 1.13 has found by then: those of the modules loaded so far (pre-order)."""
+        order = []   # (prefix, module), pre-order without deduplication, as 1.13's load() recursion
+
+        def walk(module, prefix):
+            order.append((prefix, module))
+            for name, child in module._modules.items():
+                if child is not None:
+                    walk(child, prefix + name + ".")
+        walk(self, "")
+        first = {}
+        for i, (prefix, _) in enumerate(order):
+            first.setdefault(prefix, i)
+
+        def owner(key, unexpected_key):
+            # the deepest module on the key's path (for a missing key, the module holding the tensor)
+            parts = key.split(".")
+            prefix, best = "", 0
+            for part in parts[:-1] if not unexpected_key else parts:
+                prefix += part + "."
+                if prefix not in first:
+                    break
+                best = first[prefix]
+            return best
+        # 1.13 finds unexpected keys module by module, each in the state_dict's order
+        position = {k: i for i, k in enumerate(state_keys)}
+        unexpected.sort(key=lambda k: (owner(k, True), position.get(k, 0)))
+        ends = []   # (index of the last module of i's subtree, i), in post-order: a module after its subtree
+        for i, (prefix, _) in enumerate(order):
+            end = i
+            while end + 1 < len(order) and order[end + 1][0].startswith(prefix):
+                end += 1
+            ends.append((end, -i))
+        for end, i in sorted(ends):
+            prefix, module = order[-i]
+            hooks = module.__dict__.get("_load_state_dict_post_hooks")
+            if not hooks:
+                continue
+            if end == len(order) - 1:
+                keys = _IncompatibleKeys(missing, unexpected)
+            else:
+                keys = _IncompatibleKeys([k for k in missing if owner(k, False) <= end],
+                                         [k for k in unexpected if owner(k, True) <= end])
+            for hook in list(hooks.values()):
+                out = hook(module, keys)
+                assert out is None, ("Hooks registered with ``register_load_state_dict_post_hook`` are not"
+                                     "expected to return new values, if incompatible_keys need to be modified,"
+                                     "it should be done inplace.")
 
     def get_submodule(self, target):
         if target == "":
@@ -229,7 +379,7 @@ class Module:
         if param is None:
             self._parameters[name] = None
         elif not isinstance(param, Parameter):
-            raise TypeError(f"cannot assign '{type(param).__name__}' object to parameter '{name}' "
+            raise TypeError(f"cannot assign '{_typename(param)}' object to parameter '{name}' "
                             "(torch.nn.Parameter or None required)")
         elif param.grad_fn is not None:
             raise ValueError(f"Cannot assign non-leaf Tensor to parameter '{name}'. Model parameters must be created "
@@ -247,7 +397,7 @@ class Module:
         if hasattr(self, name) and name not in self._buffers:
             raise KeyError(f"attribute '{name}' already exists")
         if tensor is not None and not isinstance(tensor, Tensor):
-            raise TypeError(f"cannot assign '{type(tensor).__name__}' object to buffer '{name}' "
+            raise TypeError(f"cannot assign '{_typename(tensor)}' object to buffer '{name}' "
                             "(torch Tensor or None required)")
         self._buffers[name] = tensor
         if persistent:
@@ -257,7 +407,7 @@ class Module:
 
     def add_module(self, name, module):
         if module is not None and not isinstance(module, Module):
-            raise TypeError(f"{type(module).__name__} is not a Module subclass")
+            raise TypeError(f"{_typename(module)} is not a Module subclass")
         if "." in name:
             raise KeyError(f'module name can\'t contain ".", got: {name}')
         if name == "":
@@ -279,7 +429,7 @@ class Module:
             self.register_parameter(name, value)
         elif params is not None and name in params:
             if value is not None:
-                raise TypeError(f"cannot assign '{type(value).__name__}' as parameter '{name}' "
+                raise TypeError(f"cannot assign '{_typename(value)}' as parameter '{name}' "
                                 "(torch.nn.Parameter or None expected)")
             self.register_parameter(name, value)
         elif isinstance(value, Module):
@@ -291,12 +441,12 @@ class Module:
             self._modules[name] = value
         elif "_modules" in self.__dict__ and name in self._modules:
             if value is not None:
-                raise TypeError(f"cannot assign '{type(value).__name__}' as child module '{name}' "
+                raise TypeError(f"cannot assign '{_typename(value)}' as child module '{name}' "
                                 "(torch.nn.Module or None expected)")
             self._modules[name] = value
         elif "_buffers" in self.__dict__ and name in self._buffers:
             if value is not None and not isinstance(value, Tensor):
-                raise TypeError(f"cannot assign '{type(value).__name__}' as buffer '{name}' "
+                raise TypeError(f"cannot assign '{_typename(value)}' as buffer '{name}' "
                                 "(torch.Tensor or None expected)")
             self._buffers[name] = value
         else:
@@ -427,6 +577,7 @@ class Module:
                     continue
                 target.copy_(source)
         unexpected = [k for k in state_dict.keys() if k not in expected]
+        self._run_load_post_hooks(missing, unexpected, list(state_dict.keys()))
         if strict:
             if unexpected:
                 errors.insert(0, "Unexpected key(s) in state_dict: {}. ".format(", ".join(f'"{k}"' for k in unexpected)))
@@ -454,6 +605,23 @@ class Module:
 
     def float(self):  # noqa: A003  (PyTorch's name)
         return self._convert_floating(_float32)
+
+    def half(self):
+        return self._convert_floating(_tensor_module.float16)
+
+    def bfloat16(self):
+        return self._convert_floating(_tensor_module.bfloat16)
+
+    def type(self, dst_type):  # noqa: A003  (PyTorch's name)
+        """Every parameter and buffer cast to dst_type (a dtype or a legacy tensor class), as 1.13's."""
+        dtype = getattr(dst_type, "dtype", dst_type)
+        for t in list(self.parameters()) + list(self.buffers()):
+            if t.dtype is not dtype:
+                grad = t.grad
+                t.data = t.detach().to(dtype)
+                if grad is not None:
+                    t.grad = grad.to(dtype)
+        return self
 
     def _convert_floating(self, dtype):
         """Every floating parameter and buffer of this module and its submodules in `dtype`: 1.13's

@@ -22,6 +22,7 @@ import warnings
 from collections import deque
 
 from tinyddp import _tensor as _t
+from tinyddp._object_repr import object_repr
 from tinyddp.utils.data import _utils
 from tinyddp.utils.data.dataset import IterableDataset
 from tinyddp.utils.data.sampler import BatchSampler, RandomSampler, Sampler, SequentialSampler
@@ -115,6 +116,7 @@ def _worker_error(exc, worker_id):
 
 class DataLoader:
     """Iterates over `dataset` in batches; 1.13's arguments, checks and texts (see the module's overview)."""
+    __repr__ = object_repr   # <torch....Name object at 0x...>, as 1.13's default repr
 
     __initialized = False
 
@@ -282,6 +284,7 @@ class DataLoader:
 class _BaseDataLoaderIter:
     """What iter(loader) returns. Note [DataLoader's draws]: the sampler's iterator is made first (lazily, no
     draw), then the base seed is drawn, as 1.13's _BaseDataLoaderIter.__init__ does."""
+    __repr__ = object_repr   # <torch....Name object at 0x...>, as 1.13's default repr
 
     def __init__(self, loader):
         self._dataset = loader.dataset

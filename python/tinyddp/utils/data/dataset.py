@@ -12,6 +12,8 @@ import warnings
 from typing import Generic, TypeVar
 
 from tinyddp._tensor import randperm
+from tinyddp._object_repr import object_repr
+
 
 T_co = TypeVar("T_co", covariant=True)
 
@@ -19,6 +21,7 @@ T_co = TypeVar("T_co", covariant=True)
 class Dataset(Generic[T_co]):
     """A map from keys (usually 0..len-1) to samples: subclasses define __getitem__, and __len__ for the
     default samplers."""
+    __repr__ = object_repr   # <torch....Name object at 0x...>, as 1.13's default repr
 
     def __getitem__(self, index):
         raise NotImplementedError

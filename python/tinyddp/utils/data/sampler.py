@@ -13,6 +13,8 @@ from typing import Generic, TypeVar
 from tinyddp import _C
 from tinyddp import _tensor as _t
 from tinyddp.random import Generator
+from tinyddp._object_repr import object_repr
+
 
 T_co = TypeVar("T_co", covariant=True)
 
@@ -24,6 +26,7 @@ _kReplacementChunk = 32
 class Sampler(Generic[T_co]):
     """Base class: subclasses define __iter__ (indices, or lists of them for a batch sampler) and usually __len__.
     There is deliberately no default __len__, so that list() of a sampler without one still works."""
+    __repr__ = object_repr   # <torch....Name object at 0x...>, as 1.13's default repr
 
     def __init__(self, data_source):
         pass
@@ -109,12 +112,9 @@ class SubsetRandomSampler(Sampler[int]):
 
 
 class WeightedRandomSampler(Sampler[int]):
-    """num_samples indices drawn with probabilities proportional to `weights` (torch.multinomial).
-
-    With replacement (the default) and num_samples >= 2 the draws are 1.13's CPU kernel's: one float64 uniform
-    per sample, placed in the normalized running sum of the weights by binary search. Without replacement, or
-    for a single sample, 1.13 takes another route (exponential noise and a top-k) that tinyddp does not
-    reproduce: those raise NotImplementedError rather than give a different order (docs/python.md)."""
+    """num_samples indices drawn with probabilities proportional to `weights`: torch.multinomial of the float64
+    weights, as 1.13's (with replacement a float64 uniform per sample placed in the running sum; without, the top
+    num_samples of weights over exponential noise), with its checks and texts."""
 
     def __init__(self, weights, num_samples, replacement=True, generator=None):
         if not isinstance(num_samples, int) or isinstance(num_samples, bool) or num_samples <= 0:
@@ -131,45 +131,10 @@ class WeightedRandomSampler(Sampler[int]):
         self.generator = generator
 
     def __iter__(self):
-        yield from _multinomial_with_replacement(self.weights.tolist(), self.num_samples, self.replacement,
-                                                 self.generator)
+        yield from self.weights.multinomial(self.num_samples, self.replacement, generator=self.generator).tolist()
 
     def __len__(self):
         return self.num_samples
-
-
-def _multinomial_with_replacement(weights, num_samples, replacement, generator):
-    """torch.multinomial(weights, num_samples, replacement) for a 1-d float64 weight list, where 1.13's CPU
-    kernel draws one uniform double per sample (see WeightedRandomSampler)."""
-    if not replacement or num_samples == 1:
-        raise NotImplementedError(
-            "tinyddp: WeightedRandomSampler with replacement=False or num_samples=1 needs torch.multinomial's "
-            "exponential-noise path, which tinyddp does not reproduce bit for bit; use replacement=True with "
-            "num_samples >= 2, or draw the order yourself (e.g. tinyddp.randperm) and pass it as a sampler")
-    if not weights:
-        raise RuntimeError("cannot sample from an empty probability distribution")   # a tinyddp text
-    if any(not w >= 0 or w == float("inf") for w in weights):
-        raise RuntimeError("probability tensor contains either `inf`, `nan` or element < 0")
-    running, total = [], 0.0
-    for w in weights:
-        total += w
-        running.append(total)
-    if total <= 0:
-        raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
-    running = [r / total for r in running]
-    running[-1] = 1.0   # so a uniform draw just below 1 cannot fall past the last category
-    draws = _t.rand(num_samples, dtype=_t.float64, generator=generator).tolist()
-    out = []
-    for u in draws:
-        lo, hi = 0, len(running)
-        while lo < hi:   # the first category whose running sum reaches u
-            mid = (lo + hi) // 2
-            if running[mid] < u:
-                lo = mid + 1
-            else:
-                hi = mid
-        out.append(lo)
-    return out
 
 
 class BatchSampler(Sampler[list]):
