@@ -8,14 +8,14 @@ does in PyTorch.
 import contextlib
 
 from tinyddp import _C
-from tinyddp._object_repr import object_repr
 from tinyddp._device import device as _device_type
 
 
 class Generator(_C.Generator):
     """torch.Generator on the CPU: an independent stream, seeded with kDefaultSeed until manual_seed."""
-    __repr__ = object_repr   # "<torch._C.Generator object at 0x...>", as 1.13's
-    _torch_module = "torch._C"
+    # type(g) and repr(g) name it as 1.13 does, "torch._C.Generator" (generators do not pickle, here as there, so
+    # no lookup by that name follows)
+    __module__ = "torch._C"
 
     def __init__(self, device="cpu"):
         d = _device_type(device)
@@ -26,6 +26,9 @@ class Generator(_C.Generator):
     @property
     def device(self):
         return _device_type("cpu")
+
+
+_C.Generator.__module__ = "torch._C"   # what manual_seed and default_generator return: the C++ class itself
 
 
 def manual_seed(seed):

@@ -4,7 +4,7 @@
 # no_grad vs inference_mode as decorators and contexts, set_grad_enabled, and is_grad_enabled at each point.
 import tinyddp as torch
 
-torch.manual_seed(0)
+print(torch.manual_seed(0), type(torch.Generator()))
 big = torch.tensor([1.0, 1e6, 123456.789])
 small = torch.tensor([1e-5, 0.5, 3.25])
 mixed = torch.tensor([[1e-8, 1.0], [1e8, -2.5]])
