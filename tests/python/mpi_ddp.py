@@ -22,7 +22,7 @@ assert model.module.weight.grad.tolist() == [[3.0, 3.0, 3.0]], model.module.weig
 assert model.module.bias.grad.tolist() == [2.0]
 
 
-def summed(state, bucket) -> Future:
+def summed(state, bucket: dist.GradBucket) -> Future[torch.Tensor]:   # 1.13 refuses a bare Future
     return dist.all_reduce(bucket.buffer(), async_op=True).get_future().then(lambda fut: fut.value()[0])
 
 
