@@ -1,5 +1,6 @@
 // Losses, composed of differentiable ops (so their higher-order gradients come for free).
 #include "engine/ops/op_utils.h"
+#include "kernels/cpu/cascade_sum.h"
 
 namespace tinyddp {
 
@@ -54,6 +55,33 @@ Tensor cross_entropy(const Tensor& logits, const Tensor& target) {
 
 // -mean_n log_probs[n, target[n]]. The checks are PyTorch 1.13's, with its texts and its Python exception types
 // (IndexError, ValueError).
+namespace {
+
+// 1.13's nll_loss_out_frame for a mean without weights (aten/src/ATen/native/LossNLL.cpp): the targets'
+// log-probabilities negated and summed in 8 cascade levels of 2^max(4, ceil_log2(n) / 8) rows (row 0 is lifted
+// a level at once, as there), the levels then added from 0, and the sum divided by n. (N, C) row-major.
+template <typename T>
+T aten_nll_mean(const T* log_probs, int64_t c, const std::vector<int64_t>& classes) {
+  constexpr int kLevels = 8;
+  const auto n = static_cast<int64_t>(classes.size());
+  const int64_t level_power = std::max<int64_t>(4, kernels::cpu::cascade::ceil_log2(n) / kLevels);
+  const int64_t level_mask = (int64_t(1) << level_power) - 1;
+  T partial[kLevels] = {};
+  for (int64_t b = 0; b < n; ++b) {
+    partial[0] -= log_probs[b * c + classes[b]];
+    for (int j = 0; j + 1 < kLevels; ++j) {
+      if ((b & (level_mask << (j * level_power))) != 0) break;
+      partial[j + 1] += partial[j];
+      partial[j] = 0;
+    }
+  }
+  T total = 0;
+  for (T p : partial) total += p;
+  return total / static_cast<T>(n);
+}
+
+}  // namespace
+
 Tensor nll_loss(const Tensor& log_probs, const Tensor& target) {
   check_floating(log_probs, "nll_loss");
   check_defined(target, "nll_loss", "target");
@@ -73,18 +101,25 @@ Tensor nll_loss(const Tensor& log_probs, const Tensor& target) {
   // checks on the device instead and reports a device-side assert).
   const std::vector<int64_t> classes = target.to_vector<int64_t>();
   for (int64_t k : classes) TINYDDP_CHECK_INDEX(k >= 0 && k < c, "Target ", k, " is out of bounds.");
-  // The forward is -1/n * sum(log_probs * one_hot), and the node's backward that composition's, op for op, so
-  // the bits are the composition's.
+  // The forward on the CPU is 1.13's (aten_nll_mean); on a device, -1/n * sum(log_probs * one_hot). The
+  // backward is 1.13's nll_loss_backward: -(g / n) at each row's target, 0 elsewhere.
   const Tensor picks = one_hot(target, c, log_probs.dtype());
-  const double scale = -1.0 / static_cast<double>(n);
   Tensor out;
   {
     NoGradGuard no_grad;
-    out = mul(sum(log_probs * picks), scale);
+    if (log_probs.device().is_cpu()) {
+      const Tensor lp = log_probs.contiguous();
+      double value = 0;
+      dispatch_floating(lp.dtype(), "nll_loss", [&]<typename T>() { value = aten_nll_mean(lp.data_ptr<T>(), c, classes); });
+      out = scalar_tensor(value, log_probs.dtype(), log_probs.device());
+    } else {
+      out = mul(sum(log_probs * picks), -1.0 / static_cast<double>(n));
+    }
   }
-  auto node = autograd::make_node("NllLossBackward0", {log_probs}, [scale](const TensorList& g, OpNode& node) {
+  auto node = autograd::make_node("NllLossBackward0", {log_probs}, [n](const TensorList& g, OpNode& node) {
     const Tensor& picks = node.saved(0);
-    return TensorList{expand(reshape(mul(g[0], scale), {1, 1}), picks.shape()) * picks};
+    const Tensor per_row = neg(div(g[0], scalar_tensor(static_cast<double>(n), g[0].dtype(), g[0].device())));
+    return TensorList{expand(reshape(per_row, {1, 1}), picks.shape()) * picks};
   });
   if (node) node->save(picks);
   autograd::set_history(out, node);
