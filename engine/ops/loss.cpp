@@ -57,27 +57,41 @@ Tensor cross_entropy(const Tensor& logits, const Tensor& target) {
 // (IndexError, ValueError).
 namespace {
 
-// 1.13's nll_loss_out_frame for a mean without weights (aten/src/ATen/native/LossNLL.cpp): the targets'
-// log-probabilities negated and summed in 8 cascade levels of 2^max(4, ceil_log2(n) / 8) rows (row 0 is lifted
-// a level at once, as there), the levels then added from 0, and the sum divided by n. (N, C) row-major.
-template <typename T>
-T aten_nll_mean(const T* log_probs, int64_t c, const std::vector<int64_t>& classes) {
+// 1.13's nll_loss_out_frame reduction (aten/src/ATen/native/LossNLL.cpp): each counted row's loss (its target's
+// log-probability negated, times the target's class weight) and weight summed in 8 cascade levels of
+// 2^max(4, ceil_log2(n) / 8) rows (row 0 is lifted a level at once, as there; an ignored row is skipped
+// altogether), the levels then added from 0; a mean divides by the weights' sum, or by the count of rows
+// counted when there are no weights. loss(b), weight(b), counted(b) describe row b of n.
+template <typename T, typename Loss, typename Weight, typename Counted>
+T aten_nll_reduce(int64_t n, Loss loss, Weight weight, Counted counted, bool weighted, bool mean) {
   constexpr int kLevels = 8;
-  const auto n = static_cast<int64_t>(classes.size());
   const int64_t level_power = std::max<int64_t>(4, kernels::cpu::cascade::ceil_log2(n) / kLevels);
   const int64_t level_mask = (int64_t(1) << level_power) - 1;
-  T partial[kLevels] = {};
+  T loss_partial[kLevels] = {};
+  T weight_partial[kLevels] = {};
+  int64_t ignored = 0;
   for (int64_t b = 0; b < n; ++b) {
-    partial[0] -= log_probs[b * c + classes[b]];
+    if (!counted(b)) {
+      ++ignored;
+      continue;
+    }
+    if (weighted) weight_partial[0] += weight(b);
+    loss_partial[0] += loss(b);
     for (int j = 0; j + 1 < kLevels; ++j) {
       if ((b & (level_mask << (j * level_power))) != 0) break;
-      partial[j + 1] += partial[j];
-      partial[j] = 0;
+      weight_partial[j + 1] += weight_partial[j];
+      loss_partial[j + 1] += loss_partial[j];
+      weight_partial[j] = 0;
+      loss_partial[j] = 0;
     }
   }
-  T total = 0;
-  for (T p : partial) total += p;
-  return total / static_cast<T>(n);
+  T total = 0, total_weight = 0;
+  for (int j = 0; j < kLevels; ++j) {
+    total += loss_partial[j];
+    total_weight += weight_partial[j];
+  }
+  if (!weighted) total_weight = static_cast<T>(n - ignored);
+  return mean ? total / total_weight : total;
 }
 
 }  // namespace
@@ -101,7 +115,7 @@ Tensor nll_loss(const Tensor& log_probs, const Tensor& target) {
   // checks on the device instead and reports a device-side assert).
   const std::vector<int64_t> classes = target.to_vector<int64_t>();
   for (int64_t k : classes) TINYDDP_CHECK_INDEX(k >= 0 && k < c, "Target ", k, " is out of bounds.");
-  // The forward on the CPU is 1.13's (aten_nll_mean); on a device, -1/n * sum(log_probs * one_hot). The
+  // The forward on the CPU is 1.13's (aten_nll_reduce); on a device, -1/n * sum(log_probs * one_hot). The
   // backward is 1.13's nll_loss_backward: -(g / n) at each row's target, 0 elsewhere.
   const Tensor picks = one_hot(target, c, log_probs.dtype());
   Tensor out;
@@ -110,7 +124,12 @@ Tensor nll_loss(const Tensor& log_probs, const Tensor& target) {
     if (log_probs.device().is_cpu()) {
       const Tensor lp = log_probs.contiguous();
       double value = 0;
-      dispatch_floating(lp.dtype(), "nll_loss", [&]<typename T>() { value = aten_nll_mean(lp.data_ptr<T>(), c, classes); });
+      dispatch_floating(lp.dtype(), "nll_loss", [&]<typename T>() {
+        const T* p = lp.data_ptr<T>();
+        value = aten_nll_reduce<T>(
+            n, [&](int64_t b) { return -p[b * c + classes[b]]; }, [](int64_t) { return T(1); },
+            [](int64_t) { return true; }, /*weighted=*/false, /*mean=*/true);
+      });
       out = scalar_tensor(value, log_probs.dtype(), log_probs.device());
     } else {
       out = mul(sum(log_probs * picks), -1.0 / static_cast<double>(n));
@@ -124,6 +143,30 @@ Tensor nll_loss(const Tensor& log_probs, const Tensor& target) {
   if (node) node->save(picks);
   autograd::set_history(out, node);
   return out;
+}
+
+// The value of nll_loss's 'sum' or 'mean' over rows already picked and weighted (row_losses, row_weights: (N),
+// valid: (N) bool, false for an ignored row), added as 1.13 adds them (aten_nll_reduce). A 0-dim tensor without
+// history: Python's composed nll_loss takes its value from here, its gradient from the composition.
+Tensor nll_reduce(const Tensor& row_losses, const Tensor& row_weights, const Tensor& valid, bool weighted, bool mean) {
+  TINYDDP_CHECK(row_losses.dim() == 1 && row_weights.shape() == row_losses.shape() &&
+                    valid.shape() == row_losses.shape() && valid.dtype() == DType::b8,
+                "nll_reduce: expects (N) losses and weights and an (N) bool mask.");
+  const int64_t n = row_losses.shape()[0];
+  const std::vector<bool> counted = [&] {
+    std::vector<bool> out;
+    for (int64_t v : valid.to(DType::i64).to_vector<int64_t>()) out.push_back(v != 0);
+    return out;
+  }();
+  double value = 0;
+  dispatch_floating(row_losses.dtype(), "nll_reduce", [&]<typename T>() {
+    const std::vector<T> losses = row_losses.to(row_losses.dtype()).contiguous().to_vector<T>();
+    const std::vector<T> weights = row_weights.to(row_losses.dtype()).contiguous().to_vector<T>();
+    value = aten_nll_reduce<T>(
+        n, [&](int64_t b) { return losses[b]; }, [&](int64_t b) { return weights[b]; },
+        [&](int64_t b) { return static_cast<bool>(counted[b]); }, weighted, mean);
+  });
+  return scalar_tensor(value, row_losses.dtype(), row_losses.device());
 }
 
 }  // namespace tinyddp
