@@ -1,5 +1,6 @@
 // Losses, composed of differentiable ops (so their higher-order gradients come for free).
 #include "engine/ops/op_utils.h"
+#include "kernels/cpu/cascade_sum.h"
 
 namespace tinyddp {
 
@@ -54,6 +55,47 @@ Tensor cross_entropy(const Tensor& logits, const Tensor& target) {
 
 // -mean_n log_probs[n, target[n]]. The checks are PyTorch 1.13's, with its texts and its Python exception types
 // (IndexError, ValueError).
+namespace {
+
+// 1.13's nll_loss_out_frame reduction (aten/src/ATen/native/LossNLL.cpp): each counted row's loss (its target's
+// log-probability negated, times the target's class weight) and weight summed in 8 cascade levels of
+// 2^max(4, ceil_log2(n) / 8) rows (row 0 is lifted a level at once, as there; an ignored row is skipped
+// altogether), the levels then added from 0; a mean divides by the weights' sum, or by the count of rows
+// counted when there are no weights. loss(b), weight(b), counted(b) describe row b of n.
+template <typename T, typename Loss, typename Weight, typename Counted>
+T aten_nll_reduce(int64_t n, Loss loss, Weight weight, Counted counted, bool weighted, bool mean) {
+  constexpr int kLevels = 8;
+  const int64_t level_power = std::max<int64_t>(4, kernels::cpu::cascade::ceil_log2(n) / kLevels);
+  const int64_t level_mask = (int64_t(1) << level_power) - 1;
+  T loss_partial[kLevels] = {};
+  T weight_partial[kLevels] = {};
+  int64_t ignored = 0;
+  for (int64_t b = 0; b < n; ++b) {
+    if (!counted(b)) {
+      ++ignored;
+      continue;
+    }
+    if (weighted) weight_partial[0] += weight(b);
+    loss_partial[0] += loss(b);
+    for (int j = 0; j + 1 < kLevels; ++j) {
+      if ((b & (level_mask << (j * level_power))) != 0) break;
+      weight_partial[j + 1] += weight_partial[j];
+      loss_partial[j + 1] += loss_partial[j];
+      weight_partial[j] = 0;
+      loss_partial[j] = 0;
+    }
+  }
+  T total = 0, total_weight = 0;
+  for (int j = 0; j < kLevels; ++j) {
+    total += loss_partial[j];
+    total_weight += weight_partial[j];
+  }
+  if (!weighted) total_weight = static_cast<T>(n - ignored);
+  return mean ? total / total_weight : total;
+}
+
+}  // namespace
+
 Tensor nll_loss(const Tensor& log_probs, const Tensor& target) {
   check_floating(log_probs, "nll_loss");
   check_defined(target, "nll_loss", "target");
@@ -73,22 +115,58 @@ Tensor nll_loss(const Tensor& log_probs, const Tensor& target) {
   // checks on the device instead and reports a device-side assert).
   const std::vector<int64_t> classes = target.to_vector<int64_t>();
   for (int64_t k : classes) TINYDDP_CHECK_INDEX(k >= 0 && k < c, "Target ", k, " is out of bounds.");
-  // The forward is -1/n * sum(log_probs * one_hot), and the node's backward that composition's, op for op, so
-  // the bits are the composition's.
+  // The forward on the CPU is 1.13's (aten_nll_reduce); on a device, -1/n * sum(log_probs * one_hot). The
+  // backward is 1.13's nll_loss_backward: -(g / n) at each row's target, 0 elsewhere.
   const Tensor picks = one_hot(target, c, log_probs.dtype());
-  const double scale = -1.0 / static_cast<double>(n);
   Tensor out;
   {
     NoGradGuard no_grad;
-    out = mul(sum(log_probs * picks), scale);
+    if (log_probs.device().is_cpu()) {
+      const Tensor lp = log_probs.contiguous();
+      double value = 0;
+      dispatch_floating(lp.dtype(), "nll_loss", [&]<typename T>() {
+        const T* p = lp.data_ptr<T>();
+        value = aten_nll_reduce<T>(
+            n, [&](int64_t b) { return -p[b * c + classes[b]]; }, [](int64_t) { return T(1); },
+            [](int64_t) { return true; }, /*weighted=*/false, /*mean=*/true);
+      });
+      out = scalar_tensor(value, log_probs.dtype(), log_probs.device());
+    } else {
+      out = mul(sum(log_probs * picks), -1.0 / static_cast<double>(n));
+    }
   }
-  auto node = autograd::make_node("NllLossBackward0", {log_probs}, [scale](const TensorList& g, OpNode& node) {
+  auto node = autograd::make_node("NllLossBackward0", {log_probs}, [n](const TensorList& g, OpNode& node) {
     const Tensor& picks = node.saved(0);
-    return TensorList{expand(reshape(mul(g[0], scale), {1, 1}), picks.shape()) * picks};
+    const Tensor per_row = neg(div(g[0], scalar_tensor(static_cast<double>(n), g[0].dtype(), g[0].device())));
+    return TensorList{expand(reshape(per_row, {1, 1}), picks.shape()) * picks};
   });
   if (node) node->save(picks);
   autograd::set_history(out, node);
   return out;
+}
+
+// The value of nll_loss's 'sum' or 'mean' over rows already picked and weighted (row_losses, row_weights: (N),
+// valid: (N) bool, false for an ignored row), added as 1.13 adds them (aten_nll_reduce). A 0-dim tensor without
+// history: Python's composed nll_loss takes its value from here, its gradient from the composition.
+Tensor nll_reduce(const Tensor& row_losses, const Tensor& row_weights, const Tensor& valid, bool weighted, bool mean) {
+  TINYDDP_CHECK(row_losses.dim() == 1 && row_weights.shape() == row_losses.shape() &&
+                    valid.shape() == row_losses.shape() && valid.dtype() == DType::b8,
+                "nll_reduce: expects (N) losses and weights and an (N) bool mask.");
+  const int64_t n = row_losses.shape()[0];
+  const std::vector<bool> counted = [&] {
+    std::vector<bool> out;
+    for (int64_t v : valid.to(DType::i64).to_vector<int64_t>()) out.push_back(v != 0);
+    return out;
+  }();
+  double value = 0;
+  dispatch_floating(row_losses.dtype(), "nll_reduce", [&]<typename T>() {
+    const std::vector<T> losses = row_losses.to(row_losses.dtype()).contiguous().to_vector<T>();
+    const std::vector<T> weights = row_weights.to(row_losses.dtype()).contiguous().to_vector<T>();
+    value = aten_nll_reduce<T>(
+        n, [&](int64_t b) { return losses[b]; }, [&](int64_t b) { return weights[b]; },
+        [&](int64_t b) { return static_cast<bool>(counted[b]); }, weighted, mean);
+  });
+  return scalar_tensor(value, row_losses.dtype(), row_losses.device());
 }
 
 }  // namespace tinyddp

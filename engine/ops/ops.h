@@ -162,6 +162,8 @@ Tensor one_hot(const Tensor& indices, int64_t num_classes, DType dtype = DType::
 Tensor mse_loss(const Tensor& input, const Tensor& target);
 Tensor cross_entropy(const Tensor& logits, const Tensor& target);   // logits (N, C), target (N,) int64
 Tensor nll_loss(const Tensor& log_probs, const Tensor& target);     // cross_entropy after its log_softmax
+// The value (no history) of nll_loss's sum or mean over picked, weighted row losses, in 1.13's order.
+Tensor nll_reduce(const Tensor& row_losses, const Tensor& row_weights, const Tensor& valid, bool weighted, bool mean);
 
 // ---- normalization (normalization.cpp) and indexing (index.cpp) ----
 // PyTorch's native_batch_norm: input (N, C, *) normalized per channel (dim 1); weight, bias, running_mean and

@@ -126,4 +126,31 @@ void outer_sum(const T* x, int64_t rows, int64_t cols, T* out) {
   }
 }
 
+// ATen's vec::map_reduce_all with + (softmax's sum of exponentials along a contiguous last dim of at least one
+// vector): value(i) for i in [0, n) accumulated lane by lane (element i into lane i % lanes; the last, partial
+// vector only into its first lanes), then the lanes reduced as vec_reduce_all does: for 8 floats by AVX2's
+// shuffle tree, ((l0 + l4) + (l2 + l6)) + ((l1 + l5) + (l3 + l7)); for 4 doubles in lane order.
+template <typename T, typename Value>
+T lane_sum(int64_t n, Value value) {
+  constexpr int64_t L = kLanes<T>;
+  std::array<T, L> acc;
+  for (int64_t l = 0; l < L; ++l) acc[l] = value(l);
+  int64_t d = L;
+  for (; d < n - n % L; d += L)
+    for (int64_t l = 0; l < L; ++l) acc[l] += value(d + l);
+  for (int64_t l = 0; d + l < n; ++l) acc[l] += value(d + l);
+  if constexpr (L == 8) {
+    for (int64_t shift : {4, 2, 1}) {
+      std::array<T, L> next;
+      for (int64_t l = 0; l < L; ++l) next[l] = acc[l] + acc[l ^ shift];
+      acc = next;
+    }
+    return acc[0];
+  } else {
+    T total = acc[0];
+    for (int64_t l = 1; l < L; ++l) total += acc[l];
+    return total;
+  }
+}
+
 }  // namespace tinyddp::kernels::cpu::cascade

@@ -136,10 +136,17 @@ void log_softmax(int64_t outer, int64_t size, int64_t inner, const T* x, T* y) {
       T* q = y + o * size * inner + i;
       T m = p[0];
       for (int64_t s = 1; s < size; ++s) m = std::max(m, p[s * inner]);
+      // 1.13's order (_vec_log_softmax_lastdim, _vec_log_softmax): the exponentials summed as vectors along a
+      // last dim of a vector or more (cascade::exp_sum), else one by one; then (x - max) - log(sum), which is
+      // not x - (max + log(sum)) in floating point.
       T sum = 0;
-      for (int64_t s = 0; s < size; ++s) sum += std::exp(p[s * inner] - m);
-      const T lse = m + std::log(sum);
-      for (int64_t s = 0; s < size; ++s) q[s * inner] = p[s * inner] - lse;
+      if (inner == 1 && size >= cascade::kLanes<T>) {
+        sum = cascade::lane_sum<T>(size, [&](int64_t s) { return std::exp(p[s] - m); });
+      } else {
+        for (int64_t s = 0; s < size; ++s) sum += std::exp(p[s * inner] - m);
+      }
+      const T log_sum = std::log(sum);
+      for (int64_t s = 0; s < size; ++s) q[s * inner] = (p[s * inner] - m) - log_sum;
     }
 }
 

@@ -79,6 +79,8 @@ void bind_nn(py::module_& m) {
   // nn.utils.clip_grad_value_: the clamped values, copied back into each .grad in Python.
   nn.def("clamp", [](const Tensor& x, double min, double max) { return clamp(x, min, max); }, release());
   nn.def("nll_loss", [](const Tensor& input, const Tensor& target) { return nll_loss(input, target); }, release());
+  nn.def("nll_reduce", &nll_reduce, py::arg("row_losses"), py::arg("row_weights"), py::arg("valid"),
+         py::arg("weighted"), py::arg("mean"), release());
   nn.def("zero_grad", [](const std::vector<Tensor>& params, bool set_to_none) { nn::zero_grad_of(params, set_to_none); },
          release());
 

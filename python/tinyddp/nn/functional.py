@@ -204,9 +204,15 @@ def _nll_loss(input, target, weight, ignore_index, reduction):
     loss = picked * w
     if reduction == "none":
         return loss.squeeze(0) if unbatched else loss
-    if reduction == "sum":
-        return loss.sum()
-    return loss.sum() / w.sum()
+    out = loss.sum() if reduction == "sum" else loss.sum() / w.sum()
+    if not unbatched and input.dim() == 2 and input.device.type == "cpu":
+        # 1.13 adds the rows in its own cascade (engine's nll_reduce): its value, the composition's gradient
+        # (the two differ by a few ulps, so the difference is exact)
+        exact = _C._nn.nll_reduce(loss.detach(), w.detach(), valid, weight is not None, reduction == "mean")
+        d = exact - out.detach()
+        if bool(d.isfinite()):
+            out = out + d
+    return out
 
 
 def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None, reduction="mean",
