@@ -8,6 +8,7 @@ recursively. When some results require grad, loss = sum over those results o of 
 c = ((k % 7) - 3) / 2 for element k (so every element's gradient differs), is backpropagated, and the .grad of
 every leaf the snippet's scope names is recorded. An exception the snippet lets out is the case's error.
 """
+import builtins
 import math
 import warnings
 
@@ -26,11 +27,21 @@ def flatten(out, lists=False):
 def execute(torch_module, code, **extra):
     """Runs the snippet with torch_module as `torch` (and math, and `extra`): (its scope, the warnings it raised,
     every one recorded). Raises what the snippet raises."""
-    scope = {"torch": torch_module, "math": math, **extra}
+    scope = {"torch": torch_module, "math": math, "__builtins__": _builtins_importing_torch_as(torch_module), **extra}
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         exec(code, scope)
     return scope, caught
+
+
+def _builtins_importing_torch_as(torch_module):
+    """The builtins with an __import__ that reads `torch` and `torch.x.y` in a snippet's import statements as
+    torch_module and its submodules, so `import torch.multiprocessing as mp` imports the library under test."""
+    def import_(name, globals=None, locals=None, fromlist=(), level=0):
+        if level == 0 and (name == "torch" or name.startswith("torch.")):
+            name = torch_module.__name__ + name[len("torch"):]
+        return builtins.__import__(name, globals, locals, fromlist, level)
+    return dict(vars(builtins), __import__=import_)
 
 
 def backward_and_leaf_grads(torch_module, outs, scope):
