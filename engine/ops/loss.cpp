@@ -53,8 +53,6 @@ Tensor cross_entropy(const Tensor& logits, const Tensor& target) {
   return nll_loss(log_softmax(logits, 1), target);
 }
 
-// -mean_n log_probs[n, target[n]]. The checks are PyTorch 1.13's, with its texts and its Python exception types
-// (IndexError, ValueError).
 namespace {
 
 // 1.13's nll_loss_out_frame reduction (aten/src/ATen/native/LossNLL.cpp): each counted row's loss (its target's
@@ -96,6 +94,8 @@ T aten_nll_reduce(int64_t n, Loss loss, Weight weight, Counted counted, bool wei
 
 }  // namespace
 
+// -mean_n log_probs[n, target[n]]. The checks are PyTorch 1.13's, with its texts and its Python exception types
+// (IndexError, ValueError).
 Tensor nll_loss(const Tensor& log_probs, const Tensor& target) {
   check_floating(log_probs, "nll_loss");
   check_defined(target, "nll_loss", "target");
