@@ -110,19 +110,34 @@ T inner_sum(const T* x, int64_t n) {
   return out;
 }
 
+// out[c0 .. c0 + kCols) of outer_sum below: multi_row_sum over kCols adjacent columns at once. Each column's
+// accumulators are its own, so the bits are those of summing the columns one at a time; the rows are read
+// contiguously, kCols elements per step, which the compiler vectorizes.
+template <typename T, int64_t kCols>
+void outer_sum_group(const T* x, int64_t rows, int64_t cols, int64_t c0, T* out) {
+  const std::array<T, kCols> s =
+      multi_row_sum<T, kCols>(rows, [&](int64_t r, int64_t k) { return x[r * cols + c0 + k]; });
+  for (int64_t k = 0; k < kCols; ++k) {
+    out[c0 + k] = T(0);   // stored into a zero-filled output
+    out[c0 + k] += s[k];
+  }
+}
+
 // out[c] = sum over r of x[r * cols + c], for a row-major (rows, cols) x (vectorized_outer_sum, or
-// scalar_outer_sum below one vector of columns).
+// scalar_outer_sum below one vector of columns): the columns in whole groups (4 vectors of columns, or 4
+// columns) by multi_row_sum, the rest one by one with row_sum.
 template <typename T>
 void outer_sum(const T* x, int64_t rows, int64_t cols, T* out) {
   static_assert(std::is_floating_point_v<T>);
-  const int64_t group = cols >= kLanes<T> ? 4 * kLanes<T> : 4;   // columns multi_row_sum takes together
-  const int64_t whole = cols / group * group;
-  for (int64_t c = 0; c < cols; ++c) {
-    const auto column = [&](int64_t r) { return x[r * cols + c]; };
-    const T s = c < whole ? multi_row_sum<T, 1>(rows, [&](int64_t r, int64_t) { return column(r); })[0]
-                          : row_sum<T>(rows, column);
+  constexpr int64_t kVectorGroup = 4 * kLanes<T>, kScalarGroup = 4;
+  int64_t c = 0;
+  if (cols >= kLanes<T>)
+    for (; c + kVectorGroup <= cols; c += kVectorGroup) outer_sum_group<T, kVectorGroup>(x, rows, cols, c, out);
+  else
+    for (; c + kScalarGroup <= cols; c += kScalarGroup) outer_sum_group<T, kScalarGroup>(x, rows, cols, c, out);
+  for (; c < cols; ++c) {
     out[c] = T(0);
-    out[c] += s;
+    out[c] += row_sum<T>(rows, [&](int64_t r) { return x[r * cols + c]; });
   }
 }
 

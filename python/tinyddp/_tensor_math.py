@@ -458,25 +458,24 @@ def _whole_median(input, skip_nan):
 def median(input, dim=None, keepdim=False):
     """The lower median (the ((n - 1) // 2)-th smallest): of all elements (0-dim; MedianBackward0, its gradient
     shared by the elements equal to it), or along dim with its index (MedianBackward1); NaN wins, as 1.13's."""
-    if dim is None:
-        _not_for_bool(input, "median_cpu", runs=input.numel() > 0)
-        return _evenly_distributed(input, _whole_median(input, False), "MedianBackward0")
-    d = _reduced_dim(input, dim, "median")
-    _not_for_bool(input, "median_out")
-    return _MedianResult(recorded("MedianBackward1", [input],
-                                  lambda: _pick_along(input, d, keepdim, _median_index)))
+    return _median(input, dim, keepdim, skip_nan=False)
 
 
 def nanmedian(input, dim=None, keepdim=False):
     """median ignoring NaN (NaN for a line of NaNs): NanmedianBackward0 over all elements, NanmedianBackward1
     along dim."""
+    return _median(input, dim, keepdim, skip_nan=True)
+
+
+def _median(input, dim, keepdim, skip_nan):
+    node = "NanmedianBackward" if skip_nan else "MedianBackward"
     if dim is None:
         _not_for_bool(input, "median_cpu", runs=input.numel() > 0)
-        return _evenly_distributed(input, _whole_median(input, True), "NanmedianBackward0")
+        return _evenly_distributed(input, _whole_median(input, skip_nan), node + "0")
     d = _reduced_dim(input, dim, "median")
     _not_for_bool(input, "median_out")
-    return _NanmedianResult(recorded("NanmedianBackward1", [input],
-                                     lambda: _pick_along(input, d, keepdim, _nanmedian_index)))
+    result_type, index = (_NanmedianResult, _nanmedian_index) if skip_nan else (_MedianResult, _median_index)
+    return result_type(recorded(node + "1", [input], lambda: _pick_along(input, d, keepdim, index)))
 
 
 def mode(input, dim=-1, keepdim=False):

@@ -191,16 +191,9 @@ def clamp(self, min=None, max=None):  # noqa: A002  (PyTorch's keyword names)
     if min is None and max is None:
         raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
     if isinstance(min, Tensor) or isinstance(max, Tensor):
-        # 1.13's clamp.Tensor (ClampBackward0, an edge per tensor bound): lifted to min, then capped at max, so
-        # self's gradient passes where min <= self <= max and a bound's where it was taken (max wins over min)
-        def bounded():
-            out = self
-            if min is not None:
-                out = where(out < min, min, out)
-            if max is not None:
-                out = where(out > max, max, out)
-            return out
-        return recorded("ClampBackward0", [self, min, max], bounded)
+        # 1.13's clamp.Tensor (ClampBackward0, an edge per tensor bound): self's gradient passes where
+        # min <= self <= max and a bound's where it was taken (max wins over min)
+        return recorded("ClampBackward0", [self, min, max], lambda: _lifted_then_capped(self, min, max))
     bounds = [b for b in (min, max) if b is not None]
     if not self.is_floating_point():   # 1.13 promotes with the bounds: a float bound gives float32, an int int64
         if builtins.any(isinstance(b, builtins.float) for b in bounds):
@@ -216,12 +209,16 @@ def clamp(self, min=None, max=None):  # noqa: A002  (PyTorch's keyword names)
         if lo > hi:   # the engine refuses min > max; 1.13 sets every element to max
             lo = hi
         return _C._nn.clamp(self, lo, hi)
-    out = self
+    return _lifted_then_capped(self, min, max)
+
+
+def _lifted_then_capped(x, min, max):  # noqa: A002
+    """x lifted to min, then capped at max (either may be None), with where: exact for any dtype."""
     if min is not None:
-        out = where(out < min, min, out)
+        x = where(x < min, min, x)
     if max is not None:
-        out = where(out > max, max, out)
-    return out
+        x = where(x > max, max, x)
+    return x
 
 
 def clamp_(self, min=None, max=None):  # noqa: A002

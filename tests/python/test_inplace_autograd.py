@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 import tinyddp as torch
+from numeric_gradcheck import gradcheck_and_gradgradcheck
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 GOLDEN_DIR = os.path.join(HERE, "..", "golden")
@@ -122,43 +123,6 @@ test_every_script_has_a_golden, test_script_prints_and_ends_as_pytorch = check_s
 
 
 # ---- gradcheck through the in-place forms (float64, central differences) ----
-
-def _check_vjp(f, arrays, seed, eps=1e-6):
-    """Central differences of u . f(inputs) against autograd's gradient, for a random u."""
-    rng = np.random.default_rng(seed)
-    inputs = [torch.from_numpy(a.copy()).requires_grad_() for a in arrays]
-    out = f(*inputs)
-    u = rng.standard_normal(list(out.shape))
-    analytic = torch.autograd.grad((out * torch.from_numpy(u)).sum(), inputs, allow_unused=True)
-    for k, a in enumerate(arrays):
-        numeric = np.zeros_like(a)
-        for pos in np.ndindex(a.shape):
-            sides = []
-            for sign in (1.0, -1.0):
-                moved = [b.copy() for b in arrays]
-                moved[k][pos] += sign * eps
-                sides.append((f(*[torch.from_numpy(b) for b in moved]) * torch.from_numpy(u)).sum().item())
-            numeric[pos] = (sides[0] - sides[1]) / (2 * eps)
-        got = np.zeros_like(a) if analytic[k] is None else analytic[k].numpy()
-        np.testing.assert_allclose(got, numeric, rtol=1e-5, atol=1e-6, err_msg=f"input {k}")
-
-
-def gradcheck_and_gradgradcheck(f, arrays, seed=0):
-    _check_vjp(f, arrays, seed)
-    out_shape = list(f(*[torch.from_numpy(a) for a in arrays]).shape)
-    rng = np.random.default_rng(seed + 1)
-    weights = [rng.standard_normal(a.shape) for a in arrays]
-
-    def vjp_dot(*args):
-        inputs, u = args[:-1], args[-1]
-        inputs = [t if t.requires_grad else t.requires_grad_() for t in inputs]
-        grads = torch.autograd.grad((f(*inputs) * u).sum(), inputs, create_graph=True, allow_unused=True)
-        total = (u * 0).sum()
-        for g, w in zip(grads, weights):
-            if g is not None:
-                total = total + (g * torch.from_numpy(w)).sum()
-        return total
-    _check_vjp(vjp_dot, list(arrays) + [rng.standard_normal(out_shape)], seed + 2)
 
 
 def test_in_place_forms_pass_gradcheck_and_gradgradcheck():

@@ -244,22 +244,20 @@ class Module:
         """1.13's deprecated form: hook(module, grad_input, grad_output) on the grad_fn of the forward's (first)
         output, so grad_input are that node's input gradients (for Linear's addmm: bias, input, weight.t()).
         tinyddp's hook may observe them but not return replacements."""
-        if self.__dict__.get("_is_full_backward_hook") is True:
-            raise RuntimeError("Cannot use both regular backward hooks and full backward hooks on a single Module. "
-                               "Please use only one of them.")
-        object.__setattr__(self, "_is_full_backward_hook", False)
-        handle = RemovableHandle(self._backward_hooks)
-        self._backward_hooks[handle.id] = hook
-        return handle
+        return self._add_backward_hook(hook, full=False)
 
     def register_full_backward_hook(self, hook):
         """hook(module, grad_input, grad_output) once the gradients wrt the module's tensor inputs are computed
         (grad_input holds None for inputs that need none); it may return new grad_input. Identity autograd
         Functions around the inputs and outputs observe the gradients, as 1.13's BackwardHook does."""
-        if self.__dict__.get("_is_full_backward_hook") is False:
+        return self._add_backward_hook(hook, full=True)
+
+    def _add_backward_hook(self, hook, full):
+        """One module has backward hooks of one kind, regular or full (1.13's _is_full_backward_hook)."""
+        if self.__dict__.get("_is_full_backward_hook") is (not full):
             raise RuntimeError("Cannot use both regular backward hooks and full backward hooks on a single Module. "
                                "Please use only one of them.")
-        object.__setattr__(self, "_is_full_backward_hook", True)
+        object.__setattr__(self, "_is_full_backward_hook", full)
         handle = RemovableHandle(self._backward_hooks)
         self._backward_hooks[handle.id] = hook
         return handle
