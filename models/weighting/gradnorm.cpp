@@ -193,7 +193,8 @@ WeightingStep GradNormBase::observe_shared(const std::vector<Tensor>& losses, co
       for (Tensor& gi : g.grads) gi = gi.contiguous();
       options_.allreduce_mean(g.grads);   // the global g_i, so G_i is the norm of the global gradient
     }
-    for (const Tensor& gi : g.grads) g.norms.push_back(std::sqrt((gi * gi).sum().item<double>()));
+    // One fused pass per g_i (no squared copy of it): sqrt of the sum of squares, in g_i's dtype.
+    for (const Tensor& gi : g.grads) g.norms.push_back(multi_tensor_norm({gi.contiguous()}).item<double>());
   }
 
   BalanceGradient bg;
