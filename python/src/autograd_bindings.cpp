@@ -71,17 +71,55 @@ std::vector<Tensor> checkpoint(const py::function& fn, const std::vector<Tensor>
                               {.use_reentrant = use_reentrant, .preserve_rng_state = preserve_rng_state});
 }
 
+// What a node's class is constructed from: node_to_py's private argument (a script cannot make a node).
+struct NodeRef {
+  std::shared_ptr<autograd::Node> node;
+};
+
 }  // namespace
 
+// Note [A Python class per node name]
+// In 1.13 every node's Python object is an instance of a class named after the node: type(y.grad_fn) prints
+// <class 'MulBackward0'> (AccumulateGrad for a leaf's, <class 'torch.autograd.function.MyFnBackward'> for a
+// custom Function's), and scripts print and compare type(grad_fn).__name__. Here the one bound class is
+// _C.Node (or _C._CustomFunctionNode), so the first time a node is handed to Python its object is made as an
+// instance of a subclass named after it, made once per name and kept. pybind11 keeps a registry of the
+// objects alive per C++ pointer: while the script holds the object, node_to_py (and any cast) gives back that
+// same object, so `y.grad_fn is y.grad_fn` and next_functions' nodes compare by identity as in 1.13.
+py::object node_to_py(const std::shared_ptr<autograd::Node>& node) {
+  if (!node) return py::none();
+  // The object pybind11 registered is keyed by the pointer of the bound class the node is an instance of.
+  const auto* as_custom = dynamic_cast<const autograd::CustomFunctionNode*>(node.get());
+  const bool custom = as_custom != nullptr;
+  const void* registered = custom ? static_cast<const void*>(as_custom) : static_cast<const void*>(node.get());
+  const py::detail::type_info* bound =
+      py::detail::get_type_info(custom ? typeid(autograd::CustomFunctionNode) : typeid(autograd::Node));
+  if (py::handle alive = py::detail::get_object_handle(registered, bound))
+    return py::reinterpret_borrow<py::object>(alive);
+  static py::dict* const classes = new py::dict();   // (custom, name) -> class; never freed (lives with _C)
+  const py::tuple key = py::make_tuple(custom, node->name());
+  if (!classes->contains(key)) {
+    py::dict body;
+    body["__slots__"] = py::tuple();
+    body["__module__"] = custom ? "torch.autograd.function" : "builtins";   // how 1.13 prints the class
+    py::handle base = reinterpret_cast<PyObject*>(bound->type);
+    (*classes)[key] = py::reinterpret_borrow<py::object>(reinterpret_cast<PyObject*>(&PyType_Type))(
+        node->name(), py::make_tuple(base), body);
+  }
+  return (*classes)[key](NodeRef{node});
+}
+
 void bind_autograd(py::module_& m) {
+  py::class_<NodeRef>(m, "_NodeRef");
   py::class_<autograd::Node, std::shared_ptr<autograd::Node>>(m, "Node")
+      .def(py::init([](const NodeRef& ref) { return ref.node; }))
       // 1.13 names its C++-only nodes with their namespace ("torch::autograd::AccumulateGrad"); the repr keeps
       // the bare class name, as there.
       .def("name", [](const autograd::Node& n) { return autograd::torch_name(n); })
       .def_property_readonly("next_functions", [](const autograd::Node& n) {
         py::list out;
         for (const autograd::Edge& e : n.next_edges())
-          out.append(py::make_tuple(e.node ? py::cast(e.node) : py::none(), e.input_nr));
+          out.append(py::make_tuple(node_to_py(e.node), e.input_nr));
         return py::tuple(out);
       })
       // grad_fn.register_hook(fn): fn(grad_inputs, grad_outputs) after the node ran (its outputs, the gradients
@@ -119,6 +157,8 @@ void bind_autograd(py::module_& m) {
   // wrapping of the forward's outputs (engine/autograd/custom_function.h).
   py::class_<autograd::CustomFunctionNode, autograd::Node, std::shared_ptr<autograd::CustomFunctionNode>>(
       m, "_CustomFunctionNode")
+      .def(py::init(
+          [](const NodeRef& ref) { return std::static_pointer_cast<autograd::CustomFunctionNode>(ref.node); }))
       .def("save", [](autograd::CustomFunctionNode& n, const py::object& tensors) { n.save(tensors_from_py(tensors)); })
       .def("set_materialize_grads", &autograd::CustomFunctionNode::set_materialize_grads)
       // 1.13's node is an instance of the Python class it makes per Function, in torch.autograd.function
@@ -138,7 +178,7 @@ void bind_autograd(py::module_& m) {
       for (size_t i = 0; i < saved.size(); ++i) py_saved[i] = to_py(saved[i]);
       return tensors_from_py(fn.get()(py_grads, py_saved));
     };
-    return std::make_shared<autograd::CustomFunctionNode>(name, std::move(run), tensors_from_py(inputs));
+    return node_to_py(std::make_shared<autograd::CustomFunctionNode>(name, std::move(run), tensors_from_py(inputs)));
   });
   m.def("_wrap_custom_function_outputs",
         [](const std::shared_ptr<autograd::CustomFunctionNode>& node, const py::object& inputs,

@@ -81,6 +81,9 @@ Shape shape_from_args(const py::args& args);
 void bind_tensor(py::module_& m);
 void bind_random(py::module_& m);   // after bind_tensor: adds methods to Tensor
 void bind_autograd(py::module_& m);
+// A graph node as Python sees it: an instance of a class named after the node (1.13's MulBackward0, ...), the
+// same object for as long as the script holds it (Note [A Python class per node name]). None for null.
+py::object node_to_py(const std::shared_ptr<autograd::Node>& node);
 void bind_nn(py::module_& m);
 void bind_dist(py::module_& m);
 void bind_models(py::module_& m);

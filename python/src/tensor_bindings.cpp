@@ -439,10 +439,7 @@ void bind_tensor(py::module_& m) {
             return to_py_same(t.grad());
           },
           [](const Tensor& t, const py::object& g) { t.set_grad(from_py(g)); })
-      .def_property_readonly("grad_fn",
-                             [](const Tensor& t) -> py::object {
-                               return t.grad_fn() ? py::cast(t.grad_fn()) : py::none();
-                             })
+      .def_property_readonly("grad_fn", [](const Tensor& t) { return node_to_py(t.grad_fn()); })
       .def("detach", &Tensor::detach, release())
       .def("retain_grad", &Tensor::retain_grad, release())
       // ---- math (sugar over engine/ops) ----

@@ -138,6 +138,35 @@ def test_grad_mode_context_managers_and_decorator():
     torch.set_grad_enabled(True)
 
 
+def test_a_node_is_an_instance_of_a_class_named_after_it_as_in_pytorch():
+    # 1.13: type(y.grad_fn) prints <class 'MulBackward0'>, one class per node kind, and the same Python object
+    # for a node while the script holds it
+    x = torch.ones(2, requires_grad=True)
+    y = x * 3
+    assert repr(type(y.grad_fn)) == "<class 'MulBackward0'>"
+    assert type(y.grad_fn) is type((x * 5).grad_fn)
+    assert type(y.grad_fn) is not type(y.sum().grad_fn)
+    assert y.grad_fn is y.grad_fn
+    leaf = y.grad_fn.next_functions[0][0]
+    assert repr(type(leaf)) == "<class 'AccumulateGrad'>" and leaf is y.grad_fn.next_functions[0][0]
+    assert repr(y.grad_fn).startswith("<MulBackward0 object at 0x")
+
+    class Double(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, i):
+            return i * 2
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * 2
+
+    w = Double.apply(x)
+    assert repr(type(w.grad_fn)) == "<class 'torch.autograd.function.DoubleBackward'>"
+    assert type(w.grad_fn).__name__ == "DoubleBackward"
+    w.sum().backward()
+    assert x.grad.tolist() == [2.0, 2.0]
+
+
 def test_detect_anomaly_names_the_node_with_pytorchs_text():
     x = torch.tensor([-1.0], requires_grad=True)
     with pytest.warns(UserWarning, match="Anomaly Detection has been enabled"):

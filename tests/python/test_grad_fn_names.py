@@ -77,6 +77,20 @@ def test_grad_fn_and_next_functions_are_pytorchs(case):
         assert (name, next_functions) == (want["grad_fn"], want["next"]), f"result {k}"
 
 
+@pytest.mark.parametrize("case", _params(GOLDEN["cases"]))
+def test_type_of_every_node_is_named_as_pytorchs(case):
+    # what scripts print: type(y.grad_fn).__name__, for the result's node and each of its next_functions
+    outs, _, _ = run(case)
+    for k, (got, want) in enumerate(zip(outs, case["outs"])):
+        if want is None:
+            continue
+        fn = got.grad_fn
+        type_name = None if fn is None else type(fn).__name__
+        next_types = None if fn is None else [[None if n is None else type(n).__name__, nr]
+                                              for n, nr in fn.next_functions]
+        assert (type_name, next_types) == (want["grad_fn"], want["next"]), f"result {k}"
+
+
 @pytest.mark.parametrize("case", GOLDEN["cases"], ids=lambda c: c["id"])
 def test_values_and_gradients_are_pytorchs(case):
     outs, grads, second = run(case)
