@@ -48,6 +48,7 @@ void Node::run_pre_hooks(TensorList& grads) const {
     Tensor replaced = h.hook(grads[h.input_nr]);
     if (replaced.defined()) grads[h.input_nr] = std::move(replaced);
   }
+  for (const NodeListPreHook& hook : list_pre_hooks_) hook(grads);
 }
 
 void Node::set_retains_grad_hook(uint32_t input_nr, NodePreHook hook) {

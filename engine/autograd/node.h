@@ -42,6 +42,9 @@ constexpr uint64_t kAccumulateGradSequenceNr = std::numeric_limits<uint64_t>::ma
 
 // Pre-hook: may replace the gradient arriving at input `input_nr` (tensor hooks on non-leaves live here).
 using NodePreHook = std::function<Tensor(const Tensor& grad)>;
+// Pre-hook over all of a node's incoming gradients (Python's grad_fn.register_prehook): may replace any of them
+// (undefined where none arrived); runs after the per-input pre-hooks.
+using NodeListPreHook = std::function<void(TensorList& grads)>;
 // Post-hook: sees the node's outputs (gradients for its next edges) and inputs after it ran.
 using NodePostHook = std::function<void(const TensorList& outputs, const TensorList& inputs)>;
 
@@ -93,9 +96,13 @@ class Node : public std::enable_shared_from_this<Node> {
   // tensor's new node (1.13's retains_grad hook).
   void set_retains_grad_hook(uint32_t input_nr, NodePreHook hook);
   NodePreHook pop_retains_grad_hook(uint32_t input_nr);
+  void add_list_pre_hook(NodeListPreHook hook) { list_pre_hooks_.push_back(std::move(hook)); }
   void add_post_hook(NodePostHook hook) { post_hooks_.push_back(std::move(hook)); }
   bool has_post_hooks() const { return !post_hooks_.empty(); }
-  // Applies pre-hooks to the gradients arriving at this node.
+  // A front end's own data about this node (Python's grad_fn.metadata dict), kept as long as the node lives; the
+  // engine never reads it. Empty until the front end sets it.
+  std::any& front_end_data() { return front_end_data_; }
+  // Applies pre-hooks to the gradients arriving at this node: the per-input ones, then the list ones.
   void run_pre_hooks(TensorList& grads) const;
   void run_post_hooks(const TensorList& outputs, const TensorList& inputs) const;
 
@@ -109,7 +116,9 @@ class Node : public std::enable_shared_from_this<Node> {
     bool retains_grad;   // set_retains_grad_hook's
   };
   std::vector<PreHook> pre_hooks_;
+  std::vector<NodeListPreHook> list_pre_hooks_;
   std::vector<NodePostHook> post_hooks_;
+  std::any front_end_data_;
 };
 
 // What 1.13's Node::name() says of `n`, in its errors and in Python's grad_fn.name(): the nodes that exist only in C++

@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "bindings.h"
+#include "engine/autograd/accumulate_grad.h"
 #include "engine/autograd/checkpoint.h"
 #include "engine/autograd/saved_tensor_hooks.h"
 
@@ -16,6 +17,14 @@ namespace {
 std::optional<bool> optional_bool(const py::object& o) {
   if (o.is_none()) return std::nullopt;
   return o.cast<bool>();
+}
+
+// backward's `inputs` (None: all leaves), refusing an empty sequence with 1.13's text.
+std::optional<std::vector<Tensor>> backward_inputs(const py::object& inputs) {
+  if (inputs.is_none()) return std::nullopt;
+  if (!py::isinstance<Tensor>(inputs) && py::len(inputs) == 0)
+    throw std::runtime_error("'inputs' argument to backward() cannot be empty.");
+  return tensors_from_py(inputs);
 }
 
 // What Tensor.register_hook returns: remove() turns the hook into a no-op (the engine keeps hooks for the
@@ -122,6 +131,22 @@ void bind_autograd(py::module_& m) {
           out.append(py::make_tuple(node_to_py(e.node), e.input_nr));
         return py::tuple(out);
       })
+      // 1.13's grad_fn.metadata: a dict of the script's own, the same one for every access while the node lives
+      // (kept on the node, so it outlasts the node's Python object).
+      .def_property_readonly("metadata", [](autograd::Node& n) {
+        std::any& data = n.front_end_data();
+        if (!data.has_value()) data = PyRef(py::dict());
+        return std::any_cast<const PyRef&>(data).get();
+      })
+      // An AccumulateGrad's leaf, the script's own object for it (None once the leaf is gone); other nodes have
+      // no such attribute, as in 1.13.
+      .def_property_readonly("variable", [](py::object self) {
+        const auto& n = self.cast<const autograd::Node&>();
+        const auto* acc = dynamic_cast<const autograd::AccumulateGrad*>(&n);
+        if (acc == nullptr)
+          throw py::attribute_error("'" + n.name() + "' object has no attribute 'variable'");
+        return to_py_same(acc->leaf());
+      })
       // grad_fn.register_hook(fn): fn(grad_inputs, grad_outputs) after the node ran (its outputs, the gradients
       // for its next edges, as grad_inputs; what reached it as grad_outputs; None for undefined ones), on the
       // backward's thread with the GIL taken back. 1.13 lets fn return replacements; tinyddp's post hooks only
@@ -143,6 +168,26 @@ void bind_autograd(py::module_& m) {
             throw py::value_error("tinyddp: a hook registered on a grad_fn (or with Module.register_backward_hook) "
                                   "returned new gradients; tinyddp's node hooks observe only. Use "
                                   "register_full_backward_hook or Tensor.register_hook to replace gradients.");
+        });
+        return handle;
+      })
+      // grad_fn.register_prehook(fn): fn(grad_outputs) before the node runs, with the gradients reaching it (a
+      // tuple, None for undefined ones); a tuple (or list) it returns replaces them, None keeps them.
+      .def("register_prehook", [](autograd::Node& n, const py::function& fn) {
+        RemovableHandle handle;
+        auto active = handle.active;
+        n.add_list_pre_hook([ref = PyRef(fn), active](autograd::TensorList& grads) {
+          if (!*active) return;
+          py::gil_scoped_acquire gil;
+          py::tuple args(grads.size());
+          for (size_t i = 0; i < grads.size(); ++i) args[i] = grads[i].defined() ? to_py(grads[i]) : py::none();
+          py::object result = ref.get()(args);
+          if (result.is_none()) return;
+          const std::vector<Tensor> replaced = tensors_from_py(result);
+          if (replaced.size() != grads.size())
+            throw py::value_error("hook returned an incorrect number of gradients (expected " +
+                                  std::to_string(grads.size()) + ", got " + std::to_string(replaced.size()) + ")");
+          for (size_t i = 0; i < grads.size(); ++i) grads[i] = replaced[i];
         });
         return handle;
       })
@@ -201,7 +246,7 @@ void bind_autograd(py::module_& m) {
         BackwardOptions options;
         options.retain_graph = optional_bool(retain_graph);
         options.create_graph = create_graph;
-        if (!inputs.is_none()) options.inputs = tensors_from_py(inputs);
+        if (auto listed = backward_inputs(inputs)) options.inputs = std::move(*listed);
         Tensor g = from_py(gradient);
         if (create_graph) py::module_::import("tinyddp.autograd").attr("_warn_create_graph")();
         py::gil_scoped_release gil;
@@ -241,7 +286,7 @@ void bind_autograd(py::module_& m) {
     BackwardOptions options;
     options.retain_graph = optional_bool(retain_graph);
     options.create_graph = create_graph;
-    if (!inputs.is_none()) options.inputs = tensors_from_py(inputs);
+    if (auto listed = backward_inputs(inputs)) options.inputs = std::move(*listed);
     py::gil_scoped_release gil;
     autograd::backward(roots, seeds, options);
   });
