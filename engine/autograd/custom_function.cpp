@@ -4,6 +4,7 @@
 
 #include "engine/autograd/grad_mode.h"
 #include "engine/autograd/inplace.h"
+#include "engine/ops/ops.h"
 
 namespace tinyddp::autograd {
 
@@ -11,9 +12,26 @@ CustomFunctionNode::CustomFunctionNode(std::string name, Backward backward, cons
     : name_(std::move(name)), backward_(std::move(backward)) {
   auto& edges = mutable_next_edges();
   edges.reserve(inputs.size());
-  for (const Tensor& t : inputs) edges.push_back(gradient_edge(t));
+  inputs_.reserve(inputs.size());
+  for (const Tensor& t : inputs) {
+    edges.push_back(gradient_edge(t));
+    inputs_.push_back(t.defined() ? InputInfo{t.shape(), t.dtype()} : InputInfo{});
+  }
   set_num_inputs(0);
 }
+
+namespace {
+
+// Whether `shape` broadcasts to `target` (each of its dims, aligned from the right, is target's or 1).
+bool expands_to(const Shape& shape, const Shape& target) {
+  if (shape.size() > target.size()) return false;
+  const size_t lead = target.size() - shape.size();
+  for (size_t i = 0; i < shape.size(); ++i)
+    if (shape[i] != target[lead + i] && shape[i] != 1) return false;
+  return true;
+}
+
+}  // namespace
 
 void CustomFunctionNode::add_output(const Tensor& output) {
   OutputInfo info;
@@ -42,6 +60,18 @@ TensorList CustomFunctionNode::apply(TensorList&& grads) {
   TensorList out = backward_(grads, saved);
   TINYDDP_INTERNAL_ASSERT(out.size() == next_edges().size(), name_, " returned ", out.size(), " gradients for ",
                           next_edges().size(), " tensor inputs.");
+  for (size_t i = 0; i < out.size(); ++i) {
+    Tensor& grad = out[i];
+    if (!grad.defined() || !next_edges()[i].valid()) continue;
+    const InputInfo& input = inputs_[i];
+    if (grad.shape() != input.shape) {
+      TINYDDP_CHECK(expands_to(input.shape, grad.shape()), "Function ", name_, " returned an invalid gradient at index ",
+                    i, " - got ", shape_str(grad.shape()), " but expected shape compatible with ",
+                    shape_str(input.shape));
+      grad = sum_to(grad, input.shape);
+    }
+    if (grad.dtype() != input.dtype) grad = grad.to(input.dtype);
+  }
   return out;
 }
 

@@ -33,7 +33,10 @@ class CustomFunctionNode : public Node {
  public:
   // grads: one per output of the forward, undefined where none arrived (materialized as zeros of the output's
   // shape when materialize_grads is on); saved: the saved tensors, unpacked. Returns one gradient per tensor
-  // input (a next edge), undefined for none.
+  // input (a next edge), undefined for none. As 1.13's engine checks any node's, a gradient whose shape differs
+  // from its input's is summed down to it when the input's shape broadcasts to it, and refused otherwise
+  // ("Function MyFnBackward returned an invalid gradient at index 0 - got [3] but expected shape compatible with
+  // [2]"); one of another dtype is cast to the input's.
   using Backward = std::function<TensorList(const TensorList& grads, const TensorList& saved)>;
 
   CustomFunctionNode(std::string name, Backward backward, const TensorList& inputs);
@@ -58,8 +61,15 @@ class CustomFunctionNode : public Node {
     bool defined = false;
   };
 
+  // What a gradient for tensor input i must be (1.13's input metadata): its shape and dtype.
+  struct InputInfo {
+    Shape shape;
+    DType dtype = DType::f32;
+  };
+
   std::string name_;
   Backward backward_;
+  std::vector<InputInfo> inputs_;
   std::vector<SavedTensor> saved_;
   std::vector<OutputInfo> outputs_;
   bool materialize_grads_ = true;

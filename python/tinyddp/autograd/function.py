@@ -8,6 +8,9 @@ Function]): an input marked dirty takes the node as its history as an in-place o
 as-is comes back as a view of itself, and views among the outputs may not be modified in place (1.13's texts).
 Saved tensors are checked at the backward for in-place changes, as any op's.
 """
+import functools
+import warnings
+
 from tinyddp import _C
 from tinyddp._tensor import Tensor
 from tinyddp.autograd.grad_mode import is_grad_enabled, no_grad
@@ -49,6 +52,12 @@ class Function:
     """Subclass with @staticmethod forward(ctx, *args) and backward(ctx, *grad_outputs); call .apply(*args)."""
 
     def __init__(self, *args, **kwargs):
+        # 1.13 only warns here (its text, missing space included); calling the instance is what fails.
+        warnings.warn(f"{type(self)} should not be instantiated. Methods on autograd functionsare all static, so you "
+                      "should invoke them on the class itself. Instantiating an autograd function will raise an "
+                      "error in a future version of PyTorch.", DeprecationWarning, stacklevel=2)
+
+    def __call__(self, *args, **kwargs):
         raise RuntimeError("Legacy autograd function with non-static forward method is deprecated. Please use new-"
                            "style autograd function with static forward method. (Example: https://pytorch.org/docs/"
                            "stable/autograd.html#torch.autograd.Function)")
@@ -120,5 +129,23 @@ class Function:
 
 
 def once_differentiable(fn):
-    """1.13's decorator for a backward that is not itself differentiable: here the backward runs as written."""
-    return fn
+    """1.13's decorator for a backward that is not itself differentiable: it runs under no_grad, and where grad mode
+    is on and a tensor argument (a gradient reaching it) requires grad, its results are new leaves behind an
+    `Error` node, so that differentiating them again raises 1.13's error instead of giving a wrong answer."""
+    @functools.wraps(fn)
+    def wrapper(ctx, *args):
+        with no_grad():
+            outputs = fn(ctx, *args)
+        if not is_grad_enabled() or not any(isinstance(a, Tensor) and a.requires_grad for a in args):
+            return outputs
+        single = not isinstance(outputs, tuple)
+        outs = [o.detach().requires_grad_() if isinstance(o, Tensor) else None
+                for o in ((outputs,) if single else outputs)]
+        inputs = [o for o in outs if o is not None]
+
+        def refuse(grads, saved):
+            raise RuntimeError("trying to differentiate twice a function that was marked with @once_differentiable")
+        node = _C._custom_function_node("Error", inputs, refuse)
+        results = tuple(_C._wrap_custom_function_outputs(node, inputs, outs, [], []))
+        return results[0] if single else results
+    return wrapper
