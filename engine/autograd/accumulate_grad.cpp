@@ -66,8 +66,15 @@ TensorList AccumulateGrad::apply(TensorList&& grads) {
         // Note [Stealing the incoming gradient]. A replacement from a hook may carry history: drop it.
         impl.grad = new_grad.requires_grad() || new_grad.is_view() ? new_grad.detach() : std::move(new_grad);
       } else {
-        // Under create_graph keep the gradient's history (it is differentiable); either way own a fresh copy.
-        impl.grad = GradMode::is_enabled() ? clone(new_grad) : new_grad.detach().clone();
+        // Either way own a fresh copy. Under create_graph it keeps the gradient's history (it is differentiable)
+        // the way 1.13 records it: a copy_ into a new tensor (CopyBackwards, where a clone would say CloneBackward0).
+        if (GradMode::is_enabled()) {
+          Tensor fresh = empty(impl.shape, new_grad.dtype(), new_grad.device());
+          fresh.copy_(new_grad);
+          impl.grad = std::move(fresh);
+        } else {
+          impl.grad = new_grad.detach().clone();
+        }
       }
     } else if (!GradMode::is_enabled()) {
       NoGradGuard no_grad;
