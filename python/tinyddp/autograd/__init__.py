@@ -1,4 +1,6 @@
 """torch.autograd: grad, backward, grad mode and anomaly mode over the engine (engine/autograd/); Function."""
+import warnings
+
 from tinyddp import _C
 from tinyddp._tensor import _warn_once
 from tinyddp.autograd import function, graph
@@ -11,10 +13,23 @@ is_anomaly_enabled = _C.is_anomaly_enabled
 
 
 def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False, only_inputs=True,
-         allow_unused=False):
+         allow_unused=False, is_grads_batched=False):
     """The gradients of `outputs` with respect to `inputs`, as a tuple (None for an unused input when
-    allow_unused); engine/autograd/functional.h's grad with PyTorch's texts."""
-    return _C._grad(outputs, inputs, grad_outputs, retain_graph, create_graph, allow_unused)
+    allow_unused); engine/autograd/functional.h's grad with PyTorch's texts. is_grads_batched: the first dim of
+    each grad_output is a batch of vectors, and each result holds their vector-Jacobian products stacked along a
+    first dim (1.13 vmaps one backward; here one backward per vector, the graph kept until the last)."""
+    if not only_inputs:
+        warnings.warn("only_inputs argument is deprecated and is ignored now (defaults to True). To accumulate "
+                      "gradient for other parts of the graph, please use torch.autograd.backward.", stacklevel=2)
+    if not is_grads_batched:
+        return _C._grad(outputs, inputs, grad_outputs, retain_graph, create_graph, allow_unused)
+    seeds = [grad_outputs] if isinstance(grad_outputs, _C.Tensor) else list(grad_outputs)
+    count = seeds[0].shape[0]
+    if retain_graph is None:
+        retain_graph = create_graph
+    per_vector = [_C._grad(outputs, inputs, [s[k] for s in seeds], retain_graph or k < count - 1, create_graph,
+                           allow_unused) for k in range(count)]
+    return tuple(None if column[0] is None else _C.stack(list(column), 0) for column in zip(*per_vector))
 
 
 def _warn_create_graph():
