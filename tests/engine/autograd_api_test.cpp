@@ -5,6 +5,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "engine/autograd/custom_function.h"
 #include "tests/engine/test_util.h"
 
 namespace tinyddp::test {
@@ -480,6 +481,64 @@ TEST(AutogradApi, AnomalyModeIsScopedAndOffByDefault) {
     EXPECT_THROW(sum(sqrt(x)).backward(), Error);
   }
   EXPECT_FALSE(autograd::is_anomaly_enabled());
+}
+
+// ---- hooks over all of a node's gradients (Python's grad_fn.register_prehook) ----
+
+// y = x * 3; the hook sees dL/dy = [1, 1] before MulBackward0 runs and doubles it, so x.grad = 2 * 3 = 6.
+TEST(AutogradApi, ListPreHookSeesAndReplacesTheNodesIncomingGradients) {
+  const Tensor x = make({1.0, 2.0}, {2}).requires_grad_();
+  const Tensor y = x * 3.0;
+  int calls = 0;
+  y.grad_fn()->add_list_pre_hook([&](autograd::TensorList& grads) {
+    ++calls;
+    ASSERT_EQ(grads.size(), 1u);
+    EXPECT_TRUE(all_close(grads[0], make({1.0, 1.0}, {2}), 0.0));
+    grads[0] = grads[0] * 2.0;
+  });
+  sum(y).backward();
+  EXPECT_EQ(calls, 1);
+  EXPECT_TRUE(all_close(x.grad(), make({6.0, 6.0}, {2}), 0.0));
+}
+
+// ---- what a custom Function's backward returns is checked against its input (1.13's validate_outputs) ----
+
+autograd::TensorList custom_backward(const Tensor& a, const Tensor& returned) {
+  auto node = std::make_shared<autograd::CustomFunctionNode>(
+      "FnBackward", [returned](const autograd::TensorList&, const autograd::TensorList&) {
+        return autograd::TensorList{returned};
+      }, autograd::TensorList{a});
+  Tensor out;
+  {
+    NoGradGuard no_grad;
+    out = a * 2.0;
+  }
+  return autograd::wrap_custom_function_outputs(node, {a}, {out}, {}, {});
+}
+
+TEST(AutogradApi, CustomFunctionGradientIsSummedToItsInputOrRefused) {
+  const Tensor a = make({1.0, 1.0}, {2}).requires_grad_();
+  sum(custom_backward(a, ones({3, 2}, DType::f64))[0]).backward();   // [3, 2] broadcasts from [2]: summed over the rows
+  EXPECT_TRUE(all_close(a.grad(), make({3.0, 3.0}, {2}), 0.0));
+  const Tensor b = make({1.0, 1.0}, {2}).requires_grad_();
+  sum(custom_backward(b, ones({2}, DType::f32))[0]).backward();
+  EXPECT_EQ(b.grad().dtype(), DType::f64);
+  const Tensor c = make({1.0, 1.0}, {2}).requires_grad_();
+  EXPECT_EQ(error_message([&] { sum(custom_backward(c, ones({3}, DType::f64))[0]).backward(); }),
+            "Function FnBackward returned an invalid gradient at index 0 - got [3] but expected shape compatible "
+            "with [2]");
+}
+
+// 1.13 writes a first differentiable .grad (create_graph) into a new tensor with copy_, so its history is
+// CopyBackwards; d(.grad)/dx of x^3 at 2 is 6x = 12.
+TEST(AutogradApi, CreateGraphGradIsACopyBackwards) {
+  const Tensor x = scalar_tensor(2.0, DType::f64).requires_grad_();
+  BackwardOptions bo;
+  bo.create_graph = true;
+  pow(x, 3.0).backward({}, bo);
+  ASSERT_TRUE(x.grad().grad_fn());
+  EXPECT_EQ(x.grad().grad_fn()->name(), "CopyBackwards");
+  EXPECT_NEAR(autograd::grad({x.grad()}, {x})[0].item(), 12.0, 1e-12);
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 # tests/golden/checkpoint.json (tests/golden/gen_checkpoint.py).
 import json
 import os
+import re
 import warnings
 
 import numpy as np
@@ -166,6 +167,112 @@ def test_a_node_is_an_instance_of_a_class_named_after_it_as_in_pytorch():
     w.sum().backward()
     assert x.grad.tolist() == [2.0, 2.0]
 
+
+
+def test_node_metadata_and_an_accumulate_grads_variable_are_pytorchs():
+    x = torch.tensor([1.0, 2.0], requires_grad=True)
+    y = (x * 3).sum()
+    y.grad_fn.metadata["tag"] = 1
+    assert y.grad_fn.metadata == {"tag": 1}   # kept on the node, past the node's Python object
+    assert (x * 3).grad_fn.metadata == {}
+    acc = y.grad_fn.next_functions[0][0].next_functions[0][0]
+    assert acc.variable is x and acc.name() == "torch::autograd::AccumulateGrad"
+    assert not hasattr(y.grad_fn, "variable")
+    with pytest.raises(AttributeError, match="'SumBackward0' object has no attribute 'variable'"):
+        y.grad_fn.variable
+    assert not torch.is_anomaly_enabled()
+    with torch.autograd.set_detect_anomaly(True):
+        assert torch.is_anomaly_enabled()
+
+
+def test_a_grad_made_under_create_graph_is_a_copy_as_in_pytorch():
+    # 1.13 writes a first differentiable .grad into a new tensor with copy_: CopyBackwards
+    x = torch.tensor(2.0, requires_grad=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        (x ** 3).backward(create_graph=True)
+    assert x.grad.grad_fn.name() == "CopyBackwards" and x.grad.item() == 12.0   # 3 x^2
+    g = x.grad
+    x.grad = None
+    g.backward()
+    assert x.grad.item() == 12.0   # 6 x
+
+
+def test_a_custom_functions_gradient_is_checked_against_its_input_as_in_pytorch():
+    def function(make_grad):
+        class Fn(torch.autograd.Function):
+            @staticmethod
+            def forward(ctx, a, scale):
+                return a * scale
+
+            @staticmethod
+            def backward(ctx, g):
+                return make_grad(g), None
+        return Fn
+
+    a = torch.ones(2, requires_grad=True)
+    function(lambda g: torch.ones(3, 2)).apply(a, 2.0).sum().backward()   # broadcastable: summed back to [2]
+    assert a.grad.tolist() == [3.0, 3.0]
+    a.grad = None
+    function(lambda g: torch.ones(2, dtype=torch.float64)).apply(a, 2.0).sum().backward()
+    assert a.grad.dtype == torch.float32
+    for bad, got in ((lambda g: torch.ones(3), "[3]"), (lambda g: g.sum(), "[]"), (lambda g: torch.ones(1), "[1]")):
+        with pytest.raises(RuntimeError, match=r"^Function FnBackward returned an invalid gradient at index 0 - got "
+                                               + re.escape(got) + r" but expected shape compatible with \[2\]$"):
+            function(bad).apply(a, 2.0).sum().backward()
+
+
+def test_once_differentiable_refuses_a_second_derivative_as_pytorch():
+    from tinyddp.autograd.function import once_differentiable
+
+    class Cube(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return x ** 3
+
+        @staticmethod
+        @once_differentiable
+        def backward(ctx, grad):
+            x, = ctx.saved_tensors
+            assert not torch.is_grad_enabled()
+            return grad * 3 * x ** 2
+
+    z = torch.tensor([1.0, 2.0], requires_grad=True)
+    g, = torch.autograd.grad(Cube.apply(z).sum(), z, create_graph=True)   # the incoming gradient needs no grad
+    assert g.tolist() == [3.0, 12.0] and not g.requires_grad
+    g, = torch.autograd.grad(Cube.apply(z), z, grad_outputs=torch.ones(2, requires_grad=True), create_graph=True)
+    assert g.tolist() == [3.0, 12.0] and g.requires_grad and type(g.grad_fn).__name__ == "Error"
+    with pytest.raises(RuntimeError, match="^trying to differentiate twice a function that was marked with "
+                                           "@once_differentiable$"):
+        g.sum().backward()
+    with pytest.warns(DeprecationWarning, match="should not be instantiated"):
+        instance = Cube()
+    with pytest.raises(RuntimeError, match="^Legacy autograd function with non-static forward method"):
+        instance(z)
+
+
+def test_node_prehook_batched_grads_and_empty_inputs_as_pytorch():
+    a = torch.tensor([1.0, 2.0], requires_grad=True)
+    b = torch.tensor([3.0, 4.0], requires_grad=True)
+    z = a * b
+    seen = []
+    handle = z.grad_fn.register_prehook(lambda grads: (seen.append([g.tolist() for g in grads]), (grads[0] * 2,))[1])
+    z.sum().backward()
+    assert seen == [[[1.0, 1.0]]] and a.grad.tolist() == [6.0, 8.0]   # 2 * b
+    handle.remove()
+    with pytest.raises(RuntimeError, match=r"^'inputs' argument to backward\(\) cannot be empty\.$"):
+        (a * b).sum().backward(inputs=[])
+    with pytest.raises(RuntimeError, match=r"^'inputs' argument to backward\(\) cannot be empty\.$"):
+        torch.autograd.backward([(a * b).sum()], inputs=[])
+    # rows of the Jacobian of y = [a0 b0, a1 b1, a0 + a1] by a: [[3, 0], [0, 4], [1, 1]]
+    y = torch.stack([a[0] * b[0], a[1] * b[1], a.sum()])
+    ja, jb = torch.autograd.grad(y, [a, b], grad_outputs=torch.eye(3), is_grads_batched=True)
+    assert ja.tolist() == [[3.0, 0.0], [0.0, 4.0], [1.0, 1.0]] and jb.tolist() == [[1.0, 0.0], [0.0, 2.0], [0.0, 0.0]]
+    with pytest.raises(RuntimeError, match="backward through the graph a second time"):
+        torch.autograd.grad(y, a, grad_outputs=torch.eye(3), is_grads_batched=True)   # the graph was freed
+    with pytest.warns(UserWarning, match="^only_inputs argument is deprecated"):
+        torch.autograd.grad((a * 2).sum(), a, only_inputs=False)
 
 def test_detect_anomaly_names_the_node_with_pytorchs_text():
     x = torch.tensor([-1.0], requires_grad=True)
