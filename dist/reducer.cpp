@@ -9,6 +9,7 @@
 #include "engine/autograd/accumulate_grad.h"
 #include "engine/autograd/engine.h"
 #include "engine/autograd/grad_mode.h"
+#include "engine/autograd/inplace.h"
 #include "engine/core/backend.h"
 #include "engine/ops/ops.h"
 
@@ -163,6 +164,9 @@ void Reducer::initialize_buckets(std::vector<std::vector<size_t>> bucket_indices
     for (size_t k = 0; k < bucket_indices[b].size(); ++k) {
       const Tensor& p = params_[bucket_indices[b][k]];
       Tensor view = make_view(bucket.gradients, p.shape(), contiguous_strides(p.shape()), offsets[k]);
+      // A view in autograd's sense too, as 1.13's narrow().view() of the bucket: with gradient_as_bucket_view,
+      // .grad._base is the bucket and .grad.detach_() raises autograd's view error.
+      autograd::mark_view(view, bucket.gradients);
       // gradient_as_bucket_view: an existing grad moves into the (new) bucket, and .grad becomes the view.
       if (options_.gradient_as_bucket_view && p.grad().defined() && !is_alias(p.grad(), view)) {
         NoGradGuard no_grad;

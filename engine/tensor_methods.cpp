@@ -57,6 +57,14 @@ void Tensor::set_data(const Tensor& new_data) const {
   TINYDDP_CHECK(defined() && new_data.defined(), "set_data: both tensors must be defined.");
   TINYDDP_CHECK(is_leaf(), "set_data: only a leaf's data can be replaced; this tensor has grad_fn=",
                 impl_->grad_fn ? impl_->grad_fn->name() : "", ".");
+  {
+    // Note [A new dtype drops the grad accumulator]: as 1.13's set_data, replacing the data by one of another dtype
+    // forgets the leaf's AccumulateGrad, so the next backward makes a fresh one. Hooks held on the old one (DDP's
+    // reducer keeps its accumulators and hooks them) no longer fire: `ddp.double()` after wrapping leaves every
+    // gradient local, silently, as in 1.13. The same dtype keeps the accumulator.
+    std::lock_guard<std::mutex> lock(impl_->autograd_mutex);
+    if (new_data.dtype() != impl_->dtype) impl_->grad_accumulator.reset();
+  }
   impl_->storage = new_data.storage();
   impl_->shape = new_data.shape();
   impl_->strides = new_data.strides();

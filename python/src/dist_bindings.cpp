@@ -167,8 +167,10 @@ class PyFutureWork : public dist::Work {
 // named parameters and, per forward, a callable that runs the module and returns its flattened tensors.
 class PyDDP {
  public:
-  PyDDP(const dist::NamedParameters& params, const dist::DDPOptions& options, const dist::NamedBuffers& buffers) {
-    auto pg = default_group;
+  // pg: the group to reduce over (a new_group's); null: the default group.
+  PyDDP(const dist::NamedParameters& params, const dist::DDPOptions& options, const dist::NamedBuffers& buffers,
+        const PG& group) {
+    auto pg = group ? group : default_group;
     TINYDDP_CHECK(pg != nullptr,
                   "Default process group has not been initialized, please make sure to call init_process_group.");
     py::gil_scoped_release gil;
@@ -416,7 +418,8 @@ void bind_dist(py::module_& m) {
            py::arg("gradient_as_bucket_view"), py::arg("broadcast_buffers"), py::arg("debug_level"),
            py::arg("copy") = false);
   py::class_<PyDDP>(d, "DistributedDataParallel")
-      .def(py::init<const dist::NamedParameters&, const dist::DDPOptions&, const dist::NamedBuffers&>())
+      .def(py::init<const dist::NamedParameters&, const dist::DDPOptions&, const dist::NamedBuffers&, const PG&>(),
+           py::arg("params"), py::arg("options"), py::arg("buffers"), py::arg("pg") = PG())
       .def("forward", &PyDDP::forward)
       .def("enter_no_sync", &PyDDP::enter_no_sync)
       .def("exit_no_sync", &PyDDP::exit_no_sync)

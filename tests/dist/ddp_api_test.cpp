@@ -129,6 +129,55 @@ TEST(CheckBeforeStep, SilentAfterTheSynchronizedBackward) {
   for (const auto& w : warnings) EXPECT_TRUE(w.empty()) << ::testing::PrintToString(w);
 }
 
+// A parameter converted to another dtype after wrapping (module.double()) gets a new AccumulateGrad (Note [A new
+// dtype drops the grad accumulator]): the reducer's hooks stay on the old one, so its gradients stay local, with no
+// error at the next forward, as in 1.13. Rank r's dL/dw is r + 1: averaged 1.5 before, r + 1 after.
+TEST(ParameterDtypeChange, AfterWrappingTheGradientsStayLocal) {
+  std::vector<std::vector<double>> before(2), after(2);
+  expect_no_errors(ThreadWorld::run(2, [&](ProcessGroup& pg) {
+    const Tensor w = ones({2}).requires_grad_();
+    DistributedDataParallel ddp({{"w", w}}, borrow(pg), {.unsynced_grads = UnsyncedGradPolicy::ignore,
+                                                         .print_warnings = false});
+    const double r = pg.rank();
+    ddp.forward([&] { return std::vector<Tensor>{(w * (r + 1)).sum()}; })[0].backward();
+    before[pg.rank()] = w.grad().to(DType::f64).to_vector<double>();
+    {
+      NoGradGuard no_grad;
+      w.set_data(w.to(DType::f64));
+    }
+    w.set_grad(Tensor());
+    for (int step = 0; step < 2; ++step) {
+      w.set_grad(Tensor());
+      ddp.forward([&] { return std::vector<Tensor>{(w * (r + 1)).sum()}; })[0].backward();
+    }
+    after[pg.rank()] = w.grad().to_vector<double>();
+  }));
+  for (int r = 0; r < 2; ++r) {
+    EXPECT_EQ(before[r], (std::vector<double>{1.5, 1.5})) << "rank " << r;
+    EXPECT_EQ(after[r], (std::vector<double>(2, r + 1.0))) << "rank " << r;
+  }
+}
+
+// With gradient_as_bucket_view each .grad is a view of its bucket in autograd's sense (1.13's ._base), so detach_()
+// refuses it; without, .grad is a tensor of its own.
+TEST(GradientAsBucketView, GradientsAreViewsOfTheBucket) {
+  for (bool as_view : {true, false}) {
+    expect_no_errors(ThreadWorld::run(2, [&](ProcessGroup& pg) {
+      const Tensor w = ones({2}).requires_grad_();
+      const Tensor b = ones({3}).requires_grad_();
+      DistributedDataParallel ddp({{"w", w}, {"b", b}}, borrow(pg),
+                                  {.gradient_as_bucket_view = as_view, .print_warnings = false});
+      ddp.forward([&] { return std::vector<Tensor>{w.sum() + b.sum()}; })[0].backward();
+      EXPECT_EQ(w.grad().is_view(), as_view);
+      if (!as_view) return;
+      EXPECT_EQ(w.grad().view_base().numel(), 5);
+      EXPECT_TRUE(w.grad().view_base().is_same(b.grad().view_base()));
+      Tensor g = w.grad();
+      EXPECT_THROW(g.detach_(), Error);
+    }));
+  }
+}
+
 // A Reducer driven directly: its warnings go to the handler set on it, and a TORCH_WARN_ONCE warns once.
 TEST(ReducerWarningHandler, ReceivesEveryWarningOnce) {
   std::vector<std::string> got;

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <random>
 
+#include "engine/autograd/accumulate_grad.h"
 #include "engine/ops/ops.h"
 #include "tests/engine/test_util.h"
 
@@ -147,6 +148,28 @@ TEST(Devices, SetDataKeepsTheHandleAndItsAutogradIdentity) {
   EXPECT_TRUE(alias.requires_grad());
   EXPECT_NE(error_message([] { (zeros({1}).requires_grad_() * 2.0).set_data(zeros({1})); }).find("only a leaf"),
             std::string::npos);
+}
+
+// Note [A new dtype drops the grad accumulator]: data of another dtype gives the leaf a fresh AccumulateGrad (hooks
+// on the old one stop firing, as in 1.13); data of the same dtype keeps it.
+TEST(Devices, SetDataOfAnotherDtypeMakesANewGradAccumulator) {
+  Tensor p = ones({2}).requires_grad_();
+  const auto first = autograd::grad_accumulator(p);
+  int fired = 0;
+  first->add_post_hook([&](const autograd::TensorList&, const autograd::TensorList&) {
+    ++fired;
+  });
+  (p * 2.0).sum().backward();
+  EXPECT_EQ(fired, 1);
+  p.set_data(tensor({3.0, 4.0}));
+  EXPECT_EQ(autograd::grad_accumulator(p), first) << "same dtype: the same accumulator";
+  p.set_data(tensor({3.0, 4.0}, DType::f64));
+  EXPECT_NE(autograd::grad_accumulator(p), first) << "another dtype: a new accumulator";
+  p.set_grad(Tensor());
+  (p * 2.0).sum().backward();
+  EXPECT_EQ(fired, 1) << "the old accumulator's hook no longer fires";
+  EXPECT_EQ(p.grad().dtype(), DType::f64);
+  EXPECT_EQ(p.grad().to_vector<double>(), (std::vector<double>{2, 2}));
 }
 
 // On a machine (or build) without a GPU, asking for one is an actionable error, not a crash.

@@ -188,24 +188,48 @@ def test_an_exception_in_the_hook_reaches_the_backward_as_runtime_error_with_its
     assert "): boom\n" in text   # the hook's frame in the traceback
 
 
-def test_process_group_is_the_default_group_only():
-    errors, sizes = {}, {}
+def test_ddp_reduces_over_the_group_it_is_given():
+    """process_group=new_group(...) as 1.13: a group of both ranks averages as the world does, a group of one rank
+    keeps the local gradient (also through allreduce_hook with the group as state), and a rank outside the group
+    gets 1.13's TypeError for new_group's placeholder."""
+    grads, refusals = {}, {}
 
     def run(rank):
         dist.init_process_group("thread")
         world = dist.new_group()
         assert world is dist.group.WORLD
-        sizes[rank] = (world.size(), world.rank())
-        DDP(model(), process_group=world)
-        sub = dist.new_group(ranks=[0])   # a subgroup: DDP runs on the default group only
-        if rank == 0:
-            with pytest.raises(ValueError, match="tinyddp has only the default group"):
-                DDP(model(), process_group=sub)
-        errors[rank] = sub is dist.GroupMember.NON_GROUP_MEMBER
+        pair = dist.new_group(ranks=[0, 1])
+        solo = [dist.new_group(ranks=[0]), dist.new_group(ranks=[1])]
+        mine = solo[rank]
+        assert solo[1 - rank] is dist.GroupMember.NON_GROUP_MEMBER
+        assert (mine.size(), mine.rank(), pair.size(), pair.rank()) == (1, 0, 2, rank)
+        out = {}
+        for name, group, hook in [("world", None, False), ("pair", pair, False), ("solo", mine, False),
+                                  ("solo hook", mine, True)]:
+            torch.manual_seed(0)
+            ddp = DDP(model(), process_group=group)
+            if hook:
+                ddp.register_comm_hook(group, default_hooks.allreduce_hook)
+            assert ddp.process_group is (group or dist.group.WORLD)
+            ddp(batch(rank)).sum().backward()
+            out[name] = [p.grad.clone() for p in ddp.parameters()]
+        grads[rank] = out
+        with pytest.raises(TypeError, match="_verify_params_across_processes"):
+            DDP(model(), process_group=solo[1 - rank])
+        refusals[rank] = True
 
     mp.spawn(run, nprocs=WORLD)
-    assert sizes == {0: (2, 0), 1: (2, 1)}
-    assert errors == {0: False, 1: True}
+    assert refusals == {0: True, 1: True}
+    for rank in range(WORLD):
+        for a, b in zip(grads[rank]["pair"], grads[rank]["world"]):
+            assert torch.equal(a, b)
+        for a, b in zip(grads[rank]["solo hook"], grads[rank]["solo"]):
+            assert torch.equal(a, b)
+    # one rank's group: nothing averaged, so the ranks differ; both ranks' groups of two: the same average
+    assert not torch.equal(grads[0]["solo"][0], grads[1]["solo"][0])
+    assert torch.equal(grads[0]["pair"][0], grads[1]["pair"][0])
+    mean = (grads[0]["solo"][0] + grads[1]["solo"][0]) / 2
+    assert torch.allclose(grads[0]["world"][0], mean, atol=1e-6)
 
 
 def test_future_set_result_then_wait_value_done_and_complete_once():

@@ -45,11 +45,15 @@ class DistributedDataParallel(Module):
             raise ValueError("DistributedDataParallel device_ids and output_device arguments only work with "
                              "single-device/multiple-device GPU modules or CPU modules, but got device_ids "
                              f"{device_ids}, output_device {output_device}, and module parameters {devices}.")
-        if process_group is not None and process_group is not dist.group.WORLD:
-            raise ValueError(f"DistributedDataParallel(process_group={process_group!r}): tinyddp has only the "
-                             "default group; pass process_group=None or dist.group.WORLD.")
+        if process_group is dist.GroupMember.NON_GROUP_MEMBER:
+            # new_group() on a rank outside the group: 1.13's parameter check refuses the placeholder (its text
+            # goes on with the object's address and the parameters)
+            raise TypeError("_verify_params_across_processes(): incompatible function arguments. The following "
+                            "argument types are supported:")
+        if process_group is None:
+            process_group = dist.group.WORLD
         self.module = module
-        self.process_group = dist.group.WORLD
+        self.process_group = process_group
         self.broadcast_buffers = broadcast_buffers
         # 1.13's public attributes, as it sets them for a CPU module (read-only here, but for the sync switches)
         self.is_multi_device_module = False
@@ -74,7 +78,7 @@ class DistributedDataParallel(Module):
         # Construction broadcasts rank 0's parameters and buffers; with broadcast_buffers each synced forward
         # copies rank 0's buffers again, in place (their versions bump, as 1.13's broadcast does).
         object.__setattr__(self, "_ddp", _C._dist.DistributedDataParallel(
-            list(module.named_parameters()), options, list(module.named_buffers())))
+            list(module.named_parameters()), options, list(module.named_buffers()), process_group._pg))
         # 1.13 refuses SyncBatchNorm on CPU modules once the reducer is built (after the broadcasts)
         from tinyddp.nn.modules.batchnorm import SyncBatchNorm
         if any(isinstance(layer, SyncBatchNorm) for layer in module.modules()):
