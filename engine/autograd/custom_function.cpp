@@ -65,9 +65,9 @@ TensorList CustomFunctionNode::apply(TensorList&& grads) {
     if (!grad.defined() || !next_edges()[i].valid()) continue;
     const InputInfo& input = inputs_[i];
     if (grad.shape() != input.shape) {
-      TINYDDP_CHECK(expands_to(input.shape, grad.shape()), "Function ", name_, " returned an invalid gradient at index ",
-                    i, " - got ", shape_str(grad.shape()), " but expected shape compatible with ",
-                    shape_str(input.shape));
+      TINYDDP_CHECK(expands_to(input.shape, grad.shape()), "Function ", name_,
+                    " returned an invalid gradient at index ", i, " - got ", shape_str(grad.shape()),
+                    " but expected shape compatible with ", shape_str(input.shape));
       grad = sum_to(grad, input.shape);
     }
     if (grad.dtype() != input.dtype) grad = grad.to(input.dtype);

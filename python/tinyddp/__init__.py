@@ -140,8 +140,8 @@ __all__ += ["amp", "are_deterministic_algorithms_enabled", "autocast", "backends
             "get_autocast_cpu_dtype", "get_autocast_gpu_dtype", "get_default_dtype", "get_deterministic_debug_mode",
             "get_num_interop_threads", "get_num_threads", "half", "iinfo", "inference_mode", "int", "int16", "int32",
             "int8", "is_autocast_cpu_enabled", "is_autocast_enabled", "is_deterministic_algorithms_warn_only_enabled",
-            "is_anomaly_enabled", "is_inference", "is_inference_mode_enabled", "isin", "linalg", "logspace", "set_default_dtype",
-            "set_deterministic_debug_mode", "set_num_interop_threads", "set_num_threads", "short", "uint8",
+            "is_anomaly_enabled", "is_inference", "is_inference_mode_enabled", "isin", "linalg", "logspace",
+            "set_default_dtype", "set_deterministic_debug_mode", "set_num_interop_threads", "set_num_threads", "short", "uint8",
             "use_deterministic_algorithms", "version"]
 
 from tinyddp._tensor_more import (argwhere, is_complex, is_nonzero, randint_like, range,  # noqa: E402
