@@ -160,7 +160,7 @@ Tensor nll_reduce(const Tensor& row_losses, const Tensor& row_weights, const Ten
   }();
   double value = 0;
   dispatch_floating(row_losses.dtype(), "nll_reduce", [&]<typename T>() {
-    const std::vector<T> losses = row_losses.to(row_losses.dtype()).contiguous().to_vector<T>();
+    const std::vector<T> losses = row_losses.contiguous().to_vector<T>();
     const std::vector<T> weights = row_weights.to(row_losses.dtype()).contiguous().to_vector<T>();
     value = aten_nll_reduce<T>(
         n, [&](int64_t b) { return losses[b]; }, [&](int64_t b) { return weights[b]; },

@@ -137,7 +137,7 @@ void log_softmax(int64_t outer, int64_t size, int64_t inner, const T* x, T* y) {
       T m = p[0];
       for (int64_t s = 1; s < size; ++s) m = std::max(m, p[s * inner]);
       // 1.13's order (_vec_log_softmax_lastdim, _vec_log_softmax): the exponentials summed as vectors along a
-      // last dim of a vector or more (cascade::exp_sum), else one by one; then (x - max) - log(sum), which is
+      // last dim of a vector or more (cascade::lane_sum), else one by one; then (x - max) - log(sum), which is
       // not x - (max + log(sum)) in floating point.
       T sum = 0;
       if (inner == 1 && size >= cascade::kLanes<T>) {

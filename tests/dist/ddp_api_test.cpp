@@ -145,7 +145,6 @@ TEST(ParameterDtypeChange, AfterWrappingTheGradientsStayLocal) {
       NoGradGuard no_grad;
       w.set_data(w.to(DType::f64));
     }
-    w.set_grad(Tensor());
     for (int step = 0; step < 2; ++step) {
       w.set_grad(Tensor());
       ddp.forward([&] { return std::vector<Tensor>{(w * (r + 1)).sum()}; })[0].backward();

@@ -168,7 +168,6 @@ def test_a_node_is_an_instance_of_a_class_named_after_it_as_in_pytorch():
     assert x.grad.tolist() == [2.0, 2.0]
 
 
-
 def test_node_metadata_and_an_accumulate_grads_variable_are_pytorchs():
     x = torch.tensor([1.0, 2.0], requires_grad=True)
     y = (x * 3).sum()
