@@ -20,7 +20,11 @@
 // dist/thread_process_group.cpp: each rank reduces its own chunk, in place), and `naive`, the one it replaced,
 // kept here only for comparison: the last rank sums all n buffers in rank order into a fresh buffer and copies
 // it back into each while the others wait, 2n * S bytes through one rank against the ring's 2(n-1)/n * S per
-// rank (docs/ddp-reducer.md, "The thread backend's allreduce"). Under mpirun: MPI_Iallreduce only.
+// rank (docs/ddp-reducer.md, "The thread backend's allreduce"). Under mpirun with every rank on this machine:
+// the shared-memory allreduce (Note [The mpi backend's shared-memory allreduce] in
+// dist/shared_memory_allreduce.cpp) of a plain tensor, `copied` through the slots, and of a buffer from
+// ProcessGroup::allocate_bucket, reduced `in place` as the reducer's buckets are; with
+// TINYDDP_MPI_SHARED_MEMORY=0 (or ranks on several machines), MPI_Iallreduce.
 //
 // Check, then time: for each size and algorithm every rank fills its buffer with known values, one allreduce
 // runs, every rank counts the elements that differ from the closed-form sum (#wrong, summed over ranks), and
@@ -138,9 +142,12 @@ void naive_allreduce(ProcessGroup& pg, NaiveBoard& board, Tensor& buf) {
   pg.barrier()->wait();
 }
 
-enum class Algorithm { backend, naive };
+enum class Algorithm { backend, naive, in_place };
 const char* algorithm_name(Algorithm a, const std::string& backend) {
-  return a == Algorithm::naive ? "naive" : backend == "thread" ? "ring" : "MPI_Iallreduce";
+  if (a == Algorithm::naive) return "naive";
+  if (a == Algorithm::in_place) return "shared memory, in place";
+  if (backend == "thread") return "ring";
+  return dist::mpi_shared_memory_allreduce() ? "shared memory, copied" : "MPI_Iallreduce";
 }
 
 struct Options {
@@ -157,33 +164,36 @@ std::vector<std::vector<Row>> run_rank(ProcessGroup& pg, const Options& opt, Nai
   for (int64_t bytes = kMinBytes; bytes <= opt.max_bytes; bytes *= kSizeStep) {
     if (bytes < opt.min_bytes) continue;
     const int64_t count = bytes / 4;
-    Tensor buf = empty({count}, DType::f32);   // (count,)
-    float* p = buf.data_ptr<float>();
-    auto allreduce = [&](Algorithm a) {
-      if (a == Algorithm::naive)
-        naive_allreduce(pg, *board, buf);
+    std::vector<Tensor> bufs;   // per algorithm, (count,)
+    for (Algorithm a : opt.algorithms)
+      bufs.push_back(a == Algorithm::in_place ? pg.allocate_bucket(count, DType::f32, Device::cpu())
+                                              : empty({count}, DType::f32));
+    auto allreduce = [&](size_t a) {
+      if (opt.algorithms[a] == Algorithm::naive)
+        naive_allreduce(pg, *board, bufs[a]);
       else
-        pg.allreduce({buf})->wait();
+        pg.allreduce({bufs[a]})->wait();
     };
 
     // ---- check ----
     std::vector<int64_t> wrong(na);
     for (size_t a = 0; a < na; ++a) {
+      float* p = bufs[a].data_ptr<float>();
       for (int64_t i = 0; i < count; ++i) p[i] = fill_value(pg.rank(), i);
-      allreduce(opt.algorithms[a]);
+      allreduce(a);
       for (int64_t i = 0; i < count; ++i) wrong[a] += p[i] != expected_sum(n, i);
       wrong[a] = static_cast<int64_t>(sum_over_ranks(pg, static_cast<double>(wrong[a])));
     }
 
     // ---- time ---- (zeros stay zeros: no overflow or denormals however many iterations run)
-    std::memset(p, 0, bytes);
+    for (Tensor& b : bufs) std::memset(b.raw_data(), 0, bytes);
     const int iters = iterations_for(bytes);
     std::optional<CopyBuffers> roof;   // rank 0 copies alone while the others wait (one copy per rank would halve it)
     if (pg.rank() == 0) {
       roof.emplace(bytes);
       roof->copy(iters);   // warm-up
     }
-    for (Algorithm a : opt.algorithms)
+    for (size_t a = 0; a < na; ++a)
       for (int i = 0; i < std::max(2, iters / 4); ++i) allreduce(a);   // warm-up
     // Entry na is the roofline, timed in the same rotation.
     std::vector<std::vector<double>> reps(na + 1);
@@ -195,7 +205,7 @@ std::vector<std::vector<Row>> run_rank(ProcessGroup& pg, const Options& opt, Nai
         if (a == na) {
           if (roof) roof->copy(iters);
         } else {
-          for (int i = 0; i < iters; ++i) allreduce(opt.algorithms[a]);
+          for (int i = 0; i < iters; ++i) allreduce(a);
         }
         reps[a].push_back(max_over_ranks(pg, seconds_since(t0) / iters));
       }
@@ -276,8 +286,9 @@ int main(int argc, char** argv) {
   int n = 0;
   bool print = true;
   if (dist::launched_by_mpirun()) {
-    opt.algorithms = {Algorithm::backend};
     auto pg = dist::mpi_world();
+    opt.algorithms = {Algorithm::backend};
+    if (dist::mpi_shared_memory_allreduce()) opt.algorithms.push_back(Algorithm::in_place);
     backend = "mpi";
     n = pg->size();
     print = pg->rank() == 0;
@@ -297,19 +308,24 @@ int main(int argc, char** argv) {
   }
   if (print) {
     for (size_t a = 0; a < rows.size(); ++a) print_table(backend, algorithm_name(opt.algorithms[a], backend), n, rows[a]);
-    if (rows.size() == 2) {
-      std::printf("\n# ring vs naive, interleaved: busbw / roofline, and time(naive) / time(ring) of the medians\n");
-      std::printf("%12s %14s %14s %10s\n", "size(B)", "naive bw/roof", "ring bw/roof", "speedup");
+    if (rows.size() == 2) {   // the backend's allreduce (A) against the other (B): naive, or in place
+      const char* a = algorithm_name(opt.algorithms[0], backend);
+      const char* b = algorithm_name(opt.algorithms[1], backend);
+      std::printf("\n# A = %s vs B = %s, interleaved: busbw / roofline, and time(B) / time(A) of the medians\n", a, b);
+      std::printf("%12s %14s %14s %10s\n", "size(B)", "B bw/roof", "A bw/roof", "time B/A");
       for (size_t i = 0; i < rows[0].size(); ++i)
         std::printf("%12lld %14.3f %14.3f %10.2f\n", static_cast<long long>(rows[0][i].bytes),
                     rows[1][i].busbw / rows[1][i].roofline, rows[0][i].busbw / rows[0][i].roofline,
                     rows[1][i].time_us / rows[0][i].time_us);
     }
     if (!json_path.empty()) {
-      // "rows": the backend's own allreduce (what bench/run_ddp.sh summarizes); "naive_rows" when timed too.
+      // "rows": the backend's allreduce of a plain tensor (what bench/run_ddp.sh summarizes); "naive_rows" and
+      // "in_place_rows" when timed too.
       nlohmann::json j = {{"bench", "allreduce"}, {"backend", backend}, {"ranks", n}, {"reps", kReps}};
       for (size_t a = 0; a < rows.size(); ++a)
-        j[opt.algorithms[a] == Algorithm::naive ? "naive_rows" : "rows"] = rows_json(rows[a]);
+        j[opt.algorithms[a] == Algorithm::naive      ? "naive_rows"
+          : opt.algorithms[a] == Algorithm::in_place ? "in_place_rows"
+                                                     : "rows"] = rows_json(rows[a]);
       std::ofstream(json_path) << j.dump(2) << "\n";
     }
   }

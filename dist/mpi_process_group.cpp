@@ -14,6 +14,8 @@
 #include <array>
 #include <chrono>
 #include <thread>
+
+#include "dist/shared_memory_allreduce.h"
 #endif
 
 namespace tinyddp::dist {
@@ -100,9 +102,13 @@ struct MpiRuntime {
     MPI_Comm_set_errhandler(signature_comm, MPI_ERRORS_RETURN);
     // The ranks sharing this node's memory (Note [Polling MPI without a busy core]).
     MPI_Comm node = MPI_COMM_NULL;
-    int node_ranks = 1;
-    if (MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node) == MPI_SUCCESS) {
+    int node_ranks = 1, world_ranks = 1;
+    MPI_Comm_size(comm, &world_ranks);
+    if (MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node) == MPI_SUCCESS) {
       MPI_Comm_size(node, &node_ranks);
+      // Every rank on this node: allreduce through shared memory (Note [The mpi backend's shared-memory
+      // allreduce]). The same answer on every rank, or all fall back to MPI_Iallreduce.
+      if (node_ranks == world_ranks && world_ranks > 1) map_shared_segments(node);
       MPI_Comm_free(&node);
     }
     // Every CPU of the node, not this process's affinity mask: mpirun binds each rank to its own core, which
@@ -112,12 +118,54 @@ struct MpiRuntime {
   ~MpiRuntime() {
     int finalized = 0;
     MPI_Finalized(&finalized);
-    if (owned && !finalized) {
+    if (finalized) return;
+    if (shared_window != MPI_WIN_NULL) MPI_Win_free(&shared_window);
+    if (owned) {
       MPI_Comm_free(&signature_comm);
       MPI_Comm_free(&comm);
       MPI_Finalize();
     }
   }
+
+  // Collective over `node` (every rank of the job). TINYDDP_MPI_SHARED_MEMORY=0 keeps MPI_Iallreduce, e.g. to
+  // compare the two (bench_allreduce under mpirun prints which one ran).
+  void map_shared_segments(MPI_Comm node) {
+    const char* env = std::getenv("TINYDDP_MPI_SHARED_MEMORY");
+    const bool wanted = !(env && std::string(env) == "0");
+    const MPI_Aint bytes = SharedMemoryAllreduce::segment_bytes();
+    std::byte* mine = nullptr;
+    bool ok = false;
+    if (wanted) {
+      MPI_Info info;
+      MPI_Info_create(&info);
+      MPI_Info_set(info, "alloc_shared_noncontig", "true");   // each rank's segment page-aligned, its own
+      MPI_Comm_set_errhandler(node, MPI_ERRORS_RETURN);
+      ok = MPI_Win_allocate_shared(bytes, 1, info, node, &mine, &shared_window) == MPI_SUCCESS;
+      MPI_Info_free(&info);
+    }
+    int everywhere = ok ? 1 : 0;
+    MPI_Allreduce(MPI_IN_PLACE, &everywhere, 1, MPI_INT, MPI_MIN, node);
+    int rank = 0, size = 1;
+    MPI_Comm_rank(node, &rank);
+    MPI_Comm_size(node, &size);
+    std::vector<std::byte*> segments(size);
+    for (int r = 0; everywhere && r < size; ++r) {
+      MPI_Aint got = 0;
+      int disp = 0;
+      void* base = nullptr;
+      everywhere = MPI_Win_shared_query(shared_window, r, &got, &disp, &base) == MPI_SUCCESS && got >= bytes;
+      segments[r] = static_cast<std::byte*>(base);
+    }
+    MPI_Allreduce(MPI_IN_PLACE, &everywhere, 1, MPI_INT, MPI_MIN, node);
+    if (!everywhere) {
+      if (shared_window != MPI_WIN_NULL) MPI_Win_free(&shared_window);
+      return;
+    }
+    std::memset(mine, 0, 64);   // the arrival counter, before any rank looks at it
+    MPI_Barrier(node);
+    shared_memory = std::make_unique<SharedMemoryAllreduce>(rank, std::move(segments));
+  }
+
   bool owned = false;
   MPI_Comm comm = MPI_COMM_NULL;             // the collectives
   MPI_Comm signature_comm = MPI_COMM_NULL;   // the signatures sent before each (Note [Signatures before every collective])
@@ -127,6 +175,11 @@ struct MpiRuntime {
   // The first collective that failed (timed out or did not match). MPI cannot cancel a collective, so after
   // it the ranks no longer agree on what is in flight: no collective may start and no wait may block again.
   std::string failure;
+  // Allreduce through shared memory when every rank is on this node; null otherwise (and under
+  // TINYDDP_MPI_SHARED_MEMORY=0).
+  MPI_Win shared_window = MPI_WIN_NULL;
+  std::unique_ptr<SharedMemoryAllreduce> shared_memory;
+  bool progressing_shared_memory = false;   // inside shared_memory's progress (no re-entry from a pause)
 };
 
 MpiRuntime& runtime() {
@@ -196,6 +249,28 @@ std::string other_ranks(int rank, int size) {
   return out;
 }
 
+// Note [Two progress engines]
+// With the shared-memory allreduce a rank has two kinds of collectives in flight: MPI's, which move only inside
+// MPI calls, and the shared-memory allreduces, which move only when this rank runs their steps. A rank blocked
+// on one kind keeps the other kind moving, or a peer blocked on the other kind could wait for it forever (rank 0
+// waits for a broadcast that needs rank 1's MPI calls while rank 1 waits for a step of an allreduce that rank 0
+// launched before the broadcast). So every MPI wait loop runs the shared-memory steps that need no waiting, and
+// every shared-memory wait pokes MPI's progress engine.
+void progress_shared_memory() {
+  MpiRuntime& rt = runtime();
+  if (!rt.shared_memory || rt.shared_memory->idle() || rt.progressing_shared_memory) return;
+  rt.progressing_shared_memory = true;
+  struct Reset {
+    ~Reset() { runtime().progressing_shared_memory = false; }
+  } reset;
+  rt.shared_memory->progress_all(/*block=*/false, {}, {});
+}
+
+void poke_mpi() {
+  int flag = 0;
+  MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, runtime().comm, &flag, MPI_STATUS_IGNORE);
+}
+
 class MpiWork : public Work {
  public:
   MpiWork(MPI_Request request, int rank, uint64_t seq, std::string what, std::chrono::milliseconds timeout,
@@ -239,6 +314,7 @@ class MpiWork : public Work {
                          "had reached it: " + (size == 2 ? "rank " : "one of ranks ") + others +
                          " stopped or failed inside it. The job cannot continue (MPI cannot cancel a collective).");
       }
+      progress_shared_memory();   // Note [Two progress engines]
       backoff.pause();
     }
   }
@@ -351,6 +427,7 @@ class MpiPointToPointWork : public Work {
                                     std::to_string(timeout_.count()) + " ms: the peer never " +
                                     (is_recv_ ? "sent" : "received") + " it. It may have died, hung, or used another "
                                     "tag.");
+      progress_shared_memory();   // Note [Two progress engines]
       backoff.pause();
     }
   }
@@ -395,7 +472,12 @@ class MpiPointToPointWork : public Work {
 // Cost per collective: 2(N-1) messages of kSignatureBytes and a wait for the last rank to start it.
 constexpr int kSignatureBytes = 256;
 constexpr int kSignatureTag = 14;
-using SignatureBuffer = std::array<char, kSignatureBytes>;
+// The text, and for a shared-memory allreduce where its buffer starts in the sender's arena (-1: not there), so
+// that every rank can tell whether all of them can reduce in place.
+struct SignatureBuffer {
+  std::array<char, kSignatureBytes> text;
+  int64_t arena_offset = -1;
+};
 
 // A signature longer than the buffer (a bucket of many tensors) is cut and keeps a hash of the whole text,
 // so that two different long signatures still differ.
@@ -407,9 +489,169 @@ SignatureBuffer pack_signature(const std::string& text) {
     s = s.substr(0, kSignatureBytes - 32) + "... #" + std::to_string(h);
   }
   SignatureBuffer b{};
-  std::memcpy(b.data(), s.data(), std::min(s.size(), b.size() - 1));
+  std::memcpy(b.text.data(), s.data(), std::min(s.size(), b.text.size() - 1));
   return b;
 }
+
+// One collective's signature exchange (Note [Signatures before every collective]): posted at construction,
+// completed by test() or wait().
+class SignatureExchange {
+ public:
+  SignatureExchange(int rank, int size, uint64_t seq, const char* what, const std::string& signature,
+                    std::chrono::milliseconds timeout, int64_t arena_offset = -1)
+      : rank_(rank), size_(size), seq_(seq), what_(what), timeout_(timeout), buffers_(std::make_unique<Buffers>()) {
+    MpiRuntime& rt = runtime();
+    Buffers& b = *buffers_;
+    b.mine = pack_signature(signature);
+    b.mine.arena_offset = arena_offset;
+    b.theirs.resize(size_);
+    b.sends.assign(size_, MPI_REQUEST_NULL);
+    b.receives.assign(size_, MPI_REQUEST_NULL);
+    for (int r = 0; r < size_; ++r) {
+      if (r == rank_) continue;
+      TINYDDP_MPI_CHECK(MPI_Irecv(&b.theirs[r], sizeof(SignatureBuffer), MPI_BYTE, r, kSignatureTag, rt.signature_comm,
+                                  &b.receives[r]),
+                        rank_);
+      TINYDDP_MPI_CHECK(MPI_Isend(&b.mine, sizeof(SignatureBuffer), MPI_BYTE, r, kSignatureTag, rt.signature_comm,
+                                  &b.sends[r]),
+                        rank_);
+    }
+  }
+  // Incomplete: MPI may still write into the buffers, which then stay allocated for the life of the process.
+  ~SignatureExchange() {
+    if (!checked_) (void)buffers_.release();
+  }
+  SignatureExchange(const SignatureExchange&) = delete;
+  SignatureExchange& operator=(const SignatureExchange&) = delete;
+
+  // Whether every signature arrived and ours left. The first time they have, compares them: a mismatch throws,
+  // failing the group.
+  bool test() {
+    if (checked_) return true;
+    Buffers& b = *buffers_;
+    bool pending = false;
+    for (int r = 0; r < size_; ++r)
+      for (MPI_Request* req : {&b.receives[r], &b.sends[r]}) {
+        if (*req == MPI_REQUEST_NULL) continue;
+        int flag = 0;
+        TINYDDP_MPI_CHECK(MPI_Test(req, &flag, MPI_STATUS_IGNORE), rank_);
+        pending |= flag == 0;
+      }
+    if (pending) return false;
+    const std::string mine(b.mine.text.data());
+    for (int r = 0; r < size_; ++r) {
+      if (r == rank_) continue;
+      const std::string theirs(b.theirs[r].text.data(), strnlen(b.theirs[r].text.data(), kSignatureBytes));
+      if (theirs != mine)
+        throw fail_group("[Rank " + std::to_string(rank_) + "] " +
+                         collective_mismatch_message(seq_, r, theirs, rank_, mine));
+    }
+    checked_ = true;
+    return true;
+  }
+
+  // After test() held: whether every rank's buffer starts at the same offset of its arena.
+  bool same_arena_offsets() const {
+    const Buffers& b = *buffers_;
+    if (b.mine.arena_offset < 0) return false;
+    for (int r = 0; r < size_; ++r)
+      if (r != rank_ && b.theirs[r].arena_offset != b.mine.arena_offset) return false;
+    return true;
+  }
+
+  // Blocks until test() holds; at `deadline` throws, failing the group, naming the ranks whose signature never
+  // came. `progress_shared_memory`: whether the pauses run shared-memory steps (Note [Two progress engines]).
+  void wait(std::chrono::steady_clock::time_point deadline, bool progress_shared_memory) {
+    PollBackoff backoff(deadline);   // Note [Polling MPI without a busy core]
+    while (!test()) {
+      if (std::chrono::steady_clock::now() > deadline) {
+        std::string missing;
+        for (int r = 0; r < size_; ++r)
+          if (buffers_->receives[r] != MPI_REQUEST_NULL) missing += (missing.empty() ? "" : ", ") + std::to_string(r);
+        if (missing.empty()) missing = other_ranks(rank_, size_);   // only our sends are stuck: no rank received
+        throw fail_group(collective_timeout_message(rank_, what_, seq_, timeout_, missing));
+      }
+      if (progress_shared_memory) dist::progress_shared_memory();
+      backoff.pause();
+    }
+  }
+
+ private:
+  struct Buffers {
+    SignatureBuffer mine;
+    std::vector<SignatureBuffer> theirs;
+    std::vector<MPI_Request> sends, receives;   // per rank; MPI_REQUEST_NULL once complete (and for this rank)
+  };
+  int rank_, size_;
+  uint64_t seq_;
+  const char* what_;
+  std::chrono::milliseconds timeout_;
+  std::unique_ptr<Buffers> buffers_;
+  bool checked_ = false;
+};
+
+// An allreduce through the node's shared memory (Note [The mpi backend's shared-memory allreduce]). Dropped
+// before completion, it stays queued and completes when a later collective of this rank is waited on.
+class SharedMemoryWork : public Work {
+ public:
+  SharedMemoryWork(std::shared_ptr<SharedMemoryAllreduce::Op> op, int rank, std::chrono::milliseconds timeout,
+                   int64_t bytes)
+      : op_(std::move(op)), rank_(rank), timeout_(timeout) {
+    if (trace::on()) trace::comm_begin(rank_, this, 0, "allreduce", bytes);
+  }
+  ~SharedMemoryWork() override {
+    if (!done_ && trace::on()) trace::comm_end(rank_, this, 0);
+  }
+
+  void wait() override {
+    if (done_) return;
+    if (!runtime().failure.empty()) throw failed_earlier(rank_, "allreduce");
+    const auto deadline = std::chrono::steady_clock::now() + timeout_;
+    PollBackoff backoff(deadline);   // Note [Polling MPI without a busy core]
+    step(/*block=*/true, deadline, [&] {
+      poke_mpi();   // Note [Two progress engines]
+      backoff.pause();
+    });
+  }
+  bool is_completed() override {
+    if (done_) return true;
+    if (!runtime().failure.empty()) return false;
+    step(/*block=*/false, std::chrono::steady_clock::now() + timeout_, {});
+    return done_;
+  }
+
+ private:
+  void step(bool block, std::chrono::steady_clock::time_point deadline, const SharedMemoryAllreduce::Pause& pause) {
+    MpiRuntime& rt = runtime();
+    if (rt.progressing_shared_memory) {   // a poll from inside a shared-memory wait's pause: it moves nothing
+      TINYDDP_INTERNAL_ASSERT(!block, "a shared-memory wait inside another's pause");
+      return;
+    }
+    rt.progressing_shared_memory = true;
+    struct Reset {
+      ~Reset() { runtime().progressing_shared_memory = false; }
+    } reset;
+    try {
+      done_ = rt.shared_memory->progress(*op_, block, deadline, pause);
+    } catch (const SharedMemoryAllreduce::PeersMissing& e) {
+      // Its signature exchange completed, so every rank had reached it.
+      const bool several = e.missing.find(',') != std::string::npos;
+      throw fail_group("[Rank " + std::to_string(rank_) + "] MPI allreduce (collective #" + std::to_string(e.seq) +
+                       ", through shared memory) did not complete within " + std::to_string(timeout_.count()) +
+                       " ms although every rank had reached it: " + (several ? "ranks " : "rank ") + e.missing +
+                       " stopped or failed inside it. The job cannot continue.");
+    }
+    if (done_) {
+      if (trace::on()) trace::comm_end(rank_, this, 0);
+      op_.reset();
+    }
+  }
+
+  std::shared_ptr<SharedMemoryAllreduce::Op> op_;
+  int rank_;
+  std::chrono::milliseconds timeout_;
+  bool done_ = false;
+};
 
 class MpiProcessGroup : public ProcessGroup {
  public:
@@ -424,6 +666,7 @@ class MpiProcessGroup : public ProcessGroup {
   std::shared_ptr<Work> allreduce(std::vector<Tensor> tensors, ReduceOp op) override {
     check_collective_tensors(tensors, "allreduce");
     check_host_tensors(tensors, "allreduce", "mpi");
+    if (runtime().shared_memory) return shared_memory_allreduce(std::move(tensors), op);
     const uint64_t seq = start("allreduce", collective_signature("allreduce", tensors, {}, op, 0));
     return packed(tensors, seq, "allreduce", [&](Tensor& buf) {
       MPI_Request req;
@@ -461,6 +704,12 @@ class MpiProcessGroup : public ProcessGroup {
                       rank_);
     auto inner = std::make_shared<MpiWork>(req, rank_, seq, "allgather", timeout_, std::vector<Tensor>{flat, in});
     return std::make_shared<PackedWork>(inner, flat, outputs);
+  }
+  // Note [The mpi backend's shared-memory allreduce]: buckets in this rank's arena are reduced in place.
+  Tensor allocate_bucket(int64_t numel, DType dtype, Device device) override {
+    if (runtime().shared_memory && device.is_cpu())
+      if (Tensor t = runtime().shared_memory->allocate(numel, dtype); t.defined()) return t;
+    return ProcessGroup::allocate_bucket(numel, dtype, device);
   }
   std::shared_ptr<Work> barrier() override {
     const uint64_t seq = start("barrier", collective_signature("barrier", {}, {}, ReduceOp::sum, 0));
@@ -504,61 +753,43 @@ class MpiProcessGroup : public ProcessGroup {
   // collective]); throws CollectiveFailedError, and fails the group, on a mismatch or a rank that does not
   // start it within the timeout. Returns the collective's number.
   uint64_t start(const char* what, const std::string& signature) {
+    uint64_t seq = 0;
+    auto exchange = post_signature(what, signature, &seq);
+    if (exchange) exchange->wait(std::chrono::steady_clock::now() + timeout_, /*progress_shared_memory=*/true);
+    return seq;
+  }
+
+  // Numbers the next collective (*seq) and sends its signature; null on a group of one. The caller completes it.
+  std::shared_ptr<SignatureExchange> post_signature(const char* what, const std::string& signature, uint64_t* seq,
+                                                    int64_t arena_offset = -1) {
     MpiRuntime& rt = runtime();
     if (!rt.failure.empty()) throw failed_earlier(rank_, what);
-    const uint64_t seq = rt.next_seq++;
-    if (size_ == 1) return seq;
-    // The buffers outlive a timeout (MPI may still complete the messages later): owned here, leaked then.
-    struct Exchange {
-      SignatureBuffer mine;
-      std::vector<SignatureBuffer> theirs;
-      std::vector<MPI_Request> sends, receives;   // per rank; MPI_REQUEST_NULL once complete (and for this rank)
+    *seq = rt.next_seq++;
+    if (size_ == 1) return nullptr;
+    return std::make_shared<SignatureExchange>(rank_, size_, *seq, what, signature, timeout_, arena_offset);
+  }
+
+  // Note [The mpi backend's shared-memory allreduce]: the signature goes out now and is checked before the
+  // first byte moves, so that the launch does not wait for the peers (the reducer launches a bucket's allreduce
+  // from inside the backward).
+  std::shared_ptr<Work> shared_memory_allreduce(std::vector<Tensor> tensors, ReduceOp op) {
+    SharedMemoryAllreduce& shm = *runtime().shared_memory;
+    uint64_t seq = 0;
+    std::shared_ptr<SignatureExchange> exchange = post_signature(
+        "allreduce", collective_signature("allreduce", tensors, {}, op, 0), &seq, shm.arena_offset(tensors));
+    auto ready = [exchange](bool block, std::chrono::steady_clock::time_point deadline, bool* in_place) {
+      if (!block && !exchange->test()) return false;
+      // Within a shared-memory wait: no shared-memory steps from its pauses (Note [Two progress engines]).
+      if (block) exchange->wait(deadline, /*progress_shared_memory=*/false);
+      *in_place = exchange->same_arena_offsets();
+      return true;
     };
-    auto ex = std::make_unique<Exchange>();
-    ex->mine = pack_signature(signature);
-    ex->theirs.resize(size_);
-    ex->sends.assign(size_, MPI_REQUEST_NULL);
-    ex->receives.assign(size_, MPI_REQUEST_NULL);
-    for (int r = 0; r < size_; ++r) {
-      if (r == rank_) continue;
-      TINYDDP_MPI_CHECK(MPI_Irecv(ex->theirs[r].data(), kSignatureBytes, MPI_CHAR, r, kSignatureTag, rt.signature_comm,
-                                  &ex->receives[r]),
-                        rank_);
-      TINYDDP_MPI_CHECK(MPI_Isend(ex->mine.data(), kSignatureBytes, MPI_CHAR, r, kSignatureTag, rt.signature_comm,
-                                  &ex->sends[r]),
-                        rank_);
-    }
-    const auto deadline = std::chrono::steady_clock::now() + timeout_;
-    PollBackoff backoff(deadline);   // Note [Polling MPI without a busy core]
-    for (;;) {
-      std::string missing;
-      bool pending = false;
-      for (int r = 0; r < size_; ++r) {
-        for (MPI_Request* req : {&ex->receives[r], &ex->sends[r]}) {
-          if (*req == MPI_REQUEST_NULL) continue;
-          int flag = 0;
-          TINYDDP_MPI_CHECK(MPI_Test(req, &flag, MPI_STATUS_IGNORE), rank_);
-          pending |= flag == 0;
-        }
-        if (ex->receives[r] != MPI_REQUEST_NULL) missing += (missing.empty() ? "" : ", ") + std::to_string(r);
-      }
-      if (!pending) break;
-      if (std::chrono::steady_clock::now() > deadline) {
-        ex.release();   // MPI may still write into it
-        if (missing.empty()) missing = other_ranks(rank_, size_);   // only our sends are stuck: no rank received
-        throw fail_group(collective_timeout_message(rank_, what, seq, timeout_, missing));
-      }
-      backoff.pause();
-    }
-    const std::string mine(ex->mine.data());
-    for (int r = 0; r < size_; ++r) {
-      if (r == rank_) continue;
-      const std::string theirs(ex->theirs[r].data(), strnlen(ex->theirs[r].data(), kSignatureBytes));
-      if (theirs != mine)
-        throw fail_group("[Rank " + std::to_string(rank_) + "] " +
-                         collective_mismatch_message(seq, r, theirs, rank_, mine));
-    }
-    return seq;
+    int64_t bytes = 0;
+    for (const Tensor& t : tensors) bytes += t.numel() * static_cast<int64_t>(element_size(t.dtype()));
+    auto shm_op = shm.start(std::move(tensors), op, seq, std::move(ready));
+    auto work = std::make_shared<SharedMemoryWork>(std::move(shm_op), rank_, timeout_, bytes);
+    work->is_completed();   // the steps that need no peer: the copy in, while the bucket is in cache
+    return work;
   }
 
   template <typename Start>
@@ -596,6 +827,8 @@ std::shared_ptr<ProcessGroup> mpi_world() {
   return std::make_shared<MpiProcessGroup>();
 }
 
+bool mpi_shared_memory_allreduce() { return runtime().shared_memory != nullptr; }
+
 void mpi_abort(int code) {
   int initialized = 0, finalized = 0;
   MPI_Initialized(&initialized);
@@ -613,6 +846,8 @@ std::shared_ptr<ProcessGroup> mpi_world() {
   throw Error("the mpi backend is not built: install Open MPI (apt-get install libopenmpi-dev openmpi-bin) and "
               "re-run CMake, or use --backend thread.");
 }
+
+bool mpi_shared_memory_allreduce() { return false; }
 
 void mpi_abort(int code) { std::exit(code); }
 

@@ -21,6 +21,10 @@ void check_collective_tensors(const std::vector<Tensor>& tensors, const char* co
   }
 }
 
+Tensor ProcessGroup::allocate_bucket(int64_t numel, DType dtype, Device device) {
+  return zeros({numel}, dtype, device);
+}
+
 void check_host_tensors(const std::vector<Tensor>& tensors, const char* collective, const char* backend) {
   for (size_t i = 0; i < tensors.size(); ++i)
     TINYDDP_CHECK(tensors[i].device().is_cpu(), collective, " on the ", backend, " backend: tensor ", i, " is on ",

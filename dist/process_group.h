@@ -73,6 +73,13 @@ class ProcessGroup {
   virtual std::shared_ptr<Work> allgather(std::vector<Tensor> outputs, Tensor input) = 0;
   virtual std::shared_ptr<Work> barrier() = 0;
 
+  // A zero-filled buffer that this group will allreduce again and again: the reducer's buckets. A backend that
+  // reduces its own memory in place, without a copy in or out, hands that out (mpi: shared memory, Note [The mpi
+  // backend's shared-memory allreduce]); the rest, and that one when it runs out, give zeros(). Not a
+  // collective, but ranks that ask for the same sizes in the same order get matching buffers, which the
+  // in-place path needs (otherwise the allreduce copies).
+  virtual Tensor allocate_bucket(int64_t numel, DType dtype, Device device);
+
   // Point to point: `tensor` goes to rank `dst`'s recv with the same tag. Messages between two ranks with one
   // tag arrive in the order they were sent. A backend without them throws (they are not collectives: only the
   // two ranks take part, so they are outside the collective sequence numbers).

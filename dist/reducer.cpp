@@ -160,7 +160,7 @@ void Reducer::initialize_buckets(std::vector<std::vector<size_t>> bucket_indices
     }
     // On the parameters' device: the bucket is what the process group reduces (nccl: device memory only).
     const Tensor& first = params_[bucket_indices[b][0]];
-    bucket.gradients = zeros({offset}, first.dtype(), first.device());
+    bucket.gradients = pg_->allocate_bucket(offset, first.dtype(), first.device());
     for (size_t k = 0; k < bucket_indices[b].size(); ++k) {
       const Tensor& p = params_[bucket_indices[b][k]];
       Tensor view = make_view(bucket.gradients, p.shape(), contiguous_strides(p.shape()), offsets[k]);

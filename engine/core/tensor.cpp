@@ -14,7 +14,15 @@ namespace tinyddp {
 Storage::Storage(size_t nbytes_, Device device_)
     : data(backend::allocate(nbytes_, device_)), nbytes(nbytes_), device(device_) {}
 
-Storage::~Storage() { backend::deallocate(data, nbytes, device); }
+Storage::Storage(void* data_, size_t nbytes_, Device device_, std::function<void(void*)> release_)
+    : data(data_), nbytes(nbytes_), device(device_), release(std::move(release_)) {}
+
+Storage::~Storage() {
+  if (release)
+    release(data);
+  else
+    backend::deallocate(data, nbytes, device);
+}
 
 // ---- metadata ----
 const Shape& Tensor::shape() const { return impl_->shape; }
@@ -118,6 +126,16 @@ Tensor empty(const Shape& shape, DType dtype, Device device) {
   impl->version = std::make_shared<std::atomic<uint64_t>>(0);
   impl->is_inference = InferenceMode::is_enabled();
   return Tensor(std::move(impl));
+}
+
+Tensor from_external(void* data, const Shape& shape, DType dtype, Device device, std::function<void(void*)> release) {
+  Tensor t = empty({0}, dtype, device);
+  TensorImpl& impl = *t.impl();
+  impl.storage = std::make_shared<Storage>(data, static_cast<size_t>(numel_of(shape)) * element_size(dtype), device,
+                                           std::move(release));
+  impl.shape = shape;
+  impl.strides = contiguous_strides(shape);
+  return t;
 }
 
 Tensor full(const Shape& shape, double value, DType dtype, Device device) {

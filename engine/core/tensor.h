@@ -55,12 +55,15 @@ using PostAccumulateGradHook = std::function<void(const Tensor& leaf)>;
 
 struct Storage {
   Storage(size_t nbytes, Device device);
+  // Memory allocated elsewhere (from_external): `release(data)` runs instead of the backend's deallocate.
+  Storage(void* data, size_t nbytes, Device device, std::function<void(void*)> release);
   ~Storage();
   Storage(const Storage&) = delete;
   Storage& operator=(const Storage&) = delete;
   void* data = nullptr;
   size_t nbytes = 0;
   Device device;
+  std::function<void(void*)> release;   // empty: the backend allocated `data`
 };
 
 class Tensor {
@@ -214,6 +217,9 @@ struct TensorImpl {
 
 // ---- construction (on the CPU unless a device is given) ----
 Tensor empty(const Shape& shape, DType dtype = DType::f32, Device device = Device::cpu());
+// A contiguous tensor over `data`, memory its caller allocated (torch.from_blob with a deleter): `release(data)`
+// runs once the last tensor or view of it is gone. A process group's shared-memory buckets are made so.
+Tensor from_external(void* data, const Shape& shape, DType dtype, Device device, std::function<void(void*)> release);
 Tensor zeros(const Shape& shape, DType dtype = DType::f32, Device device = Device::cpu());
 Tensor ones(const Shape& shape, DType dtype = DType::f32, Device device = Device::cpu());
 Tensor full(const Shape& shape, double value, DType dtype = DType::f32, Device device = Device::cpu());

@@ -46,6 +46,36 @@ TEST(Mpi, AllreduceBroadcastAllgatherBarrier) {
   pg->barrier()->wait();
 }
 
+// Note [The mpi backend's shared-memory allreduce]: on by default when every rank is on this machine, off under
+// TINYDDP_MPI_SHARED_MEMORY=0 (CTest runs this binary both ways: mpi.two_ranks, mpi.two_ranks_mpi_allreduce).
+// Either way: buckets from allocate_bucket and plain tensors of several rounds (5 MiB), every op, and an
+// allreduce that waits while a broadcast started after it completes first (Note [Two progress engines]).
+TEST(Mpi, AllreduceOfBucketsAndLargeTensorsWhileOtherCollectivesRun) {
+  auto pg = world();
+  const int r = pg->rank();
+  const char* env = std::getenv("TINYDDP_MPI_SHARED_MEMORY");
+  EXPECT_EQ(mpi_shared_memory_allreduce(), !(env && std::string(env) == "0"));
+  Tensor bucket = pg->allocate_bucket(1000, DType::f32, Device::cpu());
+  EXPECT_EQ(bucket.to_vector<float>(), std::vector<float>(1000, 0.0f));
+  Tensor big = empty({5 << 18}, DType::f32);   // 5 MiB: two rounds through 4 MiB slots
+  for (int64_t i = 0; i < big.numel(); ++i) big.data_ptr<float>()[i] = static_cast<float>(i % 1000) * (r + 1);
+  for (int64_t i = 0; i < bucket.numel(); ++i) bucket.data_ptr<float>()[i] = 0.5f * static_cast<float>(i) + r;
+  auto bucket_work = pg->allreduce({bucket});
+  auto big_work = pg->allreduce({big}, ReduceOp::max);
+  Tensor root = full({3}, 7.0 * (r + 1), DType::f64);
+  pg->broadcast({root}, 1)->wait();   // started after the allreduces, waited on before them
+  EXPECT_EQ(root.to_vector<double>(), std::vector<double>(3, 14.0));
+  big_work->wait();                   // completes the bucket's allreduce on the way
+  EXPECT_TRUE(bucket_work->is_completed());
+  for (int64_t i = 0; i < bucket.numel(); ++i)
+    ASSERT_EQ(bucket.data_ptr<float>()[i], 2 * 0.5f * static_cast<float>(i) + 1) << i;
+  for (int64_t i = 0; i < big.numel(); ++i) ASSERT_EQ(big.data_ptr<float>()[i], static_cast<float>(i % 1000) * 2) << i;
+  Tensor m = full({4}, r == 0 ? 3.0 : -2.0, DType::i64);
+  pg->allreduce({m}, ReduceOp::min)->wait();
+  pg->allreduce({m}, ReduceOp::product)->wait();
+  EXPECT_EQ(m.to_vector<int64_t>(), std::vector<int64_t>(4, 4));
+}
+
 // Note [Open MPI's nonblocking allreduce] (mpi_process_group.cpp): the algorithm libnbc runs for
 // MPI_Iallreduce is Rabenseifner's (3) unless the user chose one, read back from Open MPI itself through the
 // MPI tool interface. CTest runs this once as is (expects 3) and once with the user's choice set to 1
