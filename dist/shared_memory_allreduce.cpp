@@ -14,21 +14,29 @@ namespace tinyddp::dist {
 // allreduce of 1 / 4 MiB took 190-200 / 700-780 us against the thread backend's 31-36 / 163-188 us, and
 // bench_ddp's step paid about 1 ms more under MPI than on threads. So when every rank runs on one machine, the
 // mpi backend maps one segment per rank into every rank (MPI_Win_allocate_shared) and reduces through them as
-// the thread backend reduces through its ranks' buffers (Note [The thread backend's allreduce]):
-//   copy in:   rank r copies its bytes into its slot, then arrives;
-//   reduce:    once every rank arrived, rank r sums chunk r of every rank's slot, left to right from rank 0's
-//              (b0 + b1 + ... + b(n-1): the thread backend's expression, so both backends give the same bits),
-//              into chunk r of its own slot, then arrives;
-//   copy out:  once every rank arrived, rank r copies chunk k of rank k's slot into its tensors, for every k.
-// Per rank that is the ring's 2(n-1)/n S through peers' memory plus a copy in and out of S, which threads do not
-// need (they read each other's buffers where they are): the price of separate address spaces. A buffer larger
-// than a slot goes round by round.
+// the thread backend reduces through its ranks' buffers (Note [The thread backend's allreduce]). A segment holds
+// an arrival counter, two staging slots and an arena. Rank r owns chunk r of every buffer.
+//   In place (every rank's buffer is the arena block at the same offset: the reducer's buckets, which come
+//   from allocate()): arrive (the buffer is final); once every rank arrived, sum chunk r of every rank's
+//   buffer and write the sum into chunk r of every rank's buffer; arrive; done once every rank did. No copies:
+//   the thread backend's bytes.
+//   Copied (anything else), round by round through slot s of each segment:
+//     copy in:  rank r copies the chunks the others own into its slot, then arrives;
+//     reduce:   once every rank arrived, rank r sums chunk r, its own part straight from its tensor, into
+//               both its tensor and its slot, then arrives;
+//     copy out: once every rank arrived, rank r copies chunk k of rank k's slot into its tensor, k != r.
+//   That is a copy in and out of (n-1)/n of the buffer more than in place: the price of separate address
+//   spaces for memory the ranks did not allocate in their segments.
+// Either way element i is b0[i] + b1[i] + ... + b(n-1)[i], left to right from rank 0's: the thread backend's
+// expression, so both backends give the same bits.
 // Arrivals: each segment starts with its rank's count of arrivals (a release store); a step waits until every
 // count reached this rank's own (acquire loads). Ranks run the same steps in the same order, so equal counts
 // mean the same step, and what a rank wrote before arriving is visible to whoever saw its count.
-// Slots: two per rank, alternating by round. Rank r writes slot s again two rounds later, after the next
-// round's first arrival of every rank, which each makes only after its copy out of this round: no one still
-// reads it. Within a round rank r writes only chunk r of its slot, which only rank r reads until it arrives.
+// Slots alternate by round. Rank r writes slot s again two copied rounds later, after the next round's first
+// arrival of every rank, which each makes only after its copy out of this round: no one still reads it.
+// Within a round rank r's slot is written by rank r alone: the others' chunks before its first arrival, which
+// rank k reads (chunk k) before its second, and the sum in chunk r before its second, which the others read
+// after it. In place, rank r alone writes chunk r of every buffer, between the two arrivals.
 // Who moves the data: each rank its own steps, when it polls its Work (the reducer polls from its hooks) or
 // waits on it; a poll moves on until a step must wait for a peer, so a bucket's allreduce proceeds during the
 // backward as far as the peers allow. Allreduces complete in the order they started.

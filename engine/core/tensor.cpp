@@ -15,11 +15,12 @@ Storage::Storage(size_t nbytes_, Device device_)
     : data(backend::allocate(nbytes_, device_)), nbytes(nbytes_), device(device_) {}
 
 Storage::Storage(void* data_, size_t nbytes_, Device device_, std::function<void(void*)> release_)
-    : data(data_), nbytes(nbytes_), device(device_), release(std::move(release_)) {}
+    : data(data_), nbytes(nbytes_), device(device_),
+      release(std::make_unique<std::function<void(void*)>>(std::move(release_))) {}
 
 Storage::~Storage() {
   if (release)
-    release(data);
+    (*release)(data);
   else
     backend::deallocate(data, nbytes, device);
 }
