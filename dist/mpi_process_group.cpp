@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <cstdio>
 #include <cstring>
 #include <initializer_list>
 #include <string>
@@ -145,6 +146,9 @@ struct MpiRuntime {
     }
     int everywhere = ok ? 1 : 0;
     MPI_Allreduce(MPI_IN_PLACE, &everywhere, 1, MPI_INT, MPI_MIN, node);
+    // MPI_Win_free is collective: only a window every rank has may be freed (one that some ranks failed to
+    // create stays, unused, rather than hang the others).
+    const bool allocated_everywhere = everywhere != 0;
     int rank = 0, size = 1;
     MPI_Comm_rank(node, &rank);
     MPI_Comm_size(node, &size);
@@ -158,7 +162,12 @@ struct MpiRuntime {
     }
     MPI_Allreduce(MPI_IN_PLACE, &everywhere, 1, MPI_INT, MPI_MIN, node);
     if (!everywhere) {
-      if (shared_window != MPI_WIN_NULL) MPI_Win_free(&shared_window);
+      if (allocated_everywhere) MPI_Win_free(&shared_window);
+      shared_window = MPI_WIN_NULL;
+      if (wanted && rank == 0)
+        std::fprintf(stderr, "tinyddp: mpi: no shared-memory allreduce (MPI_Win_allocate_shared of %lld MiB per rank "
+                     "failed; is /dev/shm full or small?); allreduce goes through MPI_Iallreduce, which is slower "
+                     "on one machine.\n", static_cast<long long>(bytes >> 20));
       return;
     }
     std::memset(mine, 0, 64);   // the arrival counter, before any rank looks at it
