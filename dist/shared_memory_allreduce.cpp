@@ -245,6 +245,7 @@ bool SharedMemoryAllreduce::advance(Op& op, bool block, Clock::time_point deadli
     op.in_place = in_place;
     if (in_place) {
       op.offset = arena_offset(op.tensors);
+      TINYDDP_INTERNAL_ASSERT(op.offset >= 0, "SharedMemoryAllreduce: in place, but the tensor is not in the arena");
       op.rounds = 1;
     }
   }
