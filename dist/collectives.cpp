@@ -4,6 +4,7 @@
 #include <functional>
 #include <sstream>
 
+#include "dist/combine.h"
 #include "engine/autograd/grad_mode.h"
 
 namespace tinyddp::dist {
@@ -71,17 +72,6 @@ void copy_out(Tensor& dst, const Tensor& flat, int64_t offset) {
   if (dst.numel() == 0) return;
   NoGradGuard no_grad;
   dst.copy_(flat.narrow(0, offset, dst.numel()).reshape(dst.shape()));
-}
-
-template <typename T>
-T combine(T a, T b, ReduceOp op) {
-  switch (op) {
-    case ReduceOp::sum: return a + b;
-    case ReduceOp::product: return a * b;
-    case ReduceOp::min: return std::min(a, b);
-    case ReduceOp::max: return std::max(a, b);
-  }
-  return a;
 }
 
 // Note [What reduce leaves elsewhere]

@@ -265,13 +265,19 @@ std::string other_ranks(int rank, int size) {
 // waits for a broadcast that needs rank 1's MPI calls while rank 1 waits for a step of an allreduce that rank 0
 // launched before the broadcast). So every MPI wait loop runs the shared-memory steps that need no waiting, and
 // every shared-memory wait pokes MPI's progress engine.
+// While alive, this process is inside shared_memory's progress: a pause must not enter it again.
+class InSharedMemoryProgress {
+ public:
+  InSharedMemoryProgress() { runtime().progressing_shared_memory = true; }
+  ~InSharedMemoryProgress() { runtime().progressing_shared_memory = false; }
+  InSharedMemoryProgress(const InSharedMemoryProgress&) = delete;
+  InSharedMemoryProgress& operator=(const InSharedMemoryProgress&) = delete;
+};
+
 void progress_shared_memory() {
   MpiRuntime& rt = runtime();
   if (!rt.shared_memory || rt.shared_memory->idle() || rt.progressing_shared_memory) return;
-  rt.progressing_shared_memory = true;
-  struct Reset {
-    ~Reset() { runtime().progressing_shared_memory = false; }
-  } reset;
+  InSharedMemoryProgress inside;
   rt.shared_memory->progress_all(/*block=*/false, {}, {});
 }
 
@@ -636,10 +642,7 @@ class SharedMemoryWork : public Work {
       TINYDDP_INTERNAL_ASSERT(!block, "a shared-memory wait inside another's pause");
       return;
     }
-    rt.progressing_shared_memory = true;
-    struct Reset {
-      ~Reset() { runtime().progressing_shared_memory = false; }
-    } reset;
+    InSharedMemoryProgress inside;
     try {
       done_ = rt.shared_memory->progress(*op_, block, deadline, pause);
     } catch (const SharedMemoryAllreduce::PeersMissing& e) {

@@ -6,6 +6,8 @@
 #include <map>
 #include <mutex>
 
+#include "dist/combine.h"
+
 namespace tinyddp::dist {
 
 // Note [The mpi backend's shared-memory allreduce]
@@ -98,15 +100,7 @@ void reduce_rank_order(const std::vector<const T*>& in, const std::vector<T*>& o
   for (int64_t b = 0; b < count; b += block) {
     const int64_t e = std::min(block, count - b);
     std::memcpy(acc, in[0] + b, e * sizeof(T));
-    for (size_t r = 1; r < in.size(); ++r) {
-      const T* src = in[r] + b;
-      switch (op) {
-        case ReduceOp::sum: for (int64_t i = 0; i < e; ++i) acc[i] = acc[i] + src[i]; break;
-        case ReduceOp::product: for (int64_t i = 0; i < e; ++i) acc[i] = acc[i] * src[i]; break;
-        case ReduceOp::min: for (int64_t i = 0; i < e; ++i) acc[i] = std::min(acc[i], src[i]); break;
-        case ReduceOp::max: for (int64_t i = 0; i < e; ++i) acc[i] = std::max(acc[i], src[i]); break;
-      }
-    }
+    for (size_t r = 1; r < in.size(); ++r) combine_into(acc, in[r] + b, e, op);
     for (T* out : outs) std::memcpy(out + b, acc, e * sizeof(T));
   }
 }
@@ -282,9 +276,7 @@ bool SharedMemoryAllreduce::advance(Op& op, bool block, Clock::time_point deadli
         if (!peers_there()) return false;
         break;
     }
-    op.done = true;
-    op.tensors.clear();
-    op.ready = nullptr;
+    finish(op);
     return true;
   }
   const int64_t esize = static_cast<int64_t>(element_size(op.dtype));
@@ -336,13 +328,17 @@ bool SharedMemoryAllreduce::advance(Op& op, bool block, Clock::time_point deadli
         ++rounds_;
         op.step = Op::Step::copy_in;
         if (++op.round == op.rounds) {
-          op.done = true;
-          op.tensors.clear();
-          op.ready = nullptr;
+          finish(op);
           return true;
         }
     }
   }
+}
+
+void SharedMemoryAllreduce::finish(Op& op) {
+  op.done = true;
+  op.tensors.clear();   // the caller's buffers are its own again
+  op.ready = nullptr;
 }
 
 bool SharedMemoryAllreduce::progress(const Op& op, bool block, Clock::time_point deadline, const Pause& pause) {

@@ -84,6 +84,7 @@ class SharedMemoryAllreduce {
  private:
   struct Arena;
   bool advance(Op& op, bool block, Clock::time_point deadline, const Pause& pause);
+  static void finish(Op& op);
   void arrive();
   bool all_arrived() const;
   void wait_all(const Op& op, Clock::time_point deadline, const Pause& pause) const;

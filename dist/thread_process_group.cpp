@@ -11,6 +11,7 @@
 #include <sched.h>
 #endif
 
+#include "dist/combine.h"
 #include "dist/comm_trace.h"
 
 namespace tinyddp::dist {
@@ -110,16 +111,8 @@ void reduce_piece(const std::vector<void*>& data, int64_t begin, int64_t end, Re
   constexpr int64_t block = kBlockBytes / sizeof(T);
   for (int64_t b = begin; b < end; b += block) {
     const int64_t e = std::min(end, b + block);
-    for (size_t r = 1; r < n; ++r) {   // rank order (Note [The thread backend's allreduce])
-      const T* src = static_cast<const T*>(data[r]);
-      T* dst = acc;
-      switch (op) {
-        case ReduceOp::sum: for (int64_t i = b; i < e; ++i) dst[i] = dst[i] + src[i]; break;
-        case ReduceOp::product: for (int64_t i = b; i < e; ++i) dst[i] = dst[i] * src[i]; break;
-        case ReduceOp::min: for (int64_t i = b; i < e; ++i) dst[i] = std::min(dst[i], src[i]); break;
-        case ReduceOp::max: for (int64_t i = b; i < e; ++i) dst[i] = std::max(dst[i], src[i]); break;
-      }
-    }
+    for (size_t r = 1; r < n; ++r)   // rank order (Note [The thread backend's allreduce])
+      combine_into(acc + b, static_cast<const T*>(data[r]) + b, e - b, op);
     for (size_t r = 1; r < n; ++r) std::memcpy(static_cast<T*>(data[r]) + b, acc + b, (e - b) * sizeof(T));
   }
 }

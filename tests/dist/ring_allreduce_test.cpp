@@ -12,28 +12,16 @@
 
 #include "dist/thread_process_group.h"
 #include "engine/tinyddp.h"
+#include "tests/dist/rank_values.h"
 
 namespace tinyddp::dist {
 namespace {
 
 using std::chrono::milliseconds;
 
-// Rank r's element i: magnitudes from 1e-3 to 1e5 and both signs, so that summing in another order rounds
-// differently (ExpectedSumIsOrderSensitive checks that the test can tell).
-template <typename T>
-std::vector<T> values(int rank, int64_t count, uint64_t seed) {
-  std::mt19937_64 gen(seed * 1000 + static_cast<uint64_t>(rank));
-  std::uniform_real_distribution<double> mantissa(-1.0, 1.0);
-  std::uniform_int_distribution<int> exponent(-3, 5);
-  std::vector<T> v(static_cast<size_t>(count));
-  for (T& x : v) {
-    if constexpr (std::is_integral_v<T>)
-      x = static_cast<T>(mantissa(gen) * 1e12);
-    else
-      x = static_cast<T>(mantissa(gen) * std::pow(10.0, exponent(gen)));
-  }
-  return v;
-}
+// Rank r's values (tests/dist/rank_values.h): summing them in another order rounds differently
+// (ExpectedSumIsOrderSensitive checks that the test can tell).
+using test_inputs::values;
 
 // The promise: ((b0 + b1) + b2) + ... element by element, what the thread backend has always computed.
 template <typename T>

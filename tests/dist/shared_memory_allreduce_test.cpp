@@ -17,6 +17,7 @@
 
 #include "dist/shared_memory_allreduce.h"
 #include "engine/tinyddp.h"
+#include "tests/dist/rank_values.h"
 
 namespace tinyddp::dist {
 namespace {
@@ -70,21 +71,10 @@ void wait(SharedMemoryAllreduce& shm, const SharedMemoryAllreduce::Op& op) {
   ASSERT_TRUE(shm.progress(op, /*block=*/true, Clock::now() + std::chrono::seconds(30), [] { std::this_thread::yield(); }));
 }
 
-// Rank r's element i of tensor `which`: magnitudes from 1e-3 to 1e5 and both signs, so that another order of the
-// fold rounds differently.
+// Rank r's values of tensor `which` (tests/dist/rank_values.h): another order of the fold rounds differently.
 template <typename T>
 std::vector<T> values(int rank, int which, int64_t count) {
-  std::mt19937_64 gen(static_cast<uint64_t>(1000 * which + rank));
-  std::uniform_real_distribution<double> mantissa(-1.0, 1.0);
-  std::uniform_int_distribution<int> exponent(-3, 5);
-  std::vector<T> v(static_cast<size_t>(count));
-  for (T& x : v) {
-    if constexpr (std::is_integral_v<T>)
-      x = static_cast<T>(mantissa(gen) * 1e12);
-    else
-      x = static_cast<T>(mantissa(gen) * std::pow(10.0, exponent(gen)));
-  }
-  return v;
+  return test_inputs::values<T>(rank, count, static_cast<uint64_t>(which));
 }
 
 template <typename T>
