@@ -65,8 +65,12 @@ void gemm_zeroing(int64_t rows, int64_t cols, int64_t depth, const T* lhs_data, 
         // The packed rhs holds panels of nr columns, actual_kc deep each: columns j start at j * actual_kc.
         for (Index j = 0; j < actual_nc; j += slice) {
           const Index width = std::min(slice, actual_nc - j);
-          for (Index c = 0; c < width; ++c)
-            std::memset(&res(i2, j2 + j + c), 0, sizeof(T) * static_cast<size_t>(actual_mc));
+          if (actual_mc == res_stride) {   // the slice's columns are one contiguous range
+            std::memset(&res(i2, j2 + j), 0, sizeof(T) * static_cast<size_t>(actual_mc * width));
+          } else {
+            for (Index c = 0; c < width; ++c)
+              std::memset(&res(i2, j2 + j + c), 0, sizeof(T) * static_cast<size_t>(actual_mc));
+          }
           gebp(res.getSubMapper(i2, j2 + j), block_a, block_b + j * actual_kc, actual_mc, actual_kc, width, T(1),
                actual_kc, actual_kc, 0, 0);
         }

@@ -56,14 +56,15 @@ std::vector<T> random_matrix(int64_t rows, int64_t stride, uint32_t seed) {
 TYPED_TEST(CpuGemm, WrittenOverGarbageEqualsAccumulatedIntoZerosBitwise) {
   using T = TypeParam;
   for (const Shape& s : kShapes) {
-    for (int transposes = 0; transposes < 4; ++transposes) {
-      const bool trans_a = transposes & 1, trans_b = transposes & 2;
+    for (int variant = 0; variant < 8; ++variant) {
+      const bool trans_a = variant & 1, trans_b = variant & 2, padded = variant & 4;
       SCOPED_TRACE(::testing::Message() << s.why << ": m " << s.m << " n " << s.n << " k " << s.k << " trans_a "
-                                        << trans_a << " trans_b " << trans_b);
-      // Row strides wider than the rows, so that a kernel which assumed packed rows would read the padding.
-      const int64_t a_rows = trans_a ? s.k : s.m, a_cols = trans_a ? s.m : s.k, lda = a_cols + 3;
-      const int64_t b_rows = trans_b ? s.n : s.k, b_cols = trans_b ? s.k : s.n, ldb = b_cols + 5;
-      const int64_t ldc = s.n + 7;
+                                        << trans_a << " trans_b " << trans_b << " padded " << padded);
+      // Padded: row strides wider than the rows, so that a kernel which assumed packed rows would read or
+      // write the padding; unpadded, C's rows are one contiguous range (the kernel zeroes it in one call).
+      const int64_t a_rows = trans_a ? s.k : s.m, a_cols = trans_a ? s.m : s.k, lda = a_cols + (padded ? 3 : 0);
+      const int64_t b_rows = trans_b ? s.n : s.k, b_cols = trans_b ? s.k : s.n, ldb = b_cols + (padded ? 5 : 0);
+      const int64_t ldc = s.n + (padded ? 7 : 0);
       const std::vector<T> a = random_matrix<T>(a_rows, lda, 1), b = random_matrix<T>(b_rows, ldb, 2);
       const T sentinel = T(12345);
       std::vector<T> written(static_cast<size_t>(s.m * ldc), std::numeric_limits<T>::quiet_NaN());
