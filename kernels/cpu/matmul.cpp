@@ -12,13 +12,15 @@ namespace {
 // Note [A GEMM that zeroes its output block by block]
 // Eigen's `C = A * B` is `C.setZero(); C += A * B`: one pass writes zeros over all of C, then the blocked
 // product reads C back and adds into it. For a weight gradient (400 x 784 from a batch of 64: K = 64, one
-// depth block) C is 1.2 MiB and the product itself is short, so that separate pass was 7% of a DDP step
-// (perf, bench_ddp): the zeros go out to memory and come back in. The driver below is Eigen's own loop
-// (Goto's: pack a block of the lhs, pack a panel of the rhs, call the gebp kernel) with the same blocking
+// depth block) C is 1.2 MiB, more than stays in L2 beside the packed operands, so the zeros went out to
+// memory and came back in: that pass was 7% of a DDP step (perf, bench_ddp). The driver below is Eigen's own
+// loop (Goto's: pack a block of the lhs, pack a panel of the rhs, call the gebp kernel) with the same blocking
 // sizes and the same kernels, in the same order, so it gives Eigen's bits; the only change is that on the
-// first depth block each slice of C, a few columns wide, is zeroed right before the kernel reads it, while
-// it is in L1/L2. Everything is in Eigen's column-major terms: a row-major C (m, n) is a column-major C^T
-// (n, m) = op(B)^T op(A)^T, which is what Eigen itself does for a row-major destination.
+// first depth block each slice of C, a few columns wide, is zeroed right before the kernel reads it, while it
+// is in L1/L2. The zeroing still reads C's lines in from memory, as any first write does; what goes is the
+// second trip (bench_ddp's local step 4.0 -> 3.5 ms, bench/README.md). Everything is in Eigen's column-major
+// terms: a row-major C (m, n) is a column-major C^T (n, m) = op(B)^T op(A)^T, as Eigen does it for a
+// row-major destination.
 template <typename T, int LhsOrder, int RhsOrder>
 void gemm_zeroing(int64_t rows, int64_t cols, int64_t depth, const T* lhs_data, int64_t lhs_stride,
                   const T* rhs_data, int64_t rhs_stride, T* res_data, int64_t res_stride) {
@@ -33,13 +35,14 @@ void gemm_zeroing(int64_t rows, int64_t cols, int64_t depth, const T* lhs_data, 
   ResMapper res(res_data, res_stride, 1);
 
   // The blocking Eigen picks for this product (generic_product_impl's scaleAndAddTo, one thread, L3 blocking).
-  internal::gemm_blocking_space<Eigen::ColMajor, T, T, Eigen::Dynamic, Eigen::Dynamic, Eigen::Dynamic, 1, false> blocking(
-      rows, cols, depth, 1, true);
+  constexpr int kDynamic = Eigen::Dynamic;
+  internal::gemm_blocking_space<Eigen::ColMajor, T, T, kDynamic, kDynamic, kDynamic, 1, false> blocking(rows, cols,
+                                                                                                      depth, 1, true);
   const Index kc = blocking.kc();
   const Index mc = std::min<Index>(rows, blocking.mc());
   const Index nc = std::min<Index>(cols, blocking.nc());
-  internal::gemm_pack_lhs<T, Index, LhsMapper, Traits::mr, Traits::LhsProgress, typename Traits::LhsPacket4Packing, LhsOrder>
-      pack_lhs;
+  using LhsPacket = typename Traits::LhsPacket4Packing;
+  internal::gemm_pack_lhs<T, Index, LhsMapper, Traits::mr, Traits::LhsProgress, LhsPacket, LhsOrder> pack_lhs;
   internal::gemm_pack_rhs<T, Index, RhsMapper, Traits::nr, RhsOrder> pack_rhs;
   internal::gebp_kernel<T, T, Index, ResMapper, Traits::mr, Traits::nr, false, false> gebp;
 
