@@ -1,8 +1,9 @@
 #include "engine/autograd/engine.h"
 
-#include <cmath>
 #include <algorithm>
 #include <bit>
+#include <cmath>
+#include <exception>
 #include <limits>
 #include <memory>
 #include <string>
@@ -176,6 +177,16 @@ void check_no_nan(const Node& fn, const TensorList& outputs) {
   }
 }
 
+// Anomaly mode: when evaluating `fn` throws, the front end reports where fn was created (1.13 warns with the
+// forward's stack, then the error propagates). Costs one flag read per node while the mode is off.
+struct ReportAnomalyOnThrow {
+  Node* fn;
+  int exceptions_before = is_anomaly_enabled() ? std::uncaught_exceptions() : -1;
+  ~ReportAnomalyOnThrow() {
+    if (exceptions_before >= 0 && std::uncaught_exceptions() > exceptions_before) detail::anomaly_node_failed(*fn);
+  }
+};
+
 // Indexes every node reachable from the root (root = 0) and counts the edges pointing at each.
 void count_dependencies(Node* root, GraphTask& task) {
   task.index.emplace(root, 0);
@@ -318,6 +329,7 @@ TensorList Engine::execute(const std::vector<Edge>& roots, const TensorList& roo
     const uint32_t index = ready.back().index;
     ready.pop_back();
     Node* fn = task.nodes[index];
+    const ReportAnomalyOnThrow anomaly_report{fn};
     TensorList inputs(std::make_move_iterator(task.slots.begin() + task.first_slot[index]),
                       std::make_move_iterator(task.slots.begin() + task.first_slot[index + 1]));
 

@@ -93,9 +93,14 @@ void check_saved_version(const Tensor& data, uint64_t saved_version, const std::
   msg << "one of the variables needed for gradient computation has been modified by an inplace operation: ["
       << legacy_type_name(data.dtype()) << " " << shape_str(data.shape()) << "]";
   if (!grad_fn_name.empty()) msg << ", which is output " << output_nr << " of " << grad_fn_name << ",";
-  msg << " is at version " << current << "; expected version " << saved_version
-      << " instead. Hint: enable anomaly detection to find the operation that failed to compute its gradient, "
-         "with torch.autograd.set_detect_anomaly(True).";
+  msg << " is at version " << current << "; expected version " << saved_version << " instead. ";
+  if (is_anomaly_enabled()) {   // the front end has printed the failing node's forward stack above
+    msg << "Hint: the backtrace further above shows the operation that failed to compute its gradient. The "
+           "variable in question was changed in there or anywhere later. Good luck!";
+  } else {
+    msg << "Hint: enable anomaly detection to find the operation that failed to compute its gradient, with "
+           "torch.autograd.set_detect_anomaly(True).";
+  }
   throw Error(msg.str());
 }
 

@@ -21,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/autograd/anomaly_mode.h"
 #include "engine/core/tensor.h"
 
 namespace tinyddp::autograd {
@@ -61,7 +62,9 @@ extern thread_local ExecFilter exec_filter;
 
 class Node : public std::enable_shared_from_this<Node> {
  public:
-  explicit Node(uint64_t sequence_nr = next_sequence_nr()) : sequence_nr_(sequence_nr) {}
+  explicit Node(uint64_t sequence_nr = next_sequence_nr()) : sequence_nr_(sequence_nr) {
+    if (is_anomaly_enabled()) detail::anomaly_node_created(*this);   // the front end records the forward's stack
+  }
   // Releases the next edges iteratively: see release_node.
   virtual ~Node();
   Node(const Node&) = delete;

@@ -118,7 +118,69 @@ py::object node_to_py(const std::shared_ptr<autograd::Node>& node) {
   return (*classes)[key](NodeRef{node});
 }
 
+namespace {
+
+// Anomaly mode's forward stacks, as 1.13's python_anomaly_mode.cpp keeps and prints them: while the mode is on,
+// every node created keeps traceback.format_stack() of the Python code that created it in its metadata dict
+// under "traceback_" (the same dict as grad_fn.metadata), and a backward that fails at a node first warns with
+// that stack. Called from the engine (engine/autograd/anomaly_mode.h) with or without the GIL; never throw.
+const char* const kAnomalyTraceKey = "traceback_";
+
+// Whether Python can be called: not before it starts, nor while it shuts down.
+bool python_alive() {
+#if PY_VERSION_HEX >= 0x030D0000
+  return Py_IsInitialized() && !Py_IsFinalizing();
+#else
+  return Py_IsInitialized() && !_Py_IsFinalizing();
+#endif
+}
+
+py::dict node_metadata(autograd::Node& n) {
+  std::any& data = n.front_end_data();
+  if (!data.has_value()) data = PyRef(py::dict());
+  return std::any_cast<const PyRef&>(data).get();
+}
+
+void record_forward_stack(autograd::Node& n) {
+  if (!python_alive()) return;
+  py::gil_scoped_acquire gil;
+  try {
+    py::object stack = py::module_::import("tinyddp.autograd.anomaly_mode").attr("_format_stack")();
+    node_metadata(n)[kAnomalyTraceKey] = stack;
+  } catch (py::error_already_set& e) {
+    e.discard_as_unraisable("recording the forward's stack for anomaly mode");
+  } catch (const std::exception&) {
+    // Runs inside a node's constructor: a stack that could not be kept must not fail the op.
+  }
+}
+
+void warn_with_forward_stack(autograd::Node& n) {
+  if (!python_alive()) return;
+  py::gil_scoped_acquire gil;
+  // The error on its way out is C++'s; Python's error indicator is clear here and must stay so.
+  try {
+    const py::dict metadata = node_metadata(n);
+    std::string text = "Error detected in " + autograd::torch_name(n) + ". ";
+    if (metadata.contains(kAnomalyTraceKey)) {
+      text += "Traceback of forward call that caused the error:\n" +
+              py::str("").attr("join")(metadata[kAnomalyTraceKey]).cast<std::string>() +
+              " (Triggered internally at  ./torch/csrc/autograd/python_anomaly_mode.cpp:114.)";
+    } else {   // the node was made before the mode was turned on
+      text += "No forward pass information available. Enable detect anomaly during forward pass for more "
+              "information. (Triggered internally at  ./torch/csrc/autograd/python_anomaly_mode.cpp:92.)";
+    }
+    if (PyErr_WarnEx(PyExc_UserWarning, text.c_str(), 1) < 0) PyErr_Clear();   // warnings as errors: drop it
+  } catch (py::error_already_set& e) {
+    e.discard_as_unraisable("reporting the failing node's forward stack for anomaly mode");
+  } catch (const std::exception&) {
+    // Runs while the backward's error unwinds the engine: a failed report must not replace that error.
+  }
+}
+
+}  // namespace
+
 void bind_autograd(py::module_& m) {
+  autograd::set_anomaly_observer({record_forward_stack, warn_with_forward_stack});
   py::class_<NodeRef>(m, "_NodeRef");
   py::class_<autograd::Node, std::shared_ptr<autograd::Node>>(m, "Node")
       .def(py::init([](const NodeRef& ref) { return ref.node; }))
@@ -133,11 +195,7 @@ void bind_autograd(py::module_& m) {
       })
       // 1.13's grad_fn.metadata: a dict of the script's own, the same one for every access while the node lives
       // (kept on the node, so it outlasts the node's Python object).
-      .def_property_readonly("metadata", [](autograd::Node& n) {
-        std::any& data = n.front_end_data();
-        if (!data.has_value()) data = PyRef(py::dict());
-        return std::any_cast<const PyRef&>(data).get();
-      })
+      .def_property_readonly("metadata", [](autograd::Node& n) { return node_metadata(n); })
       // An AccumulateGrad's leaf, the script's own object for it (None once the leaf is gone); other nodes have
       // no such attribute, as in 1.13.
       .def_property_readonly("variable", [](py::object self) {

@@ -483,6 +483,58 @@ TEST(AutogradApi, AnomalyModeIsScopedAndOffByDefault) {
   EXPECT_FALSE(autograd::is_anomaly_enabled());
 }
 
+// The front end's observer (what Python uses to keep and print the forward's stack): while the mode is on, every
+// node made is announced, and a backward that throws at a node announces that node once, before the error
+// propagates; with the mode off, neither. The in-place error's hint then points at that report, as 1.13's does.
+namespace anomaly_observer {
+std::vector<std::string> failed;
+int created = 0;
+void on_created(autograd::Node&) { ++created; }
+void on_failed(autograd::Node& n) { failed.push_back(n.name()); }
+}  // namespace anomaly_observer
+
+TEST(AutogradApi, AnomalyObserverSeesNodesMadeAndTheNodeThatFailed) {
+  namespace seen = anomaly_observer;
+  autograd::set_anomaly_observer({seen::on_created, seen::on_failed});
+  struct Unset {
+    ~Unset() { autograd::set_anomaly_observer({}); }
+  } unset;
+  {
+    const Tensor x = make({1.0, 2.0, 3.0}, {3}).requires_grad_();
+    Tensor s = sigmoid(x);   // made with the mode off: not announced
+    mul_(s, 2.0);
+    EXPECT_EQ(seen::created, 0);
+    try {
+      sum(s).backward();
+      ADD_FAILURE() << "the saved output was modified in place; backward must throw";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("Hint: enable anomaly detection"), std::string::npos) << e.what();
+    }
+    EXPECT_TRUE(seen::failed.empty());
+  }
+  autograd::DetectAnomalyGuard anomaly;
+  const Tensor x = make({1.0, 2.0, 3.0}, {3}).requires_grad_();
+  Tensor s = sigmoid(x);   // SigmoidBackward0, and x's AccumulateGrad for its edge
+  mul_(s, 2.0);            // MulBackward0, rebased onto s
+  const Tensor loss = sum(s);   // SumBackward0
+  EXPECT_EQ(seen::created, 4);
+  try {
+    loss.backward();
+    ADD_FAILURE() << "the saved output was modified in place; backward must throw";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("Hint: the backtrace further above shows the operation that failed to "
+                                         "compute its gradient. The variable in question was changed in there or "
+                                         "anywhere later. Good luck!"),
+              std::string::npos)
+        << e.what();
+  }
+  EXPECT_EQ(seen::failed, std::vector<std::string>{"SigmoidBackward0"});
+  seen::failed.clear();
+  const Tensor y = make({4.0, 9.0}, {2}).requires_grad_();
+  sum(sqrt(y)).backward();   // nothing fails: nothing reported
+  EXPECT_TRUE(seen::failed.empty());
+}
+
 // ---- hooks over all of a node's gradients (Python's grad_fn.register_prehook) ----
 
 // y = x * 3; the hook sees dL/dy = [1, 1] before MulBackward0 runs and doubles it, so x.grad = 2 * 3 = 6.

@@ -1,7 +1,14 @@
 """torch.autograd.anomaly_mode over engine/autograd/anomaly_mode.h (process-wide, as PyTorch's flag)."""
+import traceback
 import warnings
 
 from tinyddp import _C
+
+
+def _format_stack():
+    """The Python stack a node keeps while anomaly mode is on (grad_fn.metadata["traceback_"]), printed when its
+    backward fails. This frame is the last, as torch.fx.traceback.format_stack's is in 1.13."""
+    return traceback.format_stack()
 
 
 class detect_anomaly:
