@@ -77,6 +77,8 @@ std::vector<T> values(int rank, int which, int64_t count) {
   return test_inputs::values<T>(rank, count, static_cast<uint64_t>(which));
 }
 
+// The ops written out here, not dist::combine: the code under test reduces with combine_into, and an expected
+// value built from the same expressions could not catch a wrong one.
 template <typename T>
 T apply(ReduceOp op, T a, T b) {
   switch (op) {
