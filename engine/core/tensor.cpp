@@ -4,6 +4,7 @@
 #include "engine/core/tensor.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include "engine/core/backend.h"
 #include "engine/core/inference_mode.h"
@@ -187,6 +188,38 @@ Tensor arange(int64_t n, DType dtype) {
   dispatch_all(dtype, [&]<typename T>() {
     T* p = t.data_ptr<T>();
     for (int64_t i = 0; i < n; ++i) p[i] = static_cast<T>(i);
+  });
+  return t;
+}
+
+// Note [arange's rounding]
+// PyTorch 1.13's CPU arange (ATen's RangeFactoriesKernel, built for AVX2 with FMA contraction) does not compute
+// start + i * step element by element. Over a range it fills blocks of two vectors (8 floats or 4 doubles each):
+// each vector's first element is base = T(fma(step, i0, start)) and its lane j is T(fma(j, step, base)), all in
+// double; elements after the last whole block are T(fma(step, i, start)). A range of more than 32768 elements is
+// first cut into equal chunks, one per thread (at::parallel_for's OpenMP split), each starting a block anew.
+// So arange(-1, 1, 0.1)[10] is -2.98e-09, not 0, in float32 as in 1.13; the same steps give the same bits here.
+Tensor arange(double start, double step, int64_t n, DType dtype, int64_t threads) {
+  TINYDDP_CHECK(n >= 0, "arange: expected a size >= 0, got ", n, ".");
+  TINYDDP_CHECK(threads >= 1, "arange: expected threads >= 1, got ", threads, ".");
+  Tensor t = empty({n}, dtype);
+  dispatch_floating(dtype, "arange", [&]<typename T>() {
+    constexpr int64_t kGrain = 32768;             // at::internal::GRAIN_SIZE
+    constexpr int64_t kLanes = 32 / sizeof(T);    // one AVX2 vector
+    T* p = t.data_ptr<T>();
+    const int64_t chunks = n > kGrain ? std::min(threads, (n + kGrain - 1) / kGrain) : 1;
+    const int64_t chunk = chunks > 0 ? (n + chunks - 1) / chunks : 0;
+    for (int64_t begin = 0; begin < n; begin += chunk) {
+      const int64_t end = std::min(n, begin + chunk);
+      int64_t i = begin;
+      for (; i + 2 * kLanes <= end; i += 2 * kLanes) {   // ATen's loop: two vectors a step, each its own base
+        for (int64_t v = i; v < i + 2 * kLanes; v += kLanes) {
+          const T base = static_cast<T>(std::fma(step, static_cast<double>(v), start));
+          for (int64_t j = 0; j < kLanes; ++j) p[v + j] = static_cast<T>(std::fma(static_cast<double>(j), step, base));
+        }
+      }
+      for (; i < end; ++i) p[i] = static_cast<T>(std::fma(step, static_cast<double>(i), start));
+    }
   });
   return t;
 }

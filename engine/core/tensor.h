@@ -229,6 +229,9 @@ Tensor scalar_tensor(double value, DType dtype = DType::f32, Device device = Dev
 Tensor zeros_like(const Tensor& t);
 Tensor ones_like(const Tensor& t);
 Tensor arange(int64_t n, DType dtype = DType::f32);
+// start + i * step for i in [0, n), floating, with PyTorch 1.13's CPU rounding (Note [arange's rounding]);
+// `threads` is the thread count 1.13 would split a range of more than 32768 elements over.
+Tensor arange(double start, double step, int64_t n, DType dtype, int64_t threads = 1);
 template <typename T>
 Tensor from_vector(const std::vector<T>& values, const Shape& shape, DType dtype = dtype_of<T>());
 Tensor tensor(std::initializer_list<double> values, DType dtype = DType::f32);   // 1-D

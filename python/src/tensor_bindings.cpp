@@ -54,8 +54,14 @@ std::vector<Tensor> tensors_from_py(const py::handle& obj) {
   return out;
 }
 
+// An integer as PyTorch's parser takes one for a size or a dim: a Python int or anything with __index__ (a NumPy
+// integer), but not a tensor (a sequence of sizes, or an error, there).
+namespace {
+bool is_integer(const py::handle& o) { return PyIndex_Check(o.ptr()) && !py::isinstance<Tensor>(o); }
+}  // namespace
+
 Shape shape_from_args(const py::args& args) {
-  if (args.size() == 1 && !py::isinstance<py::int_>(args[0])) return args[0].cast<Shape>();
+  if (args.size() == 1 && !is_integer(args[0])) return args[0].cast<Shape>();
   return args.cast<Shape>();
 }
 
@@ -66,7 +72,7 @@ using release = py::call_guard<py::gil_scoped_release>;
 // dim=None | int | sequence of ints, as Tensor.sum's.
 std::optional<std::vector<int64_t>> dims_from_py(const py::object& dim) {
   if (dim.is_none()) return std::nullopt;
-  if (py::isinstance<py::int_>(dim)) return std::vector<int64_t>{dim.cast<int64_t>()};
+  if (is_integer(dim)) return std::vector<int64_t>{dim.cast<int64_t>()};
   return dim.cast<std::vector<int64_t>>();
 }
 
@@ -717,6 +723,9 @@ void bind_tensor(py::module_& m) {
   m.def("full", [](const Shape& s, double v, DType d) { return full(s, v, d); }, release());
   m.def("empty", [](const Shape& s, DType d) { return empty(s, d); }, release());
   m.def("arange", [](int64_t n, DType d) { return arange(n, d); }, release());
+  m.def("_arange_floating", [](double start, double step, int64_t n, DType d, int64_t threads) {
+    return arange(start, step, n, d, threads);
+  }, release());
   m.def("cat", [](const std::vector<Tensor>& ts, int64_t dim) { return cat(ts, dim); }, release());
   m.def("stack", [](const std::vector<Tensor>& ts, int64_t dim) { return stack(ts, dim); }, release());
   m.def("unsqueeze", [](const Tensor& x, int64_t dim) { return unsqueeze(x, dim); }, release());

@@ -3,8 +3,12 @@
 `torch.cat(tensors, axis=1)`. Ops that 1.13 writes in Python (Tensor.split, Tensor.norm, F.softmax, torch.unique)
 take only `dim`, as there.
 
-The lists are the ops tinyddp has among those whose 1.13 schema has a `dim` or `keepdim` argument."""
+The lists are the ops tinyddp has among those whose 1.13 schema has a `dim` or `keepdim` argument. The same
+wrapper reads a Python number type given as `dtype=` as the dtype it stands for (`x.sum(dtype=float)` sums in
+float64), as the parser does; the factories read it in tinyddp._tensor._c_dtype."""
 import functools
+
+from tinyddp._tensor import dtype as _dtype
 
 _METHODS = (
     "all", "amax", "amin", "aminmax", "any", "argmax", "argmin", "argsort", "chunk", "count_nonzero", "cross",
@@ -26,13 +30,15 @@ _FUNCTIONS = (
 
 
 def _accepting_numpy_names(fn):
-    """fn, also called with axis= for dim= and keepdims= for keepdim=."""
+    """fn, also called with axis= for dim=, keepdims= for keepdim= and a Python number type for dtype=."""
     @functools.wraps(fn)
     def op(*args, **kwargs):
         if "axis" in kwargs:
             kwargs["dim"] = kwargs.pop("axis")
         if "keepdims" in kwargs:
             kwargs["keepdim"] = kwargs.pop("keepdims")
+        if "dtype" in kwargs:
+            kwargs["dtype"] = _dtype._read(kwargs["dtype"])
         return fn(*args, **kwargs)
     op._numpy_names = True
     return op

@@ -89,7 +89,7 @@ def _parse_to(args, kwargs, dtype_type, tensor_type):
     """Tensor.to's three forms, to(device=None, dtype=None, non_blocking=False, copy=False),
     to(dtype, non_blocking=False, copy=False) and to(other, non_blocking=False, copy=False), read as
     (device or None, dtype or None, copy)."""
-    args = list(args)
+    args = [dtype_type._read(a) for a in args]   # to(float) is to(torch.float64), as in 1.13
     dev = dtype = None
     if args and isinstance(args[0], tensor_type):
         other = args.pop(0)
@@ -103,7 +103,7 @@ def _parse_to(args, kwargs, dtype_type, tensor_type):
             dtype = args.pop(0)
     extra = dict(kwargs)
     dev = extra.pop("device", dev)
-    dtype = extra.pop("dtype", dtype)
+    dtype = dtype_type._read(extra.pop("dtype", dtype))
     names = ["non_blocking", "copy"]
     if len(args) > len(names):
         raise TypeError(f"to() received an invalid combination of arguments: {tuple(args)!r}")

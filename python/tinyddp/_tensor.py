@@ -5,6 +5,7 @@ The methods that compute are bound in C++ (python/src/tensor_bindings.cpp); what
 presentation and argument parsing: dtype objects, torch.Size, repr, and the nested-list reading of tensor().
 """
 import builtins
+import numbers
 import warnings
 
 from tinyddp import _C
@@ -32,6 +33,11 @@ class dtype:
     def __reduce__(self):
         return self._name
 
+    @staticmethod
+    def _read(d):
+        """The dtype a Python number type stands for (_PYTHON_TYPES); anything else unchanged."""
+        return _PYTHON_TYPES.get(d, d) if isinstance(d, type) else d
+
 
 float32 = dtype("float32", _C.DType.f32, True, 4)
 float64 = dtype("float64", _C.DType.f64, True, 8)
@@ -50,9 +56,15 @@ complex64 = dtype("complex64", None, False, 8, is_complex=True)
 complex128 = dtype("complex128", None, False, 16, is_complex=True)
 
 
+# Python's own number types stand for dtypes wherever 1.13 parses one (its PythonArgParser reads float as double,
+# int as long, bool as bool): x.to(float), torch.zeros(3, dtype=int).
+_PYTHON_TYPES = {builtins.float: float64, builtins.int: int64, builtins.bool: bool, builtins.complex: complex128}
+
+
 def _c_dtype(d, default=float32):
     if d is None:
         d = default
+    d = dtype._read(d)
     if not isinstance(d, dtype):
         raise TypeError(f"dtype must be tinyddp.float32, tinyddp.float64, tinyddp.int64 or tinyddp.bool, not {d!r}")
     if d._c is None:
@@ -94,11 +106,26 @@ class Size(tuple):
         return n
 
 
-def _shape(size):
-    """Sizes as varargs (zeros(2, 3)) or one sequence (zeros((2, 3)), zeros(t.shape))."""
-    if len(size) == 1 and not isinstance(size[0], int):
-        return [int(d) for d in size[0]]
-    return [int(d) for d in size]
+def _shape(size, fn="size", of="SymInts"):
+    """Sizes as varargs (zeros(2, 3)) or one sequence (zeros((2, 3)), zeros(t.shape)), each an integer (a NumPy
+    integer or a 0-dim integer tensor too); anything else is 1.13's TypeError for `fn` (whose sizes are a
+    'tuple of SymInts' or, for randn and rand, 'tuple of ints')."""
+    def integer(d):
+        if isinstance(d, Tensor) and d.dim() == 0 and not d.is_floating_point():
+            return True
+        return isinstance(d, numbers.Integral)
+
+    sizes = size
+    if len(size) == 1 and not integer(size[0]):
+        if not isinstance(size[0], (tuple, list)):
+            raise TypeError(f"{fn}(): argument 'size' (position 1) must be tuple of {of}, not "
+                            f"{type(size[0]).__name__}")
+        sizes = size[0]
+    for k, d in enumerate(sizes):
+        if not integer(d):
+            raise TypeError(f"{fn}(): argument 'size' must be tuple of {of}, but found element of type "
+                            f"{type(d).__name__} at pos {k + 1}")
+    return [int(d) for d in sizes]
 
 
 # ---- Tensor methods that are presentation or argument parsing ----
@@ -128,6 +155,13 @@ def _bool(self):
     if self.numel() != 1:
         raise RuntimeError("Boolean value of Tensor with more than one value is ambiguous")
     return builtins.bool(self.item())
+
+
+def _index(self):
+    # 1.13: a one-element integer (or bool) tensor indexes a list or sizes a range
+    if self.dtype.is_floating_point or self.numel() != 1:
+        raise TypeError("only integer tensors of a single element can be converted to an index")
+    return builtins.int(self.item())
 
 
 def _len(self):
@@ -365,6 +399,9 @@ Tensor.__bool__ = _bool
 Tensor.__len__ = _len
 Tensor.__float__ = lambda self: builtins.float(_bool_free_item(self))
 Tensor.__int__ = lambda self: builtins.int(_bool_free_item(self))
+Tensor.__index__ = _index
+# numpy defers to the tensor's reflected operators (np.float64(2) * t is a tensor), as for 1.13's Tensor
+Tensor.__array_priority__ = 1000
 Tensor.storage = _storage
 Tensor.__reduce_ex__ = _reduce_ex
 Tensor.__deepcopy__ = _deepcopy
@@ -419,7 +456,7 @@ def _element_dtype(v):
         return _NUMPY_SCALAR_DTYPES.get(str(v.dtype), float64)
     if isinstance(v, builtins.bool):
         return bool
-    return int64 if isinstance(v, int) else float32
+    return int64 if isinstance(v, numbers.Integral) else float32
 
 
 def _inferred_dtype(flat):
@@ -462,24 +499,24 @@ def tensor(data, dtype=None, device=None, requires_grad=False):
 
 def zeros(*size, dtype=None, device=None, requires_grad=False):
     _check_device(device)
-    return _finish(_C.zeros(_shape(size), _c_dtype(dtype)), requires_grad)
+    return _finish(_C.zeros(_shape(size, "zeros"), _c_dtype(dtype)), requires_grad)
 
 
 def ones(*size, dtype=None, device=None, requires_grad=False):
     _check_device(device)
-    return _finish(_C.ones(_shape(size), _c_dtype(dtype)), requires_grad)
+    return _finish(_C.ones(_shape(size, "ones"), _c_dtype(dtype)), requires_grad)
 
 
 def empty(*size, dtype=None, device=None, requires_grad=False):
     _check_device(device)
-    return _finish(_C.empty(_shape(size), _c_dtype(dtype)), requires_grad)
+    return _finish(_C.empty(_shape(size, "empty"), _c_dtype(dtype)), requires_grad)
 
 
 def full(size, fill_value, dtype=None, requires_grad=False, *, device=None):
     _check_device(device)
     if dtype is None:
         # the fill value's type picks it, as 1.13's: bool, int64 for an int, else the default float
-        dtype = (bool if isinstance(fill_value, builtins.bool) else int64 if isinstance(fill_value, int)
+        dtype = (bool if isinstance(fill_value, builtins.bool) else int64 if isinstance(fill_value, numbers.Integral)
                  else float32)
     return _finish(_C.full(_shape((size,)), builtins.float(fill_value), _c_dtype(dtype)), requires_grad)
 
@@ -498,12 +535,12 @@ def randn(*size, generator=None, dtype=None, device=None, requires_grad=False):
     """Standard normal samples: after manual_seed(s), PyTorch 1.13's values for s, bitwise (engine/ops/random.cpp).
     The default generator is per thread (each spawn rank has its own, as each process has in PyTorch)."""
     _check_device(device)
-    return _finish(_C.randn(_shape(size), _c_dtype(dtype), generator), requires_grad)
+    return _finish(_C.randn(_shape(size, "randn", "ints"), _c_dtype(dtype), generator), requires_grad)
 
 
 def rand(*size, generator=None, dtype=None, device=None, requires_grad=False):
     _check_device(device)
-    return _finish(_C.rand(_shape(size), _c_dtype(dtype), generator), requires_grad)
+    return _finish(_C.rand(_shape(size, "rand", "ints"), _c_dtype(dtype), generator), requires_grad)
 
 
 def randint(low=None, high=None, size=None, *, generator=None, dtype=None, device=None, requires_grad=False):

@@ -10,6 +10,7 @@ graphs").
 """
 import builtins
 import math
+import numbers
 
 from tinyddp import _C, _tensor, _tensor_ops
 from tinyddp._indexing import _take
@@ -119,7 +120,7 @@ def _reduce_dims(input, dim):
     1.13's errors for a dim out of range or named twice."""
     if dim is None or dim == ():
         return list(range(input.dim()))
-    wrapped = [_wrap_dim(d, input.dim()) for d in ([dim] if isinstance(dim, int) else dim)]
+    wrapped = [_wrap_dim(d, input.dim()) for d in ([dim] if isinstance(dim, numbers.Integral) else dim)]
     for k, d in enumerate(wrapped):
         if d in wrapped[:k]:
             raise RuntimeError(f"dim {d} appears multiple times in the list of dims")
@@ -129,11 +130,11 @@ def _reduce_dims(input, dim):
 def amax(input, dim=(), keepdim=False):
     """The largest elements over dims (all by default): the engine's amax (AmaxBackward0; ties share the
     gradient evenly, as 1.13's)."""
-    return _C._amax(input, [] if dim is None else [dim] if isinstance(dim, int) else list(dim), keepdim)
+    return _C._amax(input, [] if dim is None else [dim] if isinstance(dim, numbers.Integral) else list(dim), keepdim)
 
 
 def amin(input, dim=(), keepdim=False):
-    return _C._amin(input, [] if dim is None else [dim] if isinstance(dim, int) else list(dim), keepdim)
+    return _C._amin(input, [] if dim is None else [dim] if isinstance(dim, numbers.Integral) else list(dim), keepdim)
 
 
 def logsumexp(input, dim, keepdim=False):
@@ -278,7 +279,7 @@ def nonzero(input, *, as_tuple=False):
 def flip(input, dims):
     """The elements in reverse order along each of dims (a copy, as 1.13's; FlipBackward0). torch.flip takes a
     sequence of dims; Tensor.flip also an int or the dims as arguments (_flip_method)."""
-    if isinstance(dims, int):
+    if isinstance(dims, numbers.Integral):
         raise TypeError(f"flip(): argument 'dims' (position 2) must be tuple of ints, not {type(dims).__name__}")
     return recorded("FlipBackward0", [input], lambda: _flip(input, dims))
 
@@ -292,7 +293,7 @@ def _flip_method(self, *dims, **kwargs):
 def _flip(input, dims):
     out = input
     seen = []
-    for d in _dims((dims,) if isinstance(dims, int) else (dims,)):
+    for d in _dims((dims,) if isinstance(dims, numbers.Integral) else (dims,)):
         d = _wrap_dim(d, input.dim())
         if d in seen:
             raise RuntimeError(f"dim {d} appears multiple times in the list of dims")
@@ -314,12 +315,12 @@ def _roll(input, shifts, dims):
     if input.numel() == 0:   # 1.13 returns a copy before looking at shifts or dims
         return input.clone()
     if input.dim() == 0 and dims is not None:
-        first = dims if isinstance(dims, int) else list(dims)[0]
+        first = dims if isinstance(dims, numbers.Integral) else list(dims)[0]
         raise IndexError(f"Dimension specified as {first} but tensor has no dimensions")
     if dims is None:
         return _roll(input.reshape([-1]), shifts, 0).reshape(list(input._shape()))
-    shifts = [shifts] if isinstance(shifts, int) else list(shifts)
-    dims = [dims] if isinstance(dims, int) else list(dims)
+    shifts = [shifts] if isinstance(shifts, numbers.Integral) else list(shifts)
+    dims = [dims] if isinstance(dims, numbers.Integral) else list(dims)
     if len(shifts) != len(dims):
         raise RuntimeError(f"shifts and dimensions must align. shifts: {len(shifts)}, dims:{len(dims)}")
     out = input
@@ -349,8 +350,8 @@ def select(input, dim, index):
 
 def movedim(input, source, destination):
     n = input.dim()
-    source = [source] if isinstance(source, int) else list(source)
-    destination = [destination] if isinstance(destination, int) else list(destination)
+    source = [source] if isinstance(source, numbers.Integral) else list(source)
+    destination = [destination] if isinstance(destination, numbers.Integral) else list(destination)
     source = [_wrap_dim(d, n) for d in source]
     destination = [_wrap_dim(d, n) for d in destination]
     if n == 0:   # 1.13's alias of the one element

@@ -3,6 +3,7 @@ take_along_dim (a gather after broadcasting), tensor_split (narrow views), argwh
 is_complex, typename, frac, sgn, unique_consecutive, fill_diagonal_, set_default_tensor_type, layout; and the
 Tensor methods and flags a CPU-only PyTorch answers (pin_memory, is_pinned, share_memory_, is_shared, is_sparse ...)."""
 import builtins
+import numbers
 
 from tinyddp import _tensor
 from tinyddp._tensor import Tensor, _wrap_dim
@@ -40,7 +41,7 @@ def tensor_split(input, indices_or_sections, dim=0):
             indices_or_sections = indices_or_sections.item()
         else:
             indices_or_sections = indices_or_sections.tolist()
-    if isinstance(indices_or_sections, int):
+    if isinstance(indices_or_sections, numbers.Integral):
         sections = indices_or_sections
         if sections <= 0:
             raise RuntimeError(f"number of sections must be larger than 0, got {sections}")
@@ -120,7 +121,7 @@ def _resize_(self, *sizes, memory_format=None):
     refused, under no_grad too, with 1.13's text."""
     if self.requires_grad:
         raise RuntimeError("cannot resize variables that require grad")
-    size = list(sizes[0]) if len(sizes) == 1 and not isinstance(sizes[0], int) else list(sizes)
+    size = list(sizes[0]) if len(sizes) == 1 and not isinstance(sizes[0], numbers.Integral) else list(sizes)
     count = 1
     for s in size:
         count *= s
@@ -174,7 +175,7 @@ def range(start=0, end=None, step=1, *, out=None, dtype=None, layout=None, devic
         out_t = _tensor.tensor(values, dtype=_tensor.float64).to(dtype) if values else _tensor.empty(0, dtype=dtype)
     else:
         out_t = _tensor.tensor([int(start) + i * int(step) for i in builtins.range(size)], dtype=dtype)
-    return out_t.requires_grad_() if requires_grad else out_t
+    return _tensor._finish(out_t, requires_grad)
 
 
 def _new(self, *args, **kwargs):

@@ -10,17 +10,18 @@ they carry its gradient.
 """
 import builtins
 import math
+import numbers
 import struct
 from fractions import Fraction
 
-from tinyddp import _C, _tensor, return_types
+from tinyddp import _C, _runtime, _tensor, return_types
 from tinyddp._node import recorded
 from tinyddp._tensor import Tensor, _wrap_dim
 
 
 def _dims(dims):
     """Sizes or dims as varargs (permute(2, 0, 1)) or one sequence (permute((2, 0, 1)))."""
-    if len(dims) == 1 and not isinstance(dims[0], int):
+    if len(dims) == 1 and not isinstance(dims[0], numbers.Integral):
         return [int(d) for d in dims[0]]
     return [int(d) for d in dims]
 
@@ -56,7 +57,7 @@ def split(self, split_size_or_sections, dim=0):
         raise RuntimeError("split expects at least a 1-dimensional tensor")
     dim = _wrap_dim(dim, self.dim())
     size = self._shape()[dim]
-    if isinstance(split_size_or_sections, int):
+    if isinstance(split_size_or_sections, numbers.Integral):
         step = split_size_or_sections
         if step < 0 or (step == 0 and size != 0):
             raise RuntimeError(f"split_size can only be 0 if dimension size is 0, but got dimension size of {size}")
@@ -121,7 +122,7 @@ def _as_operand(value, like):
     dtype = like.dtype
     if isinstance(value, builtins.float) and not like.is_floating_point():
         dtype = _tensor.float32
-    elif isinstance(value, int) and not isinstance(value, builtins.bool) and like.dtype is _tensor.bool:
+    elif isinstance(value, numbers.Integral) and not isinstance(value, builtins.bool) and like.dtype is _tensor.bool:
         dtype = _tensor.int64
     return _tensor.tensor(value, dtype=dtype)
 
@@ -449,8 +450,8 @@ def var(self, dim=None, unbiased=True, keepdim=False, *, correction=None):
 def _var(self, dim, unbiased, keepdim, correction):
     if correction is None:
         correction = 1 if unbiased else 0
-    every = dim is None or (not isinstance(dim, int) and len(dim) == 0)
-    dims = list(range(self.dim())) if every else ([dim] if isinstance(dim, int) else list(dim))
+    every = dim is None or (not isinstance(dim, numbers.Integral) and len(dim) == 0)
+    dims = list(range(self.dim())) if every else ([dim] if isinstance(dim, numbers.Integral) else list(dim))
     centered = self - self.mean(None if every else dims, True)
     n = math.prod(self._shape()[_wrap_dim(d, self.dim())] for d in dims) if self.dim() else 1
     return (centered * centered).sum(None if every else dims, keepdim) / builtins.max(n - correction, 0)
@@ -489,7 +490,7 @@ def norm(input, p="fro", dim=None, keepdim=False, out=None, dtype=None):
             return _C._norm(input, 2.0, [], keepdim, None)
         if not isinstance(p, str):
             return _C._norm(input, builtins.float(p), [], keepdim, None)
-    dims = None if dim is None else ([dim] if isinstance(dim, int) else list(dim))
+    dims = None if dim is None else ([dim] if isinstance(dim, numbers.Integral) else list(dim))
     if isinstance(p, str):
         if p == "fro":
             if dtype is not None:
@@ -546,24 +547,64 @@ def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
 
 # ---- factories ----
 
-def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=False):
-    """arange(end), arange(start, end), arange(start, end, step): int64 when all three are integers, else
-    float32; the values start + i * step."""
+def _arange_number(value, position, name):
+    """A bound or step as 1.13's parser reads a Number: a Python or NumPy number, or a 0-dim tensor's value;
+    (value, whether it is an integer). bool reads as an integer."""
+    if isinstance(value, Tensor) and value.dim() == 0:
+        value = value.item()
+    if isinstance(value, numbers.Integral):
+        return builtins.int(value), True
+    if isinstance(value, numbers.Real):
+        return builtins.float(value), False
+    raise TypeError(f"arange(): argument '{name}' (position {position}) must be Number, not {type(value).__name__}")
+
+
+def arange(start=None, end=None, step=1, *, dtype=None, device=None, requires_grad=False):
+    """arange(end), arange(start, end), arange(start, end, step), as 1.13's: int64 when all three are integers,
+    else float32 (the default dtype). The bounds and step are first converted to the dtype's accumulation type
+    (int64 truncates 2.5 to 2, double for floating), the size is ceil((end - start) / step), and floating values
+    are rounded as 1.13's CPU kernel rounds them (Note [arange's rounding] in engine/core/tensor.cpp)."""
+    _tensor._check_device(device)
+    if start is None and end is None:
+        raise TypeError("arange() received an invalid combination of arguments - got (), but expected one of:\n"
+                        " * (Number end, *, Tensor out, torch.dtype dtype, torch.layout layout, torch.device device, "
+                        "bool pin_memory, bool requires_grad)\n"
+                        " * (Number start, Number end, *, torch.dtype dtype, torch.layout layout, torch.device "
+                        "device, bool pin_memory, bool requires_grad)\n"
+                        " * (Number start, Number end, Number step, *, Tensor out, torch.dtype dtype, torch.layout "
+                        "layout, torch.device device, bool pin_memory, bool requires_grad)\n")
     if end is None:
-        start, end = 0, start
+        start, end = 0, _arange_number(start, 1, "end")[0]   # arange(end): the only positional is `end`
+    elif start is None:
+        start = 0                                            # arange(end=5)
+    numbers_ = [_arange_number(v, i + 1, n) for i, (v, n) in enumerate(((start, "start"), (end, "end"),
+                                                                       (step, "step")))]
+    (start, _), (end, _), (step, _) = numbers_
+    if dtype is None:
+        dtype = _tensor.int64 if builtins.all(is_int for _, is_int in numbers_) else _tensor.float32
+    dtype = _tensor.dtype._read(dtype)
+    if dtype is _tensor.bool:
+        raise RuntimeError("\"arange_cpu\" not implemented for 'Bool'")
+    integral = not dtype.is_floating_point
+    if integral:   # Scalar::to<int64_t>: toward zero
+        start, end, step = builtins.int(start), builtins.int(end), builtins.int(step)
     if step == 0:
         raise RuntimeError("step must be nonzero")
-    if (end - start) * step < 0:
+    if not (math.isfinite(start) and math.isfinite(end)):
+        raise RuntimeError(f"unsupported range: {start:g} -> {end:g}")
+    if not ((step > 0 and end >= start) or (step < 0 and end <= start)):
         raise RuntimeError("upper bound and larger bound inconsistent with step sign")
-    all_int = builtins.all(isinstance(v, int) for v in (start, end, step))
-    if dtype is None:
-        dtype = _tensor.int64 if all_int else _tensor.float32
-    n = math.ceil((end - start) / step)
-    if all_int and dtype is _tensor.int64:
-        out = _tensor.arange(n) * step + start if (start, step) != (0, 1) else _tensor.arange(n)
+    size = math.ceil(builtins.float(end - start) / step)
+    if size > 2 ** 63 - 1:
+        raise RuntimeError("invalid size, possible overflow?")
+    if integral:
+        out = _tensor.arange(size, dtype)
+        if (start, step) != (0, 1):
+            out = out * step + start
     else:
-        out = _tensor.tensor([start + i * step for i in range(n)], dtype=_tensor.float64).to(dtype)
-    return out.requires_grad_() if requires_grad else out
+        out = _C._arange_floating(builtins.float(start), builtins.float(step), size, _tensor._c_dtype(dtype),
+                                  _runtime.get_num_threads())   # the threads 1.13 splits a long range over
+    return _tensor._finish(out, requires_grad)
 
 
 def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False):
@@ -586,7 +627,7 @@ def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False)
     exact = [Fraction(start_r) + Fraction(step) * i if i < half else Fraction(end_r) - Fraction(step) * (steps - 1 - i)
              for i in range(steps)]
     out = _tensor.tensor([rounded(v) for v in exact], dtype=_tensor.float64).to(dtype)
-    return out.requires_grad_() if requires_grad else out
+    return _tensor._finish(out, requires_grad)
 
 
 def logspace(start, end, steps, base=10.0, *, dtype=None, device=None, requires_grad=False):
@@ -618,14 +659,14 @@ def logspace(start, end, steps, base=10.0, *, dtype=None, device=None, requires_
                   for i in range(steps)]
     out = _tensor.tensor(values, dtype=_tensor.float64 if dtype.is_floating_point else _tensor.int64)
     out = out.to(dtype) if out.dtype is not dtype else out
-    return out.requires_grad_() if requires_grad else out
+    return _tensor._finish(out, requires_grad)
 
 
 def eye(n, m=None, *, dtype=None, device=None, requires_grad=False):
     m = n if m is None else m
     out = _tensor.tensor([[1 if i == j else 0 for j in range(m)] for i in range(n)],
                          dtype=dtype or _tensor.float32).reshape([n, m])
-    return out.requires_grad_() if requires_grad else out
+    return _tensor._finish(out, requires_grad)
 
 
 def softmax(input, dim, dtype=None):

@@ -17,6 +17,7 @@ with its gradient formula written with differentiable ops (so create_graph works
 """
 import builtins
 import math
+import numbers
 
 import numpy as np
 
@@ -39,7 +40,7 @@ def scalar_name(dtype):
 
 def _is_all(dim):
     """dim not given, None or an empty sequence: every dim."""
-    return dim is None or dim is _NOT_GIVEN or (not isinstance(dim, int) and len(dim) == 0)
+    return dim is None or dim is _NOT_GIVEN or (not isinstance(dim, numbers.Integral) and len(dim) == 0)
 
 
 def _every_dim(x):
@@ -186,7 +187,7 @@ def _no_grad():
 # ---- all, any, count_nonzero ----
 
 def _truth_count(x, dim, keepdim, name):
-    if dim is not None and (isinstance(dim, builtins.bool) or not isinstance(dim, int)):
+    if dim is not None and (isinstance(dim, builtins.bool) or not isinstance(dim, numbers.Integral)):
         raise TypeError(f"{name}() received an invalid combination of arguments - got (dim={type(dim).__name__}, "
                         "), but expected one of:\n * (int dim, bool keepdim)\n * (name dim, bool keepdim)\n * ()\n")
     nonzero = x if x.dtype is _tensor.bool else x != 0
@@ -316,7 +317,7 @@ def aminmax(input, *, dim=None, keepdim=False):
                                "identity.")
         dims = ()
     else:
-        if isinstance(dim, builtins.bool) or not isinstance(dim, int):
+        if isinstance(dim, builtins.bool) or not isinstance(dim, numbers.Integral):
             raise TypeError(f"aminmax(): argument 'dim' must be int, not {type(dim).__name__}")
         d = _wrap_dim(dim, input.dim())
         if input.dim() and input._shape()[d] == 0:
@@ -648,7 +649,7 @@ def prod(input, dim=None, keepdim=False, *, dtype=None):
     elements; bool and int64 give int64, wrapping) and gradient formula, zeros and infinities included."""
     _check_differentiable_dtype(input, dtype, lambda: dim is not None and _wrap_dim(dim, input.dim()))
     out_dtype = _sum_or_prod_dtype(input, dtype)
-    if dim is not None and (isinstance(dim, builtins.bool) or not isinstance(dim, int)):
+    if dim is not None and (isinstance(dim, builtins.bool) or not isinstance(dim, numbers.Integral)):
         raise TypeError(f"prod() received an invalid combination of arguments - got ({type(dim).__name__}), but "
                         "expected one of:\n * (*, torch.dtype dtype)\n * (int dim, bool keepdim, *, torch.dtype "
                         "dtype)\n * (name dim, bool keepdim, *, torch.dtype dtype)\n")

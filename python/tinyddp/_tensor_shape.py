@@ -9,6 +9,7 @@ op is recorded as 1.13's node (tinyddp/_node.py), so grad_fn names are 1.13's to
 import builtins
 import itertools
 import math
+import numbers
 
 from tinyddp import _C, _tensor, _tensor_ops
 from tinyddp._indexing import _take
@@ -139,7 +140,7 @@ def column_stack(tensors):
 def broadcast_shapes(*shapes):
     out = []
     for s in shapes:
-        out = _broadcast_shape(out, [s] if isinstance(s, int) else list(s))
+        out = _broadcast_shape(out, [s] if isinstance(s, numbers.Integral) else list(s))
     return _tensor.Size(out)
 
 
@@ -420,10 +421,10 @@ def chain_matmul(*matrices):
 
 def tensordot(a, b, dims=2):
     """The sum over dims of a and of b (the last `dims` of a with the first of b, or two lists) as one matmul."""
-    if isinstance(dims, int):
+    if isinstance(dims, numbers.Integral):
         dims_a, dims_b = list(range(a.dim() - dims, a.dim())), list(range(dims))
     else:
-        dims_a, dims_b = [[d] if isinstance(d, int) else list(d) for d in dims]
+        dims_a, dims_b = [[d] if isinstance(d, numbers.Integral) else list(d) for d in dims]
     dims_a = [_wrap_dim(d, a.dim()) for d in dims_a]
     dims_b = [_wrap_dim(d, b.dim()) for d in dims_b]
     free_a = [d for d in range(a.dim()) if d not in dims_a]

@@ -40,6 +40,29 @@ TEST(Tensor, ConstructionAndMetadata) {
   EXPECT_EQ(zeros({0, 3}).numel(), 0);
 }
 
+// Note [arange's rounding]: lane j of a vector is rounded from its base, not from start + i * step. Values from
+// PyTorch 1.13's torch.arange on this kind of CPU.
+TEST(Tensor, ArangeRoundsAsPyTorchsCpuKernel) {
+  const std::vector<float> f = arange(-1.0, 0.1, 20, DType::f32).to_vector<float>();
+  EXPECT_EQ(f[10], -2.9802322831784522e-09f);   // base -0.2f (index 8) + 2 * 0.1; start + 10 * step gives 0
+  EXPECT_EQ(f[3], -0.699999988079071f);
+  EXPECT_EQ(f[19], 0.8999999761581421f);         // after the last block of 16: fma(step, 19, start)
+  const std::vector<double> d = arange(-5.2, 0.413, 21, DType::f64).to_vector<double>();
+  EXPECT_EQ(d[5], -3.1350000000000002);
+  EXPECT_EQ(d[8], -1.8960000000000004);
+  EXPECT_EQ(d[20], 3.0599999999999996);
+  // Over 32768 elements each thread's chunk starts a block: with 2 threads, 40010 elements split at 20005, which
+  // starts a vector of its own; the 5 before it are after the first chunk's last block; one thread has no split.
+  const auto at = [](double step, double i) { return static_cast<float>(std::fma(step, i, 0.0)); };
+  const std::vector<float> two = arange(0.0, 0.37, 40010, DType::f32, 2).to_vector<float>();
+  const std::vector<float> one = arange(0.0, 0.37, 40010, DType::f32, 1).to_vector<float>();
+  EXPECT_EQ(two[20005], at(0.37, 20005));
+  EXPECT_EQ(two[20004], at(0.37, 20004));
+  EXPECT_EQ(two[20007], static_cast<float>(std::fma(2.0, 0.37, two[20005])));
+  EXPECT_EQ(one[20005], static_cast<float>(std::fma(5.0, 0.37, at(0.37, 20000))));
+  EXPECT_THROW(arange(0.0, 1.0, 3, DType::i64), Error);   // integral ranges are arange(n) * step + start
+}
+
 TEST(Tensor, ReshapeOfContiguousSharesStorage) {
   const Tensor x = iota({2, 3});
   const Tensor r = x.reshape({3, 2});

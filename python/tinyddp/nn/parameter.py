@@ -13,6 +13,8 @@ class Parameter(Tensor):
     def __init__(self, data=None, requires_grad=True):
         if data is None:
             data = empty(0)
+        if requires_grad and not data.is_floating_point():   # 1.13's Tensor._make_subclass's text
+            raise RuntimeError("Only Tensors of floating point and complex dtype can require gradients")
         _C.Tensor.__init__(self, data.detach())
         self.requires_grad_(requires_grad)
 
