@@ -431,7 +431,8 @@ def _install():
                      "view_as": lambda self, other: self.view(other._shape()),
                      "reshape_as": lambda self, other: self.reshape(other._shape()),
                      "type_as": lambda self, other: self.to(other.dtype),
-                     "mm": mm, "bmm": bmm, "dot": dot, "outer": outer,
+                     "mm": mm, "bmm": bmm, "dot": dot, "outer": outer, "matmul": matmul,
+                     "__matmul__": _matmul_operator,
                      "new_zeros": _new(_tensor.zeros), "new_ones": _new(_tensor.ones),
                      "new_empty": _new(_tensor.empty), "new_full": _new_full, "new_tensor": _new_tensor,
                      "type": _type, "nelement": lambda self: self.numel(),
@@ -485,20 +486,150 @@ def pow(input, exponent):  # noqa: A001
     return input ** exponent
 
 
-def mm(input, other):
-    return input.matmul(other)
+# ---- products, with 1.13's checks and texts ----
+# The engine checks shapes and dtypes in its own words; a script sees the words of the 1.13 kernel that its call
+# reaches (matmul reaches dot, mv, mm or bmm as 1.13's at::matmul dispatches). Shapes are checked before dtypes
+# where 1.13's kernels do so (mm, mv, bmm: a dtype mismatch surfaces in the kernel's data_ptr<T>()).
+_SCALAR_NAMES = {"float32": "Float", "float64": "Double", "int64": "Long", "bool": "Bool"}
+
+
+def _scalar_name(t):
+    return _SCALAR_NAMES[repr(t.dtype)[len("torch."):]]
+
+
+def _check_same_scalar_type(a, b):
+    if a.dtype is not b.dtype:
+        raise RuntimeError(f"expected scalar type {_scalar_name(a)} but found {_scalar_name(b)}")
+
+
+def _check_mm_shapes(sa, sb, a, b):
+    """mat1 (sa) @ mat2 (sb), 2-D shapes, as 1.13's addmm_impl_cpu_; a and b give the dtypes."""
+    if sa[1] != sb[0]:
+        raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({sa[0]}x{sa[1]} and {sb[0]}x{sb[1]})")
+    _check_same_scalar_type(a, b)
+
+
+def _check_mv_shapes(sm, sv, mat, vec):
+    if sm[1] != sv[0]:
+        raise RuntimeError(f"size mismatch, got {sm[0]}, {sm[0]}x{sm[1]},{sv[0]}")
+    _check_same_scalar_type(mat, vec)
+
+
+def _check_mm(input, other):
+    if input.dim() != 2:
+        raise RuntimeError("self must be a matrix")
+    if other.dim() != 2:
+        raise RuntimeError("mat2 must be a matrix")
+    _check_mm_shapes(input._shape(), other._shape(), input, other)
+
+
+def _check_mv(mat, vec):
+    if mat.dim() != 2 or vec.dim() != 1:
+        raise RuntimeError(f"vector + matrix @ vector expected, got 1, {mat.dim()}, {vec.dim()}")
+    _check_mv_shapes(mat._shape(), vec._shape(), mat, vec)
+
+
+def _check_dot(input, other):
+    if input.dim() != 1 or other.dim() != 1:
+        raise RuntimeError(f"1D tensors expected, but got {input.dim()}D and {other.dim()}D tensors")
+    if input.dtype is not other.dtype:
+        raise RuntimeError(f"dot : expected both vectors to have same dtype, but found {_scalar_name(input)} and "
+                           f"{_scalar_name(other)}")
+    n, m = input.numel(), other.numel()
+    if n != m:
+        raise RuntimeError(f"inconsistent tensor size, expected tensor [{n}] and src [{m}] to have the same number "
+                           f"of elements, but got {n} and {m} elements respectively")
+
+
+def _check_bmm_shapes(s1, s2, batch1, batch2):
+    if s2[0] != s1[0] or s2[1] != s1[2]:
+        raise RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: [{s1[0]}, {s1[2]}] but "
+                           f"got: [{s2[0]}, {s2[1]}].")
+    _check_same_scalar_type(batch1, batch2)
+
+
+def _check_bmm(batch1, batch2):
+    if batch1.dim() != 3:
+        raise RuntimeError("batch1 must be a 3D tensor")
+    if batch2.dim() != 3:
+        raise RuntimeError("batch2 must be a 3D tensor")
+    _check_bmm_shapes(batch1._shape(), batch2._shape(), batch1, batch2)
+
+
+def _folds(t, other_dim):
+    """1.13's should_fold: a batch of matrices times a matrix or vector multiplies as one matrix, unless it is a
+    3-D tensor whose last two dims are transposed (it then goes to bmm)."""
+    if t.dim() < 3 or other_dim not in (1, 2):
+        return False
+    sizes, strides = t._shape(), t.stride()
+    return not (t.dim() == 3 and other_dim == 2 and strides[-1] != 1 and strides[0] == sizes[1] * sizes[2])
+
+
+def _check_matmul(a, b):
+    """The checks of the kernel 1.13's at::matmul reaches for a @ b."""
+    da, db = a.dim(), b.dim()
+    if da == 0 or db == 0:
+        raise RuntimeError(f"both arguments to matmul need to be at least 1D, but they are {da}D and {db}D")
+    sa, sb = list(a._shape()), list(b._shape())
+    if da == 1 and db == 1:
+        _check_dot(a, b)
+    elif da == 2 and db == 1:
+        _check_mv(a, b)
+    elif da == 1 and db == 2:
+        _check_mm_shapes([1, sa[0]], sb, a, b)   # a.unsqueeze(0).mm(b)
+    elif da == 2 and db == 2:
+        _check_mm_shapes(sa, sb, a, b)
+    elif _folds(a, db) or _folds(b, da):
+        transpose = db > da   # the batch is b's: (b^T a^T)^T
+        t1 = sb[:-2] + [sb[-1], sb[-2]] if transpose else sa
+        t2 = (sa[::-1] if da == 2 else sa) if transpose else sb
+        first, second = (b, a) if transpose else (a, b)
+        folded = [math.prod(t1[:-1]), t1[-1]]
+        if len(t2) == 2:
+            _check_mm_shapes(folded, t2, first, second)
+        else:
+            _check_mv_shapes(folded, t2, first, second)
+    else:   # bmm over the broadcast batch dims
+        n = sa[-2] if da > 1 else 1
+        m1, m2 = sa[-1], (sb[-2] if db > 1 else sb[0])
+        p = sb[-1] if db > 1 else 1
+        batch = _broadcast_shape(sa[:builtins.max(da - 2, 0)], sb[:builtins.max(db - 2, 0)])
+        count = math.prod(batch)
+        _check_bmm_shapes([count, n, m1], [count, m2, p], a, b)
+
+
+_engine_matmul = Tensor.matmul   # the engine's at::matmul (engine/ops/matmul_forms.cpp), 1.13's nodes
+
+
+def matmul(input, other):
+    _check_matmul(input, other)
+    return _engine_matmul(input, other)
+
+
+def _matmul_operator(self, other):
+    return matmul(self, other) if isinstance(other, Tensor) else NotImplemented
+
+
+def mm(input, mat2):
+    _check_mm(input, mat2)
+    return _engine_matmul(input, mat2)
 
 
 def bmm(input, mat2):
+    _check_bmm(input, mat2)
     return _C.bmm(input, mat2)   # the engine's batched product itself (BmmBackward0), as 1.13's bmm
 
 
 def dot(input, other):
-    return recorded("DotBackward0", [input, other], lambda: input.matmul(other))
+    _check_dot(input, other)
+    return recorded("DotBackward0", [input, other], lambda: _engine_matmul(input, other))
 
 
-def outer(input, other):
-    return input.reshape([-1, 1]) * other   # 1.13's: a column times the row
+def outer(input, vec2):
+    for name, t in (("self", input), ("vec2", vec2)):
+        if t.dim() != 1:
+            raise RuntimeError(f"outer: Expected 1-D argument {name}, but got {t.dim()}-D")
+    return input.reshape([-1, 1]) * vec2   # 1.13's: a column times the row
 
 
 def clamp_min(input, min):  # noqa: A002

@@ -14,6 +14,8 @@ import numbers
 import struct
 from fractions import Fraction
 
+import numpy as np
+
 from tinyddp import _C, _runtime, _tensor, return_types
 from tinyddp._node import recorded
 from tinyddp._tensor import Tensor, _wrap_dim
@@ -323,26 +325,50 @@ def remainder(input, other):
 # ---- gathers ----
 
 def _gather_last(x, index):
-    """x[..., index[..., j]] along the last dim, index of x's leading shape and any last size: rows of one
-    element picked by the engine's embedding (a row gather, EmbeddingBackward0), so it carries x's gradient."""
+    """x[..., index[..., j]] along the last dim, index's leading sizes at most x's: rows of one element picked by
+    the engine's embedding (a row gather, EmbeddingBackward0), so it carries x's gradient."""
     if index.numel() == 0:   # nothing to pick: an empty result still linked to x
         return x.reshape([-1]).narrow(0, 0, 0).reshape(list(index._shape()))
     n = x._shape()[-1] if x.dim() else 1
     lead = list(index._shape()[:-1]) if index.dim() else []
+    x_lead = list(x._shape()[:-1]) if x.dim() else []
     k = index._shape()[-1] if index.dim() else 1
-    rows = builtins.max(1, math.prod(lead))
-    flat = index.detach().reshape([rows, k]).tolist()
-    offsets = [r * n + i for r, row in enumerate(flat) for i in row]
+    rows = np.arange(builtins.max(1, math.prod(lead)), dtype=np.int64)
+    if lead != x_lead:   # index's row r is x's row at the same coordinates
+        rows = np.ravel_multi_index(np.unravel_index(rows, lead), x_lead)
+    flat = np.array(index.detach().reshape([-1]).tolist(), dtype=np.int64).reshape(rows.size, k)
+    offsets = (rows[:, None] * n + flat).reshape(-1).tolist()
     picked = _C._nn.embedding(x.reshape([-1, 1]), _tensor.tensor(offsets, dtype=_tensor.int64))
     return picked.reshape(list(index._shape()))
 
 
-def gather(input, dim, index):
-    """torch.gather: out[i][j] = input[index[i][j]][j] (dim 0) and so on, index of input's dims
-    (GatherBackward0)."""
+def _check_gather(input, dim, index, name="gather"):
+    """1.13's checks of gather (and take_along_dim, which gathers): an int64 index of input's number of dims (a
+    0-dim tensor counts as one), no larger than input but along dim, its values in [0, input.size(dim))."""
+    if index.dtype is not _tensor.int64:
+        raise RuntimeError(f"{name}(): Expected dtype int64 for index")
+    if index.numel() == 0:
+        return
+    if builtins.max(input.dim(), 1) != builtins.max(index.dim(), 1):
+        raise RuntimeError("Index tensor must have the same number of dimensions as input tensor")
+    sizes, isizes = list(input._shape()) or [1], list(index._shape()) or [1]
+    for d in range(len(sizes)):
+        if d != dim and isizes[d] > sizes[d]:
+            raise RuntimeError(f"Size does not match at dimension {d} expected index {list(index._shape())} to be "
+                               f"smaller than self {list(input._shape())} apart from dimension {dim}")
+    values = np.array(index.reshape([-1]).tolist(), dtype=np.int64)
+    bad = (values < 0) | (values >= sizes[dim])
+    if bad.any():
+        raise RuntimeError(f"index {values[bad][0]} is out of bounds for dimension {dim} with size {sizes[dim]}")
+
+
+def gather(input, dim, index, *, sparse_grad=False):
+    """torch.gather: out[i][j] = input[index[i][j]][j] (dim 0) and so on, index of input's dims and no larger
+    but along dim (GatherBackward0)."""
     dim = _wrap_dim(dim, input.dim())
+    _check_gather(input, dim, index)
     last = input.dim() - 1
-    if dim == last:
+    if dim == last or input.dim() == 0:
         return recorded("GatherBackward0", [input], lambda: _gather_last(input, index))
     return recorded("GatherBackward0", [input], lambda: _gather_last(input.transpose(dim, last),
                                                                      index.transpose(dim, last)).transpose(dim, last))

@@ -25,12 +25,12 @@ def _target_positions(shape, dim, index):
     ishape = list(index._shape())
     values = np.array(index.reshape([-1]).tolist(), dtype=np.int64)
     size = shape[dim] if shape else 1
-    bad = (values < -size) | (values >= size)
+    bad = (values < 0) | (values >= size)   # 1.13's scatter kernels take no negative index
     if bad.any():
         raise RuntimeError(f"index {values[bad][0]} is out of bounds for dimension {dim} with size {size}")
     coords = list(np.unravel_index(np.arange(values.size), ishape)) if ishape else []
     if coords:
-        coords[dim] = values % size
+        coords[dim] = values
     strides = [math.prod(shape[d + 1:]) for d in range(len(shape))]
     positions = np.zeros(values.size, dtype=np.int64)
     for c, stride in zip(coords, strides):

@@ -15,7 +15,7 @@ from tinyddp import _C, _tensor, _tensor_ops
 from tinyddp._indexing import _take
 from tinyddp._node import recorded
 from tinyddp._tensor import Tensor, _wrap_dim
-from tinyddp._tensor_forms import _broadcast_shape, flip
+from tinyddp._tensor_forms import _broadcast_shape, _check_mv, flip
 
 
 def _sizes(sizes):
@@ -371,11 +371,6 @@ def _addmm(input, mat1, mat2, beta, alpha):
     return (input * beta if beta != 1 else input) + product
 
 
-def _check_mv(mat, vec):
-    if mat.dim() != 2 or vec.dim() != 1:
-        raise RuntimeError(f"vector + matrix @ vector expected, got {1}, {mat.dim()}, {vec.dim()}")
-
-
 def mv(input, vec):
     _check_mv(input, vec)
     return recorded("MvBackward0", [input, vec], lambda: input.matmul(vec))
@@ -650,10 +645,16 @@ def _einsum(equation, operands):
                 counts[c] = counts.get(c, 0) + 1
         out = "".join(spare) + "".join(sorted(c for c in counts if counts[c] == 1 and c not in spare))
     sizes = {}
-    for term, op in zip(letters_of, ops):
+    for i, (term, op) in enumerate(zip(letters_of, ops)):
         for c, s in zip(term, op._shape()):
-            if c in sizes and sizes[c] != s and 1 not in (s, sizes[c]):
-                raise RuntimeError("einsum(): operands do not broadcast with remapped shapes (original->remapped)")
+            if c in sizes and sizes[c] != s and 1 not in (s, sizes[c]):   # 1.13's texts (its "1has" too)
+                if c in spare:   # counted within this operand's ellipsis dims (the last of the spare letters)
+                    j = spare.index(c) - (len(spare) - builtins.sum(d in spare for d in term))
+                    raise RuntimeError(f"einsum(): dimension {j} covered by ellipsis in operand {i}has "
+                                       f"size {s} which does not broadcast with previously seen ellipsis with size "
+                                       f"{sizes[c]} for the respective dimension")
+                raise RuntimeError(f"einsum(): subscript {c} has size {s} for operand {i} which does not broadcast "
+                                   f"with previously seen size {sizes[c]}")
             sizes[c] = builtins.max(sizes.get(c, 1), s)
     acc, acc_letters = ops[0], letters_of[0]
     acc, acc_letters = _sum_unused(acc, acc_letters, [out] + letters_of[1:])
