@@ -187,6 +187,8 @@ def alpha_dropout_(input, p, train):
 
 
 __all__ += ["as_strided", "alpha_dropout_", "celu_", "clip_", "dropout_", "rrelu_", "selu_", "threshold_"]
+from tinyddp import _aliases  # noqa: E402  (torch.concat, torch.inf, result_type, ...: 1.13's other names)
+_aliases.install(_sys.modules[__name__])
 # every op above with a dim also takes 1.13's NumPy keyword names (axis=, keepdims=)
 from tinyddp import _arg_aliases  # noqa: E402
 _arg_aliases.install(_sys.modules[__name__], Tensor)

@@ -10,6 +10,7 @@ import warnings
 
 from tinyddp import _C, _tensor
 from tinyddp._node import recorded
+from tinyddp.autograd.function import Function
 
 
 def pad(input, pad, mode="constant", value=None):
@@ -31,9 +32,22 @@ def pad(input, pad, mode="constant", value=None):
     return recorded("ConstantPadNdBackward0", [input], lambda: _constant_pad(input, pad, value))
 
 
+class _ContiguousGradient(Function):
+    """The identity, whose gradient arrives contiguous: 1.13's ConstantPadNdBackward0 pads the gradient back into
+    a new tensor, where the cat of _constant_pad would hand back a strided slice of it (and `x.grad.view(n, -1)`,
+    as WGAN-GP's penalty writes it, would fail after a padded convolution)."""
+    @staticmethod
+    def forward(ctx, x):
+        return x.view_as(x)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad.contiguous()
+
+
 def _constant_pad(input, pad, value):
     fill = 0 if value is None else value
-    out = input
+    out = _ContiguousGradient.apply(input) if input.requires_grad and _C.is_grad_enabled() else input
     for k in range(len(pad) // 2):
         dim = input.dim() - 1 - k
         for before, amount in ((True, pad[2 * k]), (False, pad[2 * k + 1])):

@@ -1,6 +1,8 @@
 """torch.nn.Linear over models/nn's Linear: its init (uniform in [-1/sqrt(in), 1/sqrt(in)), weight first, from
 the engine's per-thread generator: the same distribution as PyTorch's, not its values) and its forward
 (addmm for 2-D inputs, so the graph, and with it DDP's gradient order, is PyTorch's)."""
+import math
+
 from tinyddp import _C
 from tinyddp._tensor import _c_dtype
 from tinyddp.nn.modules.module import Module
@@ -55,8 +57,18 @@ class Linear(Module):
             p.requires_grad_(requires_grad)
         object.__setattr__(self, "_own", (weight, bias))
 
-    def extra_repr(self):
-        return self._impl.extra_repr()
+    def reset_parameters(self):
+        """1.13's: the weight kaiming-uniform with a = sqrt(5) (uniform in +-1/sqrt(in_features)), then the bias
+        uniform in +-1/sqrt(fan_in), drawn in place (the C++ layer's tensors keep the values)."""
+        from tinyddp.nn import init
+        init.kaiming_uniform_(self.weight, a=math.sqrt(5))
+        if self.bias is not None:
+            fan_in, _ = init._calculate_fan_in_and_fan_out(self.weight)
+            bound = 1 / math.sqrt(fan_in) if fan_in > 0 else 0
+            init.uniform_(self.bias, -bound, bound)
+
+    def extra_repr(self):   # bias as the attribute holds it now (None after `lin.bias = None`), as 1.13's
+        return f"in_features={self.in_features}, out_features={self.out_features}, bias={self.bias is not None}"
 
 
 class Bilinear(Module):
@@ -75,7 +87,6 @@ class Bilinear(Module):
         self.reset_parameters()
 
     def reset_parameters(self):
-        import math
         from tinyddp.nn import init
         bound = 1 / math.sqrt(self.weight.size(1))
         init.uniform_(self.weight, -bound, bound)

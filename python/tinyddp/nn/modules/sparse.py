@@ -53,6 +53,13 @@ class Embedding(Module):
         return F.embedding(input, self.weight, self.padding_idx, self.max_norm, self.norm_type,
                            self.scale_grad_by_freq, self.sparse)
 
+    def reset_parameters(self):
+        """1.13's: N(0, 1) in place, the padding row zeroed."""
+        with no_grad():
+            self.weight.normal_()
+            if self.padding_idx is not None:
+                self.weight[self.padding_idx].fill_(0)
+
     def extra_repr(self):
         s = f"{self.num_embeddings}, {self.embedding_dim}"
         if self.padding_idx is not None:
@@ -103,6 +110,13 @@ class EmbeddingBag(Module):
         return F.embedding_bag(input, self.weight, offsets, self.max_norm, self.norm_type, self.scale_grad_by_freq,
                                self.mode, self.sparse, per_sample_weights, self.include_last_offset,
                                self.padding_idx)
+
+    def reset_parameters(self):
+        """1.13's: N(0, 1) in place, the padding row zeroed."""
+        with no_grad():
+            self.weight.normal_()
+            if self.padding_idx is not None:
+                self.weight[self.padding_idx].fill_(0)
 
     def extra_repr(self):
         s = f"{self.num_embeddings}, {self.embedding_dim}"
