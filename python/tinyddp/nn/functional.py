@@ -141,10 +141,39 @@ def _warn_target_size(input, target):
                       "same size.", stacklevel=3)
 
 
+def _dtype_mismatch(input, target):
+    """1.13's TensorIterator text for a target whose dtype is not the input's, where a loss kernel iterates over
+    both without promoting them."""
+    from tinyddp._tensor_reduce import scalar_name
+    return RuntimeError(f"Found dtype {scalar_name(target.dtype)} but expected {scalar_name(input.dtype)}")
+
+
+def _loss_failing_backward(node, input, target, loss_of, result_dtype):
+    """A loss whose 1.13 kernel takes a target of another dtype forward (computing in the promoted dtype, giving
+    result_dtype) but whose backward kernel refuses it: the value, recorded as `node`, whose backward raises
+    "Found dtype Double but expected Float" (a float64 or int64 target, e.g. from NumPy, against a float32
+    model)."""
+    from tinyddp._aliases import promote_types
+    from tinyddp._tensor_reduce import _failing_backward
+    from tinyddp.autograd.grad_mode import no_grad
+    common = promote_types(input.dtype, target.dtype)
+    with no_grad():
+        value = loss_of(input.to(common), target.to(common)).to(result_dtype)
+    if not (_C.is_grad_enabled() and input.requires_grad):
+        return value
+    error = _dtype_mismatch(input, target)
+    return recorded(node, [input, target], lambda: _failing_backward(input, (value,), error)[0])
+
+
 def mse_loss(input, target, size_average=None, reduce=None, reduction="mean"):
     """mean((input - target)^2) by the engine's kernel; 'sum' and 'none' composed of engine ops."""
     reduction = _legacy_reduction(size_average, reduce, reduction)
     _warn_target_size(input, target)
+    if target.dtype is not input.dtype:   # 1.13: the promoted value, then "Found dtype ..." in the backward
+        from tinyddp._aliases import promote_types
+        return _loss_failing_backward("MseLossBackward0", input, target,
+                                      lambda x, y: _reduce((x - y) * (x - y), reduction),
+                                      promote_types(input.dtype, target.dtype))
     if reduction == "mean":
         if target.shape != input.shape:   # 1.13 broadcasts them (after the warning above), then its kernel
             from tinyddp._tensor_shape import broadcast_tensors
@@ -353,6 +382,8 @@ def _check_target_size(input, target):
 def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=None, reduction="mean"):
     """-(y log(x) + (1 - y) log(1 - x)), reduced, each log clamped at -100 as 1.13's kernel clamps it."""
     _check_target_size(input, target)
+    if target.dtype is not input.dtype:
+        raise _dtype_mismatch(input, target)
     def composed():
         log_x = input.log().clamp(min=-100)
         log_1mx = (1 - input).log().clamp(min=-100)
@@ -372,6 +403,10 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
     (log(exp(-m) + exp(-x - m)) + m); weight scales each element's loss; both broadcast, as 1.13's."""
     if target.shape != input.shape:   # 1.13's own text here, not binary_cross_entropy's
         raise ValueError(f"Target size ({target.shape}) must be the same as input size ({input.shape})")
+    if not target.is_floating_point() and input.is_floating_point():   # 1.13 writes into the target's dtype
+        from tinyddp._tensor_reduce import scalar_name
+        raise RuntimeError(f"result type {scalar_name(input.dtype)} can't be cast to the desired output type "
+                           f"{scalar_name(target.dtype)}")
     def composed():
         m = (-input).clamp(min=0)
         if pos_weight is None:
@@ -489,16 +524,20 @@ def huber_loss(input, target, reduction="mean", delta=1.0):
         warnings.warn(f"Using a target size ({target.shape}) that is different to the input size ({input.shape}). "
                       "This will likely lead to incorrect results due to broadcasting. Please ensure they have the "
                       "same size.", stacklevel=2)
-    def composed():
-        d = (input - target).abs()
+    def loss_of(x, y):
+        d = (x - y).abs()
         return _reduce(_pick(d < delta, d * d * 0.5, (d - 0.5 * delta) * delta), reduction)
-    return recorded("HuberLossBackward0", [input, target], composed)
+    if target.dtype is not input.dtype:   # 1.13: the value in the input's dtype, then "Found dtype ..." backward
+        return _loss_failing_backward("HuberLossBackward0", input, target, loss_of, input.dtype)
+    return recorded("HuberLossBackward0", [input, target], lambda: loss_of(input, target))
 
 
 def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_target=False):
     """target (log target - input) summed as reduction says (input holds log-probabilities), as 1.13 writes it:
     xlogy(target, target) - target * input (0 where the target is 0). 'batchmean' divides the sum by the batch
     size; 'mean' warns as 1.13's."""
+    if not input.is_floating_point() or not target.is_floating_point():
+        raise RuntimeError("kl_div: Integral inputs not supported.")
     if reduction == "mean":
         warnings.warn("reduction: 'mean' divides the total loss by both the batch size and the support size."
                       "'batchmean' divides only by the batch size, and aligns with the KL div math definition."
@@ -739,8 +778,12 @@ def hinge_embedding_loss(input, target, margin=1.0, size_average=None, reduce=No
 
 
 def soft_margin_loss(input, target, size_average=None, reduce=None, reduction="mean"):
-    return recorded("SoftMarginLossBackward0", [input],
-                    lambda: _reduce((-target * input).exp().log1p(), reduction))
+    """log(1 + exp(-y x)) reduced, in the input's dtype (1.13's kernel writes into it whatever the target's)."""
+    y = target if target.is_floating_point() else target.to(input.dtype)   # -0.0 for a 0 label, as 1.13's
+    def composed():
+        loss = _reduce((-y * input).exp().log1p(), reduction)
+        return loss if loss.dtype is input.dtype else loss.to(input.dtype)
+    return recorded("SoftMarginLossBackward0", [input], composed)
 
 
 def bilinear(input1, input2, weight, bias=None):
