@@ -5,6 +5,7 @@ engine's row gather, then a matmul or a reduction, so every one is differentiabl
 are the compositions'. Each is recorded as 1.13's node (ConvolutionBackward0, MaxPool2DWithIndicesBackward0, ...;
 tinyddp/_node.py).
 """
+import builtins
 import math
 import warnings
 
@@ -138,23 +139,39 @@ def _pool_geometry(input, kernel_size, stride, padding, dilation, ceil_mode, nam
     for p, k in zip(padding, kernel):
         if p > k // 2:
             raise RuntimeError(f"pad should be at most half of kernel size, but got pad={p} and kernel_size={k}")
-    sizes, extra = [], []
-    for size, k, s_, p, d in zip(input.shape[-2:], kernel, stride, padding, dilation):
-        out = (size + 2 * p - d * (k - 1) - 1 + (s_ - 1 if ceil_mode else 0)) // s_ + 1
-        if ceil_mode and (out - 1) * s_ >= size + p:
-            out -= 1
-        if out <= 0:
-            raise RuntimeError(f"Given input size: ({'x'.join(str(v) for v in input.shape[-3:])}). Calculated output "
-                               f"size: ({input.shape[-3]}x{'x'.join(str(v) for v in sizes + [out])}). Output size is "
-                               "too small")
-        sizes.append(out)
-        extra.append(max((out - 1) * s_ + d * (k - 1) + 1 - (size + 2 * p), 0))
+    sizes = [_pool_output_size(size, k, s_, p, d, ceil_mode)
+             for size, k, s_, p, d in zip(input.shape[-2:], kernel, stride, padding, dilation)]
+    if any(out <= 0 for out in sizes):
+        raise RuntimeError(f"Given input size: ({'x'.join(str(v) for v in input.shape[-3:])}). Calculated output "
+                           f"size: ({input.shape[-3]}x{'x'.join(str(v) for v in sizes)}). Output size is too small")
+    extra = [max((out - 1) * s_ + d * (k - 1) + 1 - (size + 2 * p), 0)
+             for out, size, k, s_, p, d in zip(sizes, input.shape[-2:], kernel, stride, padding, dilation)]
     return kernel, stride, padding, dilation, sizes, extra
+
+
+def _pool_output_size(size, k, stride, p, d, ceil_mode):
+    """1.13's pooling_output_shape: floor (or ceil) of the window count; a last window must start inside the
+    input or its left padding."""
+    out = (size + 2 * p - d * (k - 1) - 1 + (stride - 1 if ceil_mode else 0)) // stride + 1
+    if ceil_mode and (out - 1) * stride >= size + p:
+        out -= 1
+    return out
+
+
+def _check_pool2d_dims(input, name):
+    """1.13's texts for a 2-D pooling's input of other than 3 or 4 dims (avg_pool2d's reads size(-3) first)."""
+    if input.dim() in (3, 4):
+        return
+    if name == "avg_pool2d" and input.dim() < 3:
+        d = builtins.max(input.dim(), 1)
+        raise IndexError(f"Dimension out of range (expected to be in range of [{-d}, {d - 1}], but got -3)")
+    raise RuntimeError("non-empty 3D or 4D (batch mode) tensor expected for input")
 
 
 def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
     """The max of each window (padding never wins: it is -inf); with return_indices, also each max's position in
     its (H * W) input plane (the first of equal maxima in the window's row-major order)."""
+    _check_pool2d_dims(input, "max_pool2d")
     return recorded("MaxPool2DWithIndicesBackward0", [input], lambda: _max_pool2d(
         input, kernel_size, stride, padding, dilation, ceil_mode, return_indices))
 
@@ -184,6 +201,7 @@ def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False, coun
                divisor_override=None):
     """Each window's sum over its divisor: divisor_override, else the window's elements inside the padded input
     (count_include_pad) or inside the input itself; ceil_mode's overhang never counts."""
+    _check_pool2d_dims(input, "avg_pool2d")
     return recorded("AvgPool2DBackward0", [input], lambda: _avg_pool2d(
         input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override))
 
@@ -236,6 +254,60 @@ def _conv_padding(padding, kernel, stride, dilation, n):
     return _ntuple(padding, n), None
 
 
+_TYPE_NAMES = {"float32": "float", "float64": "double", "int64": "long int", "bool": "bool"}   # C++'s, as 1.13 prints
+
+
+def _scalar_type(t):
+    return {"float32": "Float", "float64": "Double", "int64": "Long", "bool": "Bool"}[repr(t.dtype)[6:]]
+
+
+def _check_convolution(input, weight, bias, stride, padding, dilation, groups, transposed, bias_type_first=False):
+    """1.13's checks of a convolution of a batched input (N, C, *spatial), in its order and words: the bias's
+    dtype (conv2d and conv3d check it first), then check_shape_forward (padding, stride, the weight's dims,
+    groups, channels, the bias's size, a kernel larger than the padded input), then the kernel's dtypes."""
+    if bias_type_first and bias is not None and bias.dtype is not input.dtype:
+        raise RuntimeError(f"Input type ({_TYPE_NAMES[repr(input.dtype)[6:]]}) and bias type "
+                           f"({_TYPE_NAMES[repr(bias.dtype)[6:]]}) should be the same")
+    if any(p < 0 for p in padding):
+        raise RuntimeError("negative padding is not supported")
+    if any(s_ <= 0 for s_ in stride):
+        raise RuntimeError("non-positive stride is not supported")
+    w = list(weight.shape)
+    if weight.dim() != input.dim():
+        raise RuntimeError(f"Expected {weight.dim()}-dimensional input for {weight.dim()}-dimensional weight {w}, but "
+                           f"got {input.dim()}-dimensional input of size {list(input.shape)} instead")
+    if w[0] < groups:
+        raise RuntimeError(f"Given groups={groups}, expected weight to be at least {groups} at dimension 0, but got "
+                           f"weight of size {w} instead")
+    if w[0] % groups != 0:   # 1.13's text has the doubled brackets
+        raise RuntimeError(f"Given groups={groups}, expected weight to be divisible by {groups} at dimension 0, but "
+                           f"got weight of size [{w}] instead")
+    channels = input.shape[1]
+    if not transposed:
+        if channels != w[1] * groups:
+            raise RuntimeError(f"Given groups={groups}, weight of size {w}, expected input{list(input.shape)} to "
+                               f"have {w[1] * groups} channels, but got {channels} channels instead")
+        if bias is not None and (bias.dim() != 1 or bias.shape[0] != w[0]):
+            raise RuntimeError(f"Given weight of size {w}, expected bias to be 1-dimensional with {w[0]} elements, "
+                               f"but got bias of size {list(bias.shape)} instead")
+        padded = [size + 2 * p for size, p in zip(input.shape[2:], padding)]
+        kernel = [d * (k - 1) + 1 for k, d in zip(w[2:], dilation)]
+        if any(a < k for a, k in zip(padded, kernel)):
+            raise RuntimeError(f"Calculated padded input size per channel: ({' x '.join(map(str, padded))}). Kernel "
+                               f"size: ({' x '.join(map(str, kernel))}). Kernel size can't be greater than actual "
+                               "input size")
+    else:
+        if channels != w[0]:
+            raise RuntimeError(f"Given transposed=1, weight of size {w}, expected input{list(input.shape)} to have "
+                               f"{w[0]} channels, but got {channels} channels instead")
+        if bias is not None and (bias.dim() != 1 or bias.shape[0] != w[1] * groups):
+            raise RuntimeError(f"Given transposed=1, weight of size {w}, expected bias to be 1-dimensional with "
+                               f"{w[1] * groups} elements, but got bias of size {list(bias.shape)} instead")
+    for other in (weight, bias):
+        if other is not None and other.dtype is not input.dtype:
+            raise RuntimeError(f"expected scalar type {_scalar_type(input)} but found {_scalar_type(other)}")
+
+
 def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     """Cross-correlation of a (N, C, H, W) or (C, H, W) input with a (O, C / groups, kh, kw) weight; groups run as
     separate convolutions over their channel slices, concatenated."""
@@ -246,8 +318,12 @@ def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     if input.dim() == 3:   # unbatched: 1.13 convolves input.unsqueeze(0) and squeezes the batch dim off
         return conv2d(input.unsqueeze(0), weight, bias, stride, padding if extra is None else "same", dilation,
                       groups).squeeze(0)
+    if input.dim() != 4:
+        raise RuntimeError(f"Expected 3D (unbatched) or 4D (batched) input to conv2d, but got input of size: "
+                           f"{list(input.shape)}")
     if extra is not None:
         input = pad(input, extra)
+    _check_convolution(input, weight, bias, stride, padding, dilation, groups, False, bias_type_first=True)
     return recorded("ConvolutionBackward0", [input, weight, bias],
                     lambda: _grouped_conv2d(input, weight, bias, stride, padding, dilation, groups))
 
@@ -283,15 +359,21 @@ def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
         padding_2d = (0, _ntuple(padding, 1)[0])
     if input.dim() == 2:   # unbatched, as conv2d's
         return conv1d(input.unsqueeze(0), weight, bias, stride, padding, dilation, groups).squeeze(0)
+    if not isinstance(padding, str):   # 'same' pads as conv2d's; its kernel then fits
+        _check_convolution(input, weight, bias, _ntuple(stride, 1), _ntuple(padding, 1), _ntuple(dilation, 1),
+                           groups, False)
     return recorded("ConvolutionBackward0", [input, weight, bias], lambda: conv2d(
         input.unsqueeze(-2), weight.unsqueeze(2), bias, (1, _ntuple(stride, 1)[0]), padding_2d,
         (1, _ntuple(dilation, 1)[0]), groups).squeeze(-2))
 
 
 def _pool1d(pool2d, input, kernel_size, stride, padding, **kwargs):
-    if input.dim() not in (2, 3):
-        raise RuntimeError(f"Expected 2D (unbatched) or 3D (batched) input, but got input of size: "
-                           f"{list(input.shape)}")
+    if input.dim() not in (2, 3):   # 1.13's texts
+        if pool2d is max_pool2d:
+            raise RuntimeError(f"max_pool1d: Expected 2D or 3D (batch mode) tensor with optional 0 dim batch size "
+                               f"for input, but got:{list(input.shape)}")
+        raise RuntimeError(f"Expected 2 to 3 dimensions, but got {input.dim()}-dimensional tensor for argument #1 "
+                           "'self' (while checking arguments for avg_pool1d)")
     k = _ntuple(kernel_size, 1)[0]
     s = k if stride is None or (isinstance(stride, (list, tuple)) and len(stride) == 0) else _ntuple(stride, 1)[0]
     out = pool2d(input.unsqueeze(-2), (1, k), (1, s), (0, _ntuple(padding, 1)[0]), **kwargs)
@@ -299,6 +381,15 @@ def _pool1d(pool2d, input, kernel_size, stride, padding, **kwargs):
 
 
 def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
+    if input.dim() in (2, 3) and not return_indices and not (input.requires_grad and _C.is_grad_enabled()):
+        # 1.13's max_pool1d without indices or gradient has a kernel of its own: an empty output is no error there
+        k, p, d = _ntuple(kernel_size, 1)[0], _ntuple(padding, 1)[0], _ntuple(dilation, 1)[0]
+        s_ = k if stride is None or (isinstance(stride, (list, tuple)) and len(stride) == 0) else _ntuple(stride, 1)[0]
+        out = _pool_output_size(input.shape[-1], k, s_, p, d, ceil_mode)
+        if out < 0:
+            raise RuntimeError(f"max_pool1d() Invalid computed output size: {out}")
+        if out == 0 and p <= k // 2:
+            return _tensor.empty(*input.shape[:-1], 0, dtype=input.dtype)
     return _pool1d(max_pool2d, input, kernel_size, stride, padding, dilation=(1, _ntuple(dilation, 1)[0]),
                    ceil_mode=ceil_mode, return_indices=return_indices)
 
@@ -318,6 +409,10 @@ def _adaptive_pool(input, output_size, reduce, name, n_spatial):
     if input.dim() not in (n_spatial + 1, n_spatial + 2):
         raise RuntimeError(f"{name}(): Expected {n_spatial + 1}D or {n_spatial + 2}D tensor, but got "
                            f"{list(input.shape)}")
+    for dim in range(input.dim() - n_spatial, input.dim()):
+        if input.shape[dim] == 0:
+            raise RuntimeError(f"{name}(): Expected input to have non-zero size for non-batch dimensions, but input "
+                               f"has sizes {list(input.shape)} with dimension {dim} being empty")
     sizes = _ntuple(output_size, n_spatial)
     out = input
     for k, size in enumerate(sizes):
@@ -674,6 +769,7 @@ def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_paddi
     stride, padding, output_padding, dilation = _pair(stride), _pair(padding), _pair(output_padding), _pair(dilation)
     if any(o >= s and o >= d for o, s, d in zip(output_padding, stride, dilation)):
         raise RuntimeError("output padding must be smaller than either stride or dilation")
+    _check_convolution(input, weight, bias, stride, padding, dilation, groups, True)
     return recorded("ConvolutionBackward0", [input, weight, bias], lambda: _grouped_conv_transpose2d(
         input, weight, bias, stride, padding, output_padding, groups, dilation))
 
@@ -698,6 +794,7 @@ def conv_transpose1d(input, weight, bias=None, stride=1, padding=0, output_paddi
         return conv_transpose1d(input.unsqueeze(0), weight, bias, stride, padding, output_padding, groups,
                                 dilation).squeeze(0)
     one = lambda v: _ntuple(v, 1)[0]   # noqa: E731
+    _check_convolution(input, weight, bias, (one(stride),), (one(padding),), (one(dilation),), groups, True)
     return recorded("ConvolutionBackward0", [input, weight, bias], lambda: conv_transpose2d(
         input.unsqueeze(-2), weight.unsqueeze(2), bias, (1, one(stride)), (0, one(padding)), (0, one(output_padding)),
         groups, (1, one(dilation))).squeeze(-2))
@@ -898,6 +995,7 @@ def conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     x, _ = _batched(input, "conv3d", 3)
     if extra is not None:
         x = pad(x, extra)
+    _check_convolution(x, weight, bias, stride, padding, dilation, groups, False, bias_type_first=True)
     return recorded("ConvolutionBackward0", [x, weight, bias],
                     lambda: _conv3d(x, weight, bias, stride, padding, dilation, groups))
 

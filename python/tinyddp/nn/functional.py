@@ -200,6 +200,39 @@ def _class_weights(weight, target, valid, dtype):
     return _pick(valid, picked, picked * 0)
 
 
+def _check_nll(input, target, weight):
+    """1.13's checks of nll_loss_nd and the kernel it reaches (nll_loss for 1-D and 2-D input, nll_loss2d for
+    4-D, and for 3-D or more than 4 dims nll_loss2d of the (N, C, 1, -1) view), in its order and words; then
+    the target's dtype."""
+    from tinyddp._tensor_reduce import scalar_name
+    if input.dim() < 1:
+        raise ValueError(f"Expected 1 or more dimensions (got {input.dim()})")
+    if input.dim() != 1 and (target.dim() == 0 or input.shape[0] != target.shape[0]):
+        raise ValueError(f"Expected input batch_size ({input.shape[0]}) to match target batch_size "
+                         f"({target.shape[0] if target.dim() else 1}).")
+    shape, tshape = list(input.shape), list(target.shape)
+    if input.dim() <= 2:
+        if target.dim() > 1:
+            raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
+        if not (input.dim() == 1 and target.dim() == 0) and shape[0] != (tshape[0] if tshape else 1):
+            raise RuntimeError(f"size mismatch (got input: {shape}, target: {tshape})")
+        if weight is not None and (weight.dim() != 1 or weight.numel() != shape[-1]):
+            raise RuntimeError(f"weight tensor should be defined either for all {shape[-1]} classes or no classes but "
+                               f"got weight tensor of shape: {list(weight.shape)}")
+    else:
+        if input.dim() != 4 and tshape[1:] != shape[2:]:
+            raise RuntimeError(f"Expected target size {[shape[0]] + shape[2:]}, got {tshape}")
+        if input.dim() == 4 and target.dim() != 3:
+            raise RuntimeError(f"only batches of spatial targets supported (3D tensors) but got targets of dimension: "
+                               f"{target.dim()}")
+        if weight is not None and weight.numel() != shape[1]:
+            raise RuntimeError("weight tensor should be defined either for all or no classes")
+        if input.dim() == 4 and tshape[1:] != shape[2:]:   # 1.13's text has no closing parenthesis
+            raise RuntimeError(f"size mismatch (got input: {shape} , target: {tshape}")
+    if target.dtype is not _tensor.int64:
+        raise RuntimeError(f"expected scalar type Long but found {scalar_name(target.dtype)}")
+
+
 def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None, reduction="mean"):
     """-input[n, target[n]] weighted by the target's class weight; 'mean' divides by the sum of the weights of the
     targets not ignored. The plain mean over (N, C) input is the engine's kernel; the rest composed of engine ops
@@ -207,6 +240,7 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
     reduction = _legacy_reduction(size_average, reduce, reduction)
     if reduction not in ("mean", "sum", "none"):
         raise ValueError(f"{reduction} is not a valid value for reduction")
+    _check_nll(input, target, weight)
     if weight is None and reduction == "mean" and input.dim() == 2 and not bool((target == ignore_index).any()):
         return _C._nn.nll_loss(input, target)
     if input.dim() == 3 or input.dim() > 4:
@@ -254,9 +288,18 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
         raise ValueError(f"{reduction} is not a valid value for reduction")
     if not 0.0 <= label_smoothing <= 1.0:
         raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
-    probabilities = target.is_floating_point() and target.shape == input.shape
-    if target.is_floating_point() and not probabilities:
-        return _C._nn.cross_entropy(input, target)   # 1.13 reads it as class indices, and refuses their dtype
+    probabilities = target.shape == input.shape   # 1.13: soft targets whenever the shapes are equal
+    if probabilities and not target.is_floating_point():
+        from tinyddp._tensor_reduce import scalar_name
+        raise RuntimeError(f"Expected floating point type for target with class probabilities, got "
+                           f"{scalar_name(target.dtype)}")
+    if probabilities and ignore_index >= 0:
+        raise RuntimeError("ignore_index is not supported for floating point target")
+    if not input.is_floating_point():   # 1.13's log_softmax refuses it first
+        from tinyddp._tensor_reduce import scalar_name
+        raise RuntimeError(f"\"log_softmax_lastdim_kernel_impl\" not implemented for '{scalar_name(input.dtype)}'")
+    if not probabilities:
+        _check_nll(input, target, weight)
     if (not probabilities and weight is None and label_smoothing == 0.0 and reduction == "mean"
             and input.dim() == 2 and not bool((target == ignore_index).any())):
         return _C._nn.cross_entropy(input, target)
@@ -595,12 +638,17 @@ def _per_channel(t, ndim):
 
 
 def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
-    if input.dim() < 2:
-        raise RuntimeError(f"Expected at least 2 dimensions for input tensor but received {input.dim()}")
+    if input.dim() < 2:   # 1.13 reads input.size(1) first
+        d = builtins.max(input.dim(), 1)
+        raise IndexError(f"Dimension out of range (expected to be in range of [{-d}, {d - 1}], but got 1)")
     channels = input.shape[1]
     if channels % num_groups != 0:
         raise RuntimeError(f"Expected number of channels in input to be divisible by num_groups, but got input of "
                            f"shape {list(input.shape)} and num_groups={num_groups}")
+    for name, t in (("weight", weight), ("bias", bias)):
+        if t is not None and (t.dim() != 1 or t.numel() != channels):
+            raise RuntimeError(f"Expected {name} to be a vector of size equal to the number of channels in input, but "
+                               f"got {name} of shape {list(t.shape)} and input of shape {list(input.shape)}")
     def normalized():
         out = _normalize_groups(input, num_groups, eps)
         if weight is not None:
@@ -617,6 +665,11 @@ def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=
     are updated as 1.13's (the mean over the batch of each plane's mean and unbiased variance). 1.13's graph: a
     batch norm of the (1, N C, *) view (NativeBatchNormBackward0), viewed back (ViewBackward0)."""
     shape = list(input.shape)
+    planes = shape[0] * shape[1]
+    for name, t in (("running_mean", running_mean), ("running_var", running_var), ("weight", weight),
+                    ("bias", bias)):   # 1.13 batch-normalizes (1, N C, ...) with each repeated N times
+        if t is not None and t.numel() * shape[0] != planes:
+            raise RuntimeError(f"{name} should contain {planes} elements not {t.numel() * shape[0]}")
     folded = recorded("NativeBatchNormBackward0", [input, weight, bias], lambda: _instance_norm(
         input, running_mean, running_var, weight, bias, use_input_stats, momentum, eps).reshape(
         [1, shape[0] * shape[1]] + shape[2:]))
