@@ -444,7 +444,17 @@ void bind_tensor(py::module_& m) {
                                 py::handle(PyExc_UserWarning));
             return to_py_same(t.grad());
           },
-          [](const Tensor& t, const py::object& g) { t.set_grad(from_py(g)); })
+          [](py::object self, const py::object& g) {   // 1.13's checks, in its order and words
+            if (!g.is_none() && !py::isinstance<Tensor>(g))
+              throw py::type_error("assigned grad expected to be a Tensor or None but got grad of type" +
+                                   py::str(py::type::handle_of(g).attr("__name__")).cast<std::string>());
+            const Tensor& t = self.cast<const Tensor&>();
+            if (g.is(self)) throw std::runtime_error("can't assign Variable as its own grad");
+            const Tensor grad = g.is_none() ? Tensor() : g.cast<Tensor>();
+            if (grad.defined() && grad.dtype() != t.dtype())
+              throw std::runtime_error("assigned grad has data of a different type");
+            t.set_grad(grad);
+          })
       .def_property_readonly("grad_fn", [](const Tensor& t) { return node_to_py(t.grad_fn()); })
       .def("detach", &Tensor::detach, release())
       .def("retain_grad", &Tensor::retain_grad, release())

@@ -76,7 +76,17 @@ def _c_dtype(d, default=float32):
 
 
 class Size(tuple):
-    """torch.Size: a tuple of ints that prints as ``torch.Size([2, 3])``."""
+    """torch.Size: a tuple of ints that prints as ``torch.Size([2, 3])``; other integers (NumPy's, 0-dim integer
+    tensors) are read as ints, anything else is 1.13's TypeError."""
+
+    def __new__(cls, sizes=()):
+        sizes = list(sizes)
+        for k, d in enumerate(sizes):
+            if isinstance(d, Tensor) and d.dim() == 0 and not d.is_floating_point():
+                sizes[k] = int(d)
+            elif not isinstance(d, numbers.Integral):
+                raise TypeError(f"torch.Size() takes an iterable of 'int' (item {k} is '{type(d).__name__}')")
+        return super().__new__(cls, (int(d) for d in sizes))
 
     def __repr__(self):
         return f"torch.Size({list(self)})"
@@ -125,7 +135,11 @@ def _shape(size, fn="size", of="SymInts"):
         if not integer(d):
             raise TypeError(f"{fn}(): argument 'size' must be tuple of {of}, but found element of type "
                             f"{type(d).__name__} at pos {k + 1}")
-    return [int(d) for d in sizes]
+    sizes = [int(d) for d in sizes]
+    for d in sizes:
+        if d < 0:
+            raise RuntimeError(f"Trying to create tensor with negative dimension {d}: {sizes}")
+    return sizes
 
 
 # ---- Tensor methods that are presentation or argument parsing ----
@@ -429,15 +443,20 @@ def _read_nested(data, dim, shape, flat):
         if isinstance(data, Tensor):
             data = data.item()
         if not isinstance(data, (int, builtins.float)) and not _is_numpy_scalar(data):   # bool is an int
-            raise TypeError(f"new(): invalid data type '{type(data).__name__}'")
+            if isinstance(data, str):
+                raise TypeError(f"new(): invalid data type '{type(data).__name__}'")
+            raise RuntimeError(f"Could not infer dtype of {type(data).__name__}")
         flat.append(data)
         return
-    if not isinstance(data, (list, tuple)):
+    if not isinstance(data, _SEQUENCES):
         raise ValueError(f"expected sequence of length {shape[dim]} at dim {dim} (got {type(data).__name__})")
     if len(data) != shape[dim]:
         raise ValueError(f"expected sequence of length {shape[dim]} at dim {dim} (got {len(data)})")
     for item in data:
         _read_nested(item, dim + 1, shape, flat)
+
+
+_SEQUENCES = (list, tuple, range)   # what 1.13 reads as a sequence of elements (PySequence_Check, less str)
 
 
 def _is_numpy_scalar(v):
@@ -480,7 +499,7 @@ def tensor(data, dtype=None, device=None, requires_grad=False):
         out = from_numpy(numpy.asarray(data))
         return _finish(out if dtype is None else out.to(dtype), requires_grad)
     shape, probe = [], data
-    while isinstance(probe, (list, tuple)):
+    while isinstance(probe, _SEQUENCES):
         shape.append(len(probe))
         if not probe:
             break
@@ -490,6 +509,8 @@ def tensor(data, dtype=None, device=None, requires_grad=False):
     if dtype is None:
         dtype = _inferred_dtype(flat)
     flat = [v.item() if _is_numpy_scalar(v) else v for v in flat]
+    if any(isinstance(v, int) and not -2 ** 63 <= v < 2 ** 63 for v in flat):
+        raise RuntimeError("Overflow when unpacking long")
     if dtype is int64:
         flat = [builtins.int(v) for v in flat]    # floats truncate toward zero, as 1.13's cast
     elif dtype is bool:
@@ -580,13 +601,19 @@ def is_tensor(obj):
     return isinstance(obj, Tensor)
 
 
+def _tensor_sequence(tensors, fn):
+    if isinstance(tensors, Tensor):   # 1.13 does not iterate a tensor here
+        raise TypeError(f"{fn}(): argument 'tensors' (position 1) must be tuple of Tensors, not Tensor")
+    return list(tensors)
+
+
 def cat(tensors, dim=0):
-    return _C.cat(list(tensors), dim)
+    return _C.cat(_tensor_sequence(tensors, "cat"), dim)
 
 
 def stack(tensors, dim=0):
     """The tensors (all of one shape) joined along a new dim (StackBackward0)."""
-    tensors = list(tensors)
+    tensors = _tensor_sequence(tensors, "stack")
     if not tensors:   # before tensors[0] (the engine checks the shapes)
         raise RuntimeError("stack expects a non-empty TensorList")
     return _C.stack(tensors, _wrap_dim(dim, tensors[0].dim() + 1))
@@ -664,6 +691,17 @@ def ge(input, other):
 
 def logical_not(input):
     return input.logical_not()
+
+
+_engine_logical_not = Tensor.logical_not
+
+
+def _logical_not(self):
+    """1.13's: True where an element is 0, for tensors of any dtype (the engine's op takes bools)."""
+    return _engine_logical_not(self) if self.dtype is bool else self == 0
+
+
+Tensor.logical_not = _logical_not
 
 
 def flatten(input, start_dim=0, end_dim=-1):

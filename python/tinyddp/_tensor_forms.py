@@ -165,6 +165,8 @@ def index_select(input, dim, index):
     1.13's checks; of a 0-dim tensor its one element (every index must be 0)."""
     if index.dim() > 1:
         raise IndexError("index_select(): Index is supposed to be a vector")
+    if index.dtype is not _tensor.int64:
+        raise RuntimeError("index_select(): Expected dtype int32 or int64 for index")
     d = _wrap_dim(dim, input.dim())
     picks = index.reshape([-1]).tolist()
     size = input._shape()[d] if input.dim() else 1

@@ -270,6 +270,8 @@ def _host_elementwise(self, other, name, int_fn, float_fn, reverse=False):
         probe = a * 0 + b * 0   # the engine's promotion and broadcasting decide the dtype and the shape
         shape = list(probe._shape())
         flat_a = _C.expand(a.to(probe.dtype), shape).reshape([-1]).tolist()
+        if not isinstance(b, Tensor) and probe.is_floating_point():   # a number divides in the tensor's dtype
+            b = _tensor.tensor(b, dtype=probe.dtype).item()
         flat_b = (_C.expand(b.to(probe.dtype), shape).reshape([-1]).tolist() if isinstance(b, Tensor)
                   else [b] * len(flat_a))
     if reverse:
@@ -690,6 +692,9 @@ def logspace(start, end, steps, base=10.0, *, dtype=None, device=None, requires_
 
 def eye(n, m=None, *, dtype=None, device=None, requires_grad=False):
     m = n if m is None else m
+    for name, v in (("n", n), ("m", m)):
+        if v < 0:
+            raise RuntimeError(f"{name} must be greater or equal to 0, got {v}")
     out = _tensor.tensor([[1 if i == j else 0 for j in range(m)] for i in range(n)],
                          dtype=dtype or _tensor.float32).reshape([n, m])
     return _tensor._finish(out, requires_grad)

@@ -161,10 +161,28 @@ def multinomial(input, num_samples, replacement=False, *, generator=None):
     return _tensor.tensor(out, dtype=_tensor.int64).reshape(list(input._shape()[:-1]) + [num_samples])
 
 
+_engine_random_ = Tensor.random_   # random_(): the whole range of the dtype (engine/ops/random.cpp)
+
+
+def random_(self, *args, generator=None, **kwargs):
+    """random_(), random_(to) or random_(from, to): integers in [from, to), drawn as 1.13's random_from_to
+    kernel draws them (one 32-bit word per element, a 64-bit one for ranges of 2^32 or more: randint's
+    draws), written in self's dtype."""
+    bounds = list(args) + [kwargs.pop(k) for k in ("from", "to") if k in kwargs]
+    if kwargs or len(bounds) > 2:
+        raise TypeError(f"random_() received an invalid combination of arguments - got {len(args)} positional "
+                        f"and {sorted(kwargs)} keyword arguments")
+    if not bounds:
+        return _engine_random_(self, generator=generator)
+    low, high = (0, bounds[0]) if len(bounds) == 1 else bounds
+    values = _tensor.randint(low, high, tuple(self.shape), generator=generator)
+    return self.copy_(values if self.dtype is _tensor.int64 else values.to(self.dtype))
+
+
 def _install():
     for name, fn in {"exponential_": exponential_, "cauchy_": cauchy_, "geometric_": geometric_,
                      "log_normal_": log_normal_, "multinomial": multinomial, "bernoulli": bernoulli,
-                     "bernoulli_": bernoulli_}.items():
+                     "bernoulli_": bernoulli_, "random_": random_}.items():
         setattr(Tensor, name, fn)
 
 

@@ -33,11 +33,28 @@ def unflatten(input, dim, sizes):
     if input.dim() == 0:
         raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
     shape = list(input._shape())
-    sizes = [int(s) for s in sizes]
+    sizes_given = sizes = [int(s) for s in sizes]
+    if not sizes:
+        raise RuntimeError("unflatten: sizes must be non-empty")
+    if sizes.count(-1) > 1:   # infer_size's other errors reach the script wrapped, as 1.13's
+        raise RuntimeError("unflatten got an unexpected error:\nonly one dimension can be inferred")
+    for s in sizes:
+        if s < -1:
+            raise RuntimeError(f"unflatten got an unexpected error:\ninvalid shape dimension {s}")
+    known = math.prod(s for s in sizes if s != -1)
+    if sizes.count(-1) == 1 and known == 0 and shape[dim] == 0:
+        raise RuntimeError(f"cannot reshape tensor of 0 elements into shape {sizes} because the unspecified "
+                           "dimension size -1 can be any value and is ambiguous")
     if sizes.count(-1) == 1:
-        known = math.prod(s for s in sizes if s != -1)
         if known and shape[dim] % known == 0:
             sizes[sizes.index(-1)] = shape[dim] // known
+        elif known == 0 or shape[dim] % known != 0:
+            sizes = None
+    elif known != shape[dim]:
+        sizes = None
+    if sizes is None:   # 1.13 rewrites infer_size's "shape '[...]' is invalid" into its own words
+        raise RuntimeError(f"unflatten: Provided sizes {[int(s) for s in sizes_given]} don't multiply up to the "
+                           f"size of dim {dim} ({shape[dim]}) in the input tensor")
     return input.view(shape[:dim] + sizes + shape[dim + 1:])
 
 

@@ -427,6 +427,8 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
     _check_target_size(input, target)
     if target.dtype is not input.dtype:
         raise _dtype_mismatch(input, target)
+    if bool(((input < 0) | (input > 1) | input.isnan()).any()):   # 1.13's kernel checks every element
+        raise RuntimeError("all elements of input should be between 0 and 1")
     def composed():
         log_x = input.log().clamp(min=-100)
         log_1mx = (1 - input).log().clamp(min=-100)
