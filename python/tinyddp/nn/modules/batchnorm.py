@@ -48,14 +48,17 @@ class _NormBase(Module):
     def _check_input_dim(self, input):
         raise NotImplementedError
 
-    def _upgrade_state_dict(self, state_dict, prefix, local_metadata):
-        """1.13's _NormBase._load_from_state_dict: a state dict of version 1, or one without metadata (a DDP
-        checkpoint's keys stripped into a new dict, say), may lack num_batches_tracked, which then loads as 0."""
+    def _load_from_state_dict(self, state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys,
+                              error_msgs):
+        """1.13's: a state dict of version 1, or one without metadata (a DDP checkpoint's keys stripped into a new
+        dict, say), may lack num_batches_tracked, which then loads as 0."""
         version = local_metadata.get("version", None)
         if (version is None or version < 2) and self.track_running_stats:
             key = prefix + "num_batches_tracked"
             if key not in state_dict:
                 state_dict[key] = _tensor.tensor(0, dtype=_tensor.int64)
+        super()._load_from_state_dict(state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys,
+                                      error_msgs)
 
     def extra_repr(self):
         return ("{num_features}, eps={eps}, momentum={momentum}, affine={affine}, "

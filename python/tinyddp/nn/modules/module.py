@@ -6,8 +6,10 @@ under the first name it was reached by. The module tree is Python's; every tenso
 in-place zeroing, copies in load_state_dict) runs in the engine. models/nn's C++ Module cannot hold Python
 children or buffers, so the walk is written here once for Python modules.
 """
+import functools
 import warnings
 from collections import OrderedDict, namedtuple
+from collections.abc import Mapping
 
 from tinyddp import _C
 from tinyddp._device import _NO_CUDA, _parse_to
@@ -17,6 +19,9 @@ from tinyddp.autograd.grad_mode import no_grad
 from tinyddp.nn.parameter import Parameter
 from tinyddp._tensor_more import typename as _typename   # 1.13's texts name a tensor by type(): 'torch.FloatTensor'
 from tinyddp._object_repr import object_repr
+
+
+_EXTRA_STATE_KEY = "_extra_state"   # the key suffix of a module's get_extra_state() value
 
 
 class _IncompatibleKeys(namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])):
@@ -155,6 +160,8 @@ class Module:
         object.__setattr__(self, "_forward_pre_hooks", OrderedDict())
         object.__setattr__(self, "_forward_hooks", OrderedDict())
         object.__setattr__(self, "_backward_hooks", OrderedDict())
+        object.__setattr__(self, "_state_dict_hooks", OrderedDict())
+        object.__setattr__(self, "_load_state_dict_pre_hooks", OrderedDict())
         object.__setattr__(self, "_load_state_dict_post_hooks", OrderedDict())
 
     def forward(self, *input):
@@ -267,63 +274,33 @@ class Module:
         self._forward_hooks[handle.id] = hook
         return handle
 
-    def register_load_state_dict_post_hook(self, hook):
-        """hook(module, incompatible_keys) after load_state_dict has loaded this module's subtree; it may edit the
-        keys' lists in place (the root's edits count for strict), and must return None."""
-        hooks = self.__dict__.setdefault("_load_state_dict_post_hooks", OrderedDict())
+    def _hooks(self, name):
+        """The hook dict `name`, made on first use (a module unpickled from an older tinyddp has none)."""
+        return self.__dict__.setdefault(name, OrderedDict())
+
+    def _register_state_dict_hook(self, hook):
+        """hook(module, state_dict, prefix, local_metadata) after state_dict() has saved this module's subtree;
+        a result that is not None replaces the state dict."""
+        hooks = self._hooks("_state_dict_hooks")
         handle = RemovableHandle(hooks)
         hooks[handle.id] = hook
         return handle
 
-    def _run_load_post_hooks(self, missing, unexpected, state_keys):
-        """The post-hooks in 1.13's order (each module after its subtree, children in order; a shared child once
-        per place). Each sees the keys 1.13 has found by then: those of the modules loaded so far (pre-order)."""
-        order = []   # (prefix, module), pre-order without deduplication, as 1.13's load() recursion
+    def _register_load_state_dict_pre_hook(self, hook, with_module=False):
+        """hook(state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys, error_msgs), with the
+        module first when with_module, before this module loads its own tensors (it may edit the state dict)."""
+        hooks = self._hooks("_load_state_dict_pre_hooks")
+        handle = RemovableHandle(hooks)
+        hooks[handle.id] = functools.partial(hook, self) if with_module else hook
+        return handle
 
-        def walk(module, prefix):
-            order.append((prefix, module))
-            for name, child in module._modules.items():
-                if child is not None:
-                    walk(child, prefix + name + ".")
-        walk(self, "")
-        first = {}
-        for i, (prefix, _) in enumerate(order):
-            first.setdefault(prefix, i)
-
-        def owner(key, unexpected_key):
-            # the deepest module on the key's path (for a missing key, the module holding the tensor)
-            parts = key.split(".")
-            prefix, best = "", 0
-            for part in parts[:-1] if not unexpected_key else parts:
-                prefix += part + "."
-                if prefix not in first:
-                    break
-                best = first[prefix]
-            return best
-        # 1.13 finds unexpected keys module by module, each in the state_dict's order
-        position = {k: i for i, k in enumerate(state_keys)}
-        unexpected.sort(key=lambda k: (owner(k, True), position.get(k, 0)))
-        ends = []   # (index of the last module of i's subtree, i), in post-order: a module after its subtree
-        for i, (prefix, _) in enumerate(order):
-            end = i
-            while end + 1 < len(order) and order[end + 1][0].startswith(prefix):
-                end += 1
-            ends.append((end, -i))
-        for end, i in sorted(ends):
-            prefix, module = order[-i]
-            hooks = module.__dict__.get("_load_state_dict_post_hooks")
-            if not hooks:
-                continue
-            if end == len(order) - 1:
-                keys = _IncompatibleKeys(missing, unexpected)
-            else:
-                keys = _IncompatibleKeys([k for k in missing if owner(k, False) <= end],
-                                         [k for k in unexpected if owner(k, True) <= end])
-            for hook in list(hooks.values()):
-                out = hook(module, keys)
-                assert out is None, ("Hooks registered with ``register_load_state_dict_post_hook`` are not"
-                                     "expected to return new values, if incompatible_keys need to be modified,"
-                                     "it should be done inplace.")
+    def register_load_state_dict_post_hook(self, hook):
+        """hook(module, incompatible_keys) after load_state_dict has loaded this module's subtree; it may edit the
+        keys' lists in place (the root's edits count for strict), and must return None."""
+        hooks = self._hooks("_load_state_dict_post_hooks")
+        handle = RemovableHandle(hooks)
+        hooks[handle.id] = hook
+        return handle
 
     def get_submodule(self, target):
         if target == "":
@@ -526,56 +503,132 @@ class Module:
         return self
 
     # ---- state ----
-    def state_dict(self, destination=None, prefix="", keep_vars=False):
-        """Each module's parameters, then its persistent buffers, then its children's, detached unless
-        keep_vars; `destination._metadata` holds {"version": module._version} per module prefix, as 1.13's
-        (torch.save writes it, so a tinyddp checkpoint's state dicts are PyTorch's)."""
-        if destination is None:
-            destination = OrderedDict()
-            destination._metadata = OrderedDict()
-        if hasattr(destination, "_metadata"):
-            destination._metadata[prefix[:-1]] = dict(version=self._version)
+    def get_extra_state(self):
+        """What a module that overrides it adds to its state dict under `_extra_state` (any picklable value)."""
+        raise RuntimeError("Reached a code path in Module.get_extra_state() that should never be called. Please "
+                           "file an issue at https://github.com/pytorch/pytorch/issues/new?template=bug-report.yml "
+                           "to report this bug.")
+
+    def set_extra_state(self, state):
+        raise RuntimeError("Reached a code path in Module.set_extra_state() that should never be called. Please "
+                           "file an issue at https://github.com/pytorch/pytorch/issues/new?template=bug-report.yml "
+                           "to report this bug.")
+
+    def _save_to_state_dict(self, destination, prefix, keep_vars):
+        """This module's own entries: its parameters, its persistent buffers, then its extra state (when its class
+        overrides get_extra_state). Override it to change what one module saves."""
         for name, p in self._parameters.items():
             if p is not None:
                 destination[prefix + name] = p if keep_vars else p.detach()
         for name, b in self._buffers.items():
             if b is not None and name not in self._non_persistent_buffers_set:
                 destination[prefix + name] = b if keep_vars else b.detach()
+        if type(self).get_extra_state is not Module.get_extra_state:
+            destination[prefix + _EXTRA_STATE_KEY] = self.get_extra_state()
+
+    def state_dict(self, *args, destination=None, prefix="", keep_vars=False):
+        """Each module's _save_to_state_dict, then its children's, then its state-dict hooks (1.13's protocol);
+        `destination._metadata` holds {"version": module._version} per module prefix (torch.save writes it, so a
+        tinyddp checkpoint's state dicts are PyTorch's). Positional arguments warn, as in 1.13."""
+        if args:   # 1.13's reading: a keyword given too wins
+            destination = args[0] if destination is None else destination
+            prefix = args[1] if len(args) > 1 and prefix == "" else prefix
+            keep_vars = args[2] if len(args) > 2 and keep_vars is False else keep_vars
+            warnings.warn("Positional args are being deprecated, use kwargs instead. Refer to "
+                          "https://pytorch.org/docs/master/generated/torch.nn.Module.html#torch.nn.Module.state_dict"
+                          " for details.", stacklevel=2)
+        if destination is None:
+            destination = OrderedDict()
+            destination._metadata = OrderedDict()
+        local_metadata = dict(version=self._version)
+        if hasattr(destination, "_metadata"):
+            destination._metadata[prefix[:-1]] = local_metadata
+        self._save_to_state_dict(destination, prefix, keep_vars)
         for name, module in self._modules.items():
             if module is not None:
-                module.state_dict(destination, prefix + name + ".", keep_vars)
+                module.state_dict(destination=destination, prefix=prefix + name + ".", keep_vars=keep_vars)
+        for hook in self._hooks("_state_dict_hooks").values():
+            result = hook(self, destination, prefix, local_metadata)
+            if result is not None:
+                destination = result
         return destination
+
+    def _load_from_state_dict(self, state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys,
+                              error_msgs):
+        """Loads this module's own entries from state_dict (the keys under `prefix`), in place, as 1.13's: the
+        pre-hooks first, then each parameter and persistent buffer (a missing key, a non-tensor, a size mismatch or
+        a failed copy is recorded, not raised), the extra state, and the keys under prefix that name nothing here.
+        Override it to read an older format (BatchNorm's version 1, say)."""
+        for hook in self._hooks("_load_state_dict_pre_hooks").values():
+            hook(state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys, error_msgs)
+        persistent = {k: v for k, v in self._buffers.items() if k not in self._non_persistent_buffers_set}
+        local_state = {k: v for k, v in list(self._parameters.items()) + list(persistent.items()) if v is not None}
+        for name, param in local_state.items():
+            key = prefix + name
+            if key not in state_dict:
+                if strict:
+                    missing_keys.append(key)
+                continue
+            source = state_dict[key]
+            if not isinstance(source, Tensor):
+                error_msgs.append(f'While copying the parameter named "{key}", expected torch.Tensor or Tensor-like '
+                                  f"object from checkpoint but received {type(source)}")
+                continue
+            if param.dim() == 0 and source.dim() == 1:   # a 0.3-era 1-element tensor for a 0-dim one
+                source = source[0]
+            if source.shape != param.shape:
+                error_msgs.append(f"size mismatch for {key}: copying a param with shape {source.shape} from "
+                                  f"checkpoint, the shape in current model is {param.shape}.")
+                continue
+            try:
+                with no_grad():
+                    param.copy_(source)
+            except Exception as ex:   # noqa: BLE001  (1.13 records whatever the copy raised)
+                error_msgs.append(f'While copying the parameter named "{key}", whose dimensions in the model are '
+                                  f"{param.size()} and whose dimensions in the checkpoint are {source.size()}, an "
+                                  f"exception occurred : {ex.args}.")
+        extra_key = prefix + _EXTRA_STATE_KEY
+        if type(self).set_extra_state is not Module.set_extra_state:
+            if extra_key in state_dict:
+                self.set_extra_state(state_dict[extra_key])
+            elif strict:
+                missing_keys.append(extra_key)
+        elif strict and extra_key in state_dict:
+            unexpected_keys.append(extra_key)
+        if strict:
+            for key in state_dict.keys():
+                if key.startswith(prefix) and key != extra_key:
+                    name = key[len(prefix):].split(".", 1)[0]   # a parameter, buffer or child of this module
+                    if name not in self._modules and name not in local_state:
+                        unexpected_keys.append(key)
 
     def load_state_dict(self, state_dict, strict=True):
         """Copies the values in place (the tensors keep their identity: optimizers and DDP built on them keep
-        working); PyTorch's checks and texts."""
+        working) by 1.13's protocol: each module's _load_from_state_dict on the keys under its prefix, pre-order,
+        each module's post-hooks after its subtree; then strict's errors, PyTorch's texts."""
+        if not isinstance(state_dict, Mapping):
+            raise TypeError(f"Expected state_dict to be dict-like, got {type(state_dict)}.")
         missing, unexpected, errors = [], [], []
-        expected = self.state_dict(keep_vars=True)
-        # 1.13 loads a copy, which each module's _load_from_state_dict may upgrade from an older format version
-        # (the version its _metadata records; none is older than all): here, the modules' _upgrade_state_dict.
         metadata = getattr(state_dict, "_metadata", None)
         state_dict = OrderedDict(state_dict)
-        for name, module in self.named_modules():
-            upgrade = getattr(module, "_upgrade_state_dict", None)
-            if upgrade is not None:
-                upgrade(state_dict, name + "." if name else "", {} if metadata is None else metadata.get(name, {}))
-        with no_grad():
-            for key, target in expected.items():
-                if key not in state_dict:
-                    missing.append(key)
-                    continue
-                source = state_dict[key]
-                if not isinstance(source, Tensor):
-                    errors.append(f'While copying the parameter named "{key}", expected torch.Tensor or Tensor-like '
-                                  f"object from checkpoint but received {type(source)}")
-                    continue
-                if source.shape != target.shape:
-                    errors.append(f"size mismatch for {key}: copying a param with shape {source.shape} from "
-                                  f"checkpoint, the shape in current model is {target.shape}.")
-                    continue
-                target.copy_(source)
-        unexpected = [k for k in state_dict.keys() if k not in expected]
-        self._run_load_post_hooks(missing, unexpected, list(state_dict.keys()))
+        if metadata is not None:
+            state_dict._metadata = metadata
+
+        def load(module, local_state_dict, prefix=""):
+            local_metadata = {} if metadata is None else metadata.get(prefix[:-1], {})
+            module._load_from_state_dict(local_state_dict, prefix, local_metadata, True, missing, unexpected, errors)
+            for name, child in module._modules.items():
+                if child is not None:
+                    child_prefix = prefix + name + "."
+                    load(child, {k: v for k, v in local_state_dict.items() if k.startswith(child_prefix)},
+                         child_prefix)
+            keys = _IncompatibleKeys(missing, unexpected)   # hooks may edit the lists in place
+            for hook in module._hooks("_load_state_dict_post_hooks").values():
+                out = hook(module, keys)
+                assert out is None, ("Hooks registered with ``register_load_state_dict_post_hook`` are not"
+                                     "expected to return new values, if incompatible_keys need to be modified,"
+                                     "it should be done inplace.")
+        load(self, state_dict)
         if strict:
             if unexpected:
                 errors.insert(0, "Unexpected key(s) in state_dict: {}. ".format(", ".join(f'"{k}"' for k in unexpected)))
