@@ -1226,8 +1226,7 @@ def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reducti
     target blank, l1, blank, l2, ..., blank in log space, composed of engine ops (so the gradient is autograd's).
     log_probs (T, N, C) or (T, C); targets (N, S) padded or 1-D concatenated. 'mean' divides each loss by its
     target length (at least 1) and averages; an impossible alignment gives inf (0 with zero_infinity). The
-    gradient is the true one wrt log_probs (1.13's assumes a log_softmax before it); through a log_softmax, the
-    gradients wrt the logits agree."""
+    gradient wrt log_probs is 1.13's: the true one plus exp(log_probs), as its kernel assumes normalized inputs."""
     unbatched = log_probs.dim() == 2
     if unbatched:
         log_probs = log_probs.unsqueeze(1)
@@ -1267,6 +1266,11 @@ def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reducti
             alpha = lp.select(0, t) + _logsumexp_stack([alpha, one_back, two_back])
         ends = [alpha.select(0, states - 1)] + ([alpha.select(0, states - 2)] if states > 1 else [])
         loss = -_logsumexp_stack(ends)
+        # 1.13's backward kernel assumes normalized log_probs and adds exp(log_probs) over the input's steps to
+        # the true gradient (zero in total through a log_softmax): a term of value 0 with that gradient
+        steps_lp = log_probs.select(1, b).narrow(0, 0, steps)
+        assumed = (steps_lp.detach().exp() * steps_lp).sum()
+        loss = loss + (assumed - assumed.detach())
         impossible = bool(loss > 1e29)
         if impossible:
             loss = loss * 0 if zero_infinity else loss * 0 + math.inf
