@@ -6,6 +6,7 @@ are the compositions'. Each is recorded as 1.13's node (ConvolutionBackward0, Ma
 tinyddp/_node.py).
 """
 import builtins
+import itertools
 import math
 import warnings
 
@@ -467,15 +468,55 @@ def _max_over(t, d):
     return t.max(d)[0]
 
 
+def _adaptive_max_with_indices(input, sizes, name):
+    """(values, indices) of 1.13's adaptive max pooling over the last len(sizes) dims: each window's first
+    maximum in row-major order (its last NaN, as 1.13's `val > max || isnan(val)` scan), indexed in the flattened
+    spatial plane; the values gathered there, so the gradient goes to those elements (duplicates accumulate)."""
+    import numpy as np
+    n_spatial = len(sizes)
+    _adaptive_pool(input.detach(), sizes, _max_over, name, n_spatial)   # its checks and errors
+    spatial = list(input.shape[input.dim() - n_spatial:])
+    sizes = [s_ if s_ is not None else in_size for s_, in_size in zip(sizes, spatial)]
+    lead = list(input.shape[:input.dim() - n_spatial])
+    planes = np.array(input.detach().reshape([-1] + spatial).tolist(), dtype=np.float64).reshape([-1] + spatial)
+    bounds = [_adaptive_bounds(in_size, out_size) for in_size, out_size in zip(spatial, sizes)]
+    index = np.zeros([planes.shape[0]] + sizes, dtype=np.int64)
+    for cell in np.ndindex(*sizes):
+        ranges = [range(*bounds[k][c]) for k, c in enumerate(cell)]
+        for p in range(planes.shape[0]):
+            best, where = -math.inf, -1
+            for position in itertools.product(*ranges):
+                v = planes[(p,) + position]
+                if where < 0 or v > best or math.isnan(v):
+                    best, where = v, int(np.ravel_multi_index(position, spatial))
+            index[(p,) + cell] = where
+    indices = _tensor.tensor(index.tolist(), dtype=_tensor.int64).reshape(lead + sizes)
+    flat = input.reshape(lead + [-1])
+    values = flat.gather(flat.dim() - 1, indices.reshape(lead + [-1])).reshape(lead + sizes)
+    return values, indices
+
+
 def adaptive_max_pool1d(input, output_size, return_indices=False):
     if return_indices:
-        raise NotImplementedError("tinyddp: adaptive_max_pool1d without return_indices only")
+        if input.dim() not in (2, 3):
+            raise RuntimeError(f"adaptive_max_pool1d(): Expected 2D or 3D tensor, but got {list(input.shape)}")
+        return recorded("AdaptiveMaxPool2DBackward0", [input], lambda: _adaptive_max_with_indices(
+            input, _ntuple(output_size, 1), "adaptive_max_pool1d"))
     return _adaptive_pool1d("Max", _max_over, input, output_size, "adaptive_max_pool1d")
+
+
+def adaptive_max_pool1d_with_indices(input, output_size, return_indices=False):
+    return adaptive_max_pool1d(input, output_size, True)
+
+
+def adaptive_max_pool2d_with_indices(input, output_size, return_indices=False):
+    return adaptive_max_pool2d(input, output_size, True)
 
 
 def adaptive_max_pool2d(input, output_size, return_indices=False):
     if return_indices:
-        raise NotImplementedError("tinyddp: adaptive_max_pool2d without return_indices only")
+        return recorded("AdaptiveMaxPool2DBackward0", [input], lambda: _adaptive_max_with_indices(
+            input, _ntuple(output_size, 2), "adaptive_max_pool2d"))
     return recorded("AdaptiveMaxPool2DBackward0", [input],
                     lambda: _adaptive_pool(input, output_size, _max_over, "adaptive_max_pool2d", 2))
 

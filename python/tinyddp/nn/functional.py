@@ -1153,10 +1153,12 @@ def _type_text(obj):
 
 # the spatial functions live in nn/_spatial.py (imported last: they need nothing above)
 from tinyddp.nn._spatial import (  # noqa: E402,F401 -- re-exported
-    adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_avg_pool3d, adaptive_max_pool1d, adaptive_max_pool2d,
-    adaptive_max_pool3d, affine_grid, avg_pool1d, avg_pool2d, avg_pool3d, channel_shuffle, conv1d, conv2d, conv3d,
-    conv_transpose1d, conv_transpose2d, fold, grid_sample, interpolate, lp_pool1d, lp_pool2d, max_pool1d,
-    max_pool1d_with_indices, max_pool2d, max_pool2d_with_indices, max_pool3d, max_unpool1d, max_unpool2d, pad, pixel_shuffle, pixel_unshuffle, unfold, upsample, upsample_bilinear, upsample_nearest)
+    adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_avg_pool3d, adaptive_max_pool1d,
+    adaptive_max_pool1d_with_indices, adaptive_max_pool2d, adaptive_max_pool2d_with_indices, adaptive_max_pool3d,
+    affine_grid, avg_pool1d, avg_pool2d, avg_pool3d, channel_shuffle, conv1d, conv2d, conv3d, conv_transpose1d,
+    conv_transpose2d, fold, grid_sample, interpolate, lp_pool1d, lp_pool2d, max_pool1d, max_pool1d_with_indices,
+    max_pool2d, max_pool2d_with_indices, max_pool3d, max_unpool1d, max_unpool2d, pad, pixel_shuffle,
+    pixel_unshuffle, unfold, upsample, upsample_bilinear, upsample_nearest)
 
 
 # ---- random activations and SELU-preserving dropouts (their draws as 1.13's, from the seeded stream) ----
