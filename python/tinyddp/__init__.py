@@ -187,6 +187,9 @@ def alpha_dropout_(input, p, train):
 
 
 __all__ += ["as_strided", "alpha_dropout_", "celu_", "clip_", "dropout_", "rrelu_", "selu_", "threshold_"]
+from tinyddp._tensor_special import digamma, erfc, erfinv, lgamma, polygamma  # noqa: E402
+from tinyddp import special  # noqa: E402
+__all__ += ["digamma", "erfc", "erfinv", "lgamma", "polygamma", "special"]
 from tinyddp import _aliases  # noqa: E402  (torch.concat, torch.inf, result_type, ...: 1.13's other names)
 _aliases.install(_sys.modules[__name__])
 # every op above with a dim also takes 1.13's NumPy keyword names (axis=, keepdims=)

@@ -5,6 +5,7 @@ import math
 import warnings
 
 from tinyddp import _C, _tensor
+from tinyddp._tensor_special import _erfinv_values
 from tinyddp.autograd.grad_mode import no_grad
 
 
@@ -117,18 +118,6 @@ def kaiming_normal_(tensor, a=0, mode="fan_in", nonlinearity="leaky_relu"):
     return normal_(tensor, 0.0, std)
 
 
-def _erfinv(y):
-    """erfinv of a float64 tensor: Winitzki's closed form (relative error about 2e-3), then Newton's steps on
-    erf(x) = y with the engine's erf (each squares the error: four reach float64's precision)."""
-    a = 0.147
-    log_term = (1 - y * y).log()
-    first = 2 / (math.pi * a) + log_term / 2
-    x = y.sign() * ((first * first - log_term / a).sqrt() - first).sqrt()
-    for _ in range(4):
-        x = x - (x.erf() - y) / ((-(x * x)).exp() * (2 / math.sqrt(math.pi)))
-    return _C.where(y.abs() == 1, y * math.inf, x)   # erfinv(+-1) = +-inf
-
-
 def trunc_normal_(tensor, mean=0., std=1., a=-2., b=2.):
     """Normal(mean, std) truncated to [a, b], by 1.13's inverse-CDF method on the same uniform draws: u in
     [2 cdf(a) - 1, 2 cdf(b) - 1), then mean + std sqrt(2) erfinv(u), clamped. The erfinv is computed in float64
@@ -142,7 +131,7 @@ def trunc_normal_(tensor, mean=0., std=1., a=-2., b=2.):
     with no_grad():
         low, high = norm_cdf((a - mean) / std), norm_cdf((b - mean) / std)
         tensor.uniform_(2 * low - 1, 2 * high - 1)
-        tensor.copy_(_erfinv(tensor.double()).to(tensor.dtype))
+        tensor.copy_(_erfinv_values(tensor.double()).to(tensor.dtype))
         tensor.mul_(std * math.sqrt(2.))
         tensor.add_(_tensor.full(tuple(tensor.shape), float(mean), dtype=tensor.dtype))
         tensor.clamp_(min=a, max=b)
