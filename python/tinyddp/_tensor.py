@@ -16,6 +16,9 @@ Tensor = _C.Tensor
 # type(t) prints as 1.13's "<class 'torch.Tensor'>" (scripts print it); tensors pickle through __reduce_ex__, never
 # by this name, so no lookup of a module named torch follows from it.
 Tensor.__module__ = "torch"
+# Python's own errors name a type by its C-level name, which pybind11 spelled "tinyddp._C.Tensor"; assigning
+# __name__ resets it, so `divmod(t, 2)` and `round(t, 'a')` say 'Tensor' as 1.13's do.
+Tensor.__name__ = "Tensor"
 
 
 class dtype:
