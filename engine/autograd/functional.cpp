@@ -25,8 +25,8 @@ void make_roots(const std::vector<Tensor>& outputs, const std::vector<Tensor>& g
       const auto size = [](const Shape& s) { return "torch.Size(" + shape_str(s) + ")"; };   // PyTorch's text
       TINYDDP_CHECK(seed.shape() == out.shape(), "Mismatch in shape: grad_output[", i, "] has a shape of ",
                     size(seed.shape()), " and output[", i, "] has a shape of ", size(out.shape()), ".");
-      TINYDDP_CHECK(seed.dtype() == out.dtype(), api, ": the gradient for output ", i, " is ",
-                    dtype_name(seed.dtype()), " but the output is ", dtype_name(out.dtype()), ".");
+      // PyTorch's engine casts a seed of another dtype to the output's (validate_outputs), as for every gradient
+      if (seed.dtype() != out.dtype()) seed = seed.to(out.dtype());
     }
     roots.push_back(gradient_edge(out));
     seeds.push_back(seed);
@@ -46,8 +46,9 @@ void backward(const std::vector<Tensor>& tensors, const std::vector<Tensor>& gra
   exec.accumulate_grad = true;
   for (const Tensor& input : options.inputs) {
     TINYDDP_CHECK(input.defined() && input.requires_grad(), "One of the differentiated Tensors does not require grad");
-    TINYDDP_CHECK(input.is_leaf(), "backward: tensors passed as inputs= must be leaves (they accumulate into .grad); "
-                                   "use autograd::grad for the gradient of a non-leaf tensor.");
+    // A non-leaf input gets its .grad as PyTorch's does: it retains its gradient from now on, and its node runs
+    // (its retain hook fills .grad), its inputs' nodes only where they lead to another input.
+    if (!input.is_leaf()) input.retain_grad();
     exec.inputs.push_back(gradient_edge(input));
   }
   Engine::execute(roots, seeds, exec);

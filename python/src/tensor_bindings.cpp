@@ -432,7 +432,7 @@ void bind_tensor(py::module_& m) {
       .def_property(
           "grad",
           [](const Tensor& t) {
-            if (!t.is_leaf() && !t.retains_grad())   // 1.13's TORCH_WARN, with its origin as it prints it
+            if (!t.is_leaf() && !t.retains_grad() && !t.grad().defined())   // 1.13's TORCH_WARN, as it prints it
               py::module_::import("warnings")
                   .attr("warn")("The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. Its "
                                 ".grad attribute won't be populated during autograd.backward(). If you indeed want "

@@ -346,7 +346,7 @@ def _invert(self):
 def _iter(self):
     if self.dim() == 0:
         raise TypeError("iteration over a 0-d tensor")
-    return (self[i] for i in range(self._shape()[0]))
+    return iter(self.unbind(0))   # 1.13's: one UnbindBackward0 node for all the rows
 
 
 Tensor.__iter__ = _iter

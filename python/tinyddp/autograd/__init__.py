@@ -12,6 +12,27 @@ from tinyddp.autograd.grad_mode import enable_grad, inference_mode, is_grad_enab
 is_anomaly_enabled = _C.is_anomaly_enabled
 
 
+def _as_tuple(tensors, length):
+    """1.13's _tensor_or_tensors_to_tuple: None for each output, a tensor as a 1-tuple, else tuple(...) (a float
+    then raises Python's own TypeError, as there)."""
+    if tensors is None:
+        return (None,) * length
+    if isinstance(tensors, _C.Tensor):
+        return (tensors,)
+    return tuple(tensors)
+
+
+def _checked_grads(outputs, grads):
+    """1.13's checks of the gradients given for outputs (the engine checks their shapes and makes the implicit
+    ones): each a tensor or None, one per output."""
+    for g in grads:
+        if g is not None and not isinstance(g, _C.Tensor):
+            raise TypeError("gradients can be either Tensors or None, but got " + type(g).__name__)
+    if len(grads) != len(outputs):
+        raise RuntimeError(f"got {len(outputs)} tensors and {len(grads)} gradients")
+    return list(grads)
+
+
 def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False, only_inputs=True,
          allow_unused=False, is_grads_batched=False):
     """The gradients of `outputs` with respect to `inputs`, as a tuple (None for an unused input when
@@ -21,8 +42,13 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     if not only_inputs:
         warnings.warn("only_inputs argument is deprecated and is ignored now (defaults to True). To accumulate "
                       "gradient for other parts of the graph, please use torch.autograd.backward.", stacklevel=2)
+    outputs = (outputs,) if isinstance(outputs, _C.Tensor) else tuple(outputs)
+    inputs = (inputs,) if isinstance(inputs, _C.Tensor) else tuple(inputs)
+    if not inputs:
+        raise ValueError("grad requires non-empty inputs.")
     if not is_grads_batched:
-        return _C._grad(outputs, inputs, grad_outputs, retain_graph, create_graph, allow_unused)
+        grads = _checked_grads(outputs, _as_tuple(grad_outputs, len(outputs)))
+        return _C._grad(outputs, inputs, grads, retain_graph, create_graph, allow_unused)
     seeds = [grad_outputs] if isinstance(grad_outputs, _C.Tensor) else list(grad_outputs)
     count = seeds[0].shape[0]
     if retain_graph is None:
@@ -42,11 +68,31 @@ def _warn_create_graph():
                "at  ./torch/csrc/autograd/engine.cpp:1059.)", stacklevel=1)
 
 
-def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, inputs=None):
-    """torch.autograd.backward: one graph task from all `tensors` (engine/autograd/functional.h)."""
+def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, grad_variables=None, inputs=None):
+    """torch.autograd.backward: one graph task from all `tensors` (engine/autograd/functional.h); a non-leaf in
+    `inputs` retains its gradient into .grad, as 1.13's."""
+    if grad_variables is not None:
+        warnings.warn("'grad_variables' is deprecated. Use 'grad_tensors' instead.", stacklevel=2)
+        if grad_tensors is None:
+            grad_tensors = grad_variables
+        else:
+            raise RuntimeError("'grad_tensors' and 'grad_variables' (deprecated) arguments both passed to "
+                               "backward(). Please only use 'grad_tensors'.")
+    tensors = (tensors,) if isinstance(tensors, _C.Tensor) else tuple(tensors)
+    if inputs is not None and not isinstance(inputs, _C.Tensor) and len(inputs) == 0:
+        raise RuntimeError("'inputs' argument to backward() cannot be empty.")
+    grads = _checked_grads(tensors, _as_tuple(grad_tensors, len(tensors)))
     if create_graph:
         _warn_create_graph()
-    _C._backward(tensors, grad_tensors, retain_graph, create_graph, inputs)
+    _C._backward(tensors, grads, retain_graph, create_graph, inputs)
+
+
+def _tensor_backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
+    """Tensor.backward: torch.autograd.backward(self, gradient, ...), as 1.13's."""
+    backward(self, gradient, retain_graph, create_graph, inputs=inputs)
+
+
+_C.Tensor.backward = _tensor_backward
 
 
 __all__ = ["backward", "detect_anomaly", "enable_grad", "Function", "function", "grad", "graph", "inference_mode",
