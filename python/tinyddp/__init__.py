@@ -56,8 +56,8 @@ __all__ = ["abs", "add", "allclose", "amax", "amin", "arange", "argmax", "argmin
            "tensor", "topk", "transpose", "tril", "triu", "true_divide", "trunc", "unbind", "unique", "unsqueeze",
            "utils", "var", "where", "zeros", "zeros_like"]
 from tinyddp._tensor_math import (acos, acosh, addcdiv, addcmul, arccos, arcsin, arctan, arctan2, asin, asinh,  # noqa
-                                  atan, atan2, atanh, bucketize, cosh, exp2, fmod, heaviside, histc, hypot,
-                                  kthvalue, lerp, log10, log2, logaddexp, logaddexp2, logical_and, logical_or,
+                                  atan, atan2, atanh, bucketize, corrcoef, cosh, cov, exp2, fmod, heaviside, histc,
+                                  hypot, kthvalue, lerp, log10, log2, logaddexp, logaddexp2, logical_and, logical_or,
                                   logical_xor, logit, median, mode, nan_to_num, nanmean, nanmedian, nanquantile,
                                   nansum, quantile, searchsorted, sinh, std_mean, tan, var_mean, xlogy)
 from tinyddp._tensor_random import bernoulli, multinomial, normal  # noqa: E402
@@ -89,7 +89,7 @@ def as_tensor(data, dtype=None, device=None):
 __all__ += ["acos", "acosh", "addbmm", "addcdiv", "addcmul", "addmm", "addmv", "addr", "all", "any", "arccos", "arcsin",
             "arctan", "arctan2", "as_tensor", "asin", "asinh", "atan", "atan2", "atanh", "atleast_1d", "atleast_2d",
             "atleast_3d", "baddbmm", "bernoulli", "block_diag", "broadcast_shapes", "broadcast_tensors",
-            "broadcast_to", "bucketize", "cartesian_prod", "cdist", "chain_matmul", "column_stack", "combinations",
+            "broadcast_to", "bucketize", "corrcoef", "cov", "cartesian_prod", "cdist", "chain_matmul", "column_stack", "combinations",
             "cosh", "cosine_similarity", "cross", "cumprod", "diag", "diag_embed", "diagonal", "diff", "dist",
             "dstack", "einsum", "exp2", "fliplr", "flipud", "fmod", "heaviside", "histc", "hstack", "hypot",
             "index_add", "index_copy", "index_fill", "index_put", "inner", "is_floating_point", "kron", "kthvalue",
@@ -106,7 +106,8 @@ from tinyddp._tensor import (bfloat16, complex32, complex64, complex128, float16
                              uint8)
 from tinyddp._finfo import finfo, iinfo  # noqa: E402
 from tinyddp._runtime import (are_deterministic_algorithms_enabled, get_default_dtype,  # noqa: E402
-                              get_deterministic_debug_mode, get_num_interop_threads, get_num_threads,
+                              get_deterministic_debug_mode, get_float32_matmul_precision,
+                              set_float32_matmul_precision, get_num_interop_threads, get_num_threads,
                               is_deterministic_algorithms_warn_only_enabled, set_default_dtype,
                               set_deterministic_debug_mode, set_num_interop_threads, set_num_threads,
                               use_deterministic_algorithms)
@@ -138,6 +139,7 @@ def is_inference(input):
 __all__ += ["amp", "are_deterministic_algorithms_enabled", "autocast", "backends", "bfloat16", "bincount", "cdouble",
             "cfloat", "chalf", "complex128", "complex32", "complex64", "cpu", "finfo", "float16",
             "get_autocast_cpu_dtype", "get_autocast_gpu_dtype", "get_default_dtype", "get_deterministic_debug_mode",
+            "get_float32_matmul_precision", "set_float32_matmul_precision",
             "get_num_interop_threads", "get_num_threads", "half", "iinfo", "inference_mode", "int", "int16", "int32",
             "int8", "is_autocast_cpu_enabled", "is_autocast_enabled", "is_deterministic_algorithms_warn_only_enabled",
             "is_anomaly_enabled", "is_inference", "is_inference_mode_enabled", "isin", "linalg", "logspace",

@@ -96,6 +96,24 @@ def get_deterministic_debug_mode():
     return 0
 
 
+_float32_matmul_precision = "highest"
+
+
+def get_float32_matmul_precision():
+    return _float32_matmul_precision
+
+
+def set_float32_matmul_precision(precision):
+    """Recorded and reported back, as 1.13's; it changes nothing here (tinyddp's CPU products are float32 with
+    float32 accumulation, 'highest', whatever it says; 1.13's CPU kernels ignore it too). An unknown value is left
+    unrecorded, as 1.13's (which prints a C++ warning, not a Python one)."""
+    global _float32_matmul_precision
+    if not isinstance(precision, str):
+        raise RuntimeError(f"set_float32_matmul_precision expects a str, but got {type(precision).__name__}")
+    if precision in ("highest", "high", "medium"):
+        _float32_matmul_precision = precision
+
+
 def get_default_dtype():
     return _tensor.float32
 

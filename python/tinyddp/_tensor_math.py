@@ -572,6 +572,72 @@ def nanmean(input, dim=None, keepdim=False, *, dtype=None):
     return nansum(input, dim, keepdim, dtype=dtype) / count
 
 
+def _check_cov_weights(w, name, observations, floating):
+    if w.dim() > 1:
+        raise RuntimeError(f"cov(): expected {name} to have one or fewer dimensions but got {name} with {w.dim()} "
+                           "dimensions")
+    if w.is_floating_point() != floating:
+        from tinyddp._tensor_reduce import scalar_name
+        kind = "floating point" if floating else "integral"
+        raise RuntimeError(f"cov(): expected {name} to have {kind} dtype but got {name} with "
+                           f"{scalar_name(w.dtype)} dtype")
+    if w.numel() != observations:
+        raise RuntimeError(f"cov(): expected {name} to have the same numel as there are observations in the input but "
+                           f"got {w.numel()} != {observations}")
+    if builtins.bool((w < 0).any()):
+        raise RuntimeError(f"cov(): {name} cannot be negative")
+
+
+def cov(input, *, correction=1, fweights=None, aweights=None):
+    """The covariance of the variables (rows) over the observations (columns), as 1.13's: the (frequency times
+    analytic) weighted mean removed, in @ (w in)^T over the weights' sum less `correction` (times sum(w aw) /
+    sum(w) with analytic weights), squeezed (SqueezeBackward0); a 1-D input is one variable."""
+    if input.dim() > 2:
+        raise RuntimeError(f"cov(): expected input to have two or fewer dimensions but got an input with "
+                           f"{input.dim()} dimensions")
+    if input.dtype is _tensor.bool:
+        raise RuntimeError("cov(): bool dtype is not supported for input")
+    x = input.view([1, -1]) if input.dim() < 2 else input
+    observations = x.shape[1]
+    w = None
+    if fweights is not None:
+        _check_cov_weights(fweights, "fweights", observations, False)
+        w = fweights
+    if aweights is not None:
+        _check_cov_weights(aweights, "aweights", observations, True)
+        w = aweights if w is None else w * aweights
+    w_sum = w.sum() if w is not None else _tensor.tensor(observations)
+    if w is not None and not builtins.bool(w_sum != 0):
+        raise RuntimeError("cov(): weights sum to zero, can't be normalized")
+    mean = (x * w if w is not None else x).sum(1) / w_sum
+    if w is not None and aweights is not None and correction != 0:
+        norm = w_sum - correction * (w * aweights).sum() / w_sum
+    else:
+        norm = w_sum - correction
+    if builtins.bool(norm <= 0):
+        import warnings
+        warnings.warn("cov(): degrees of freedom is <= 0 (Triggered internally at  ./aten/src/ATen/native/"
+                      "Correlation.cpp:100.)", stacklevel=2)
+        norm = norm * 0
+    centered = x - mean.unsqueeze(1)
+    return (centered.mm((centered * w if w is not None else centered).t()) / norm).squeeze()
+
+
+def corrcoef(input):
+    """cov(input) normalized by the standard deviations on its diagonal, clipped to [-1, 1] (ClampBackward1); a
+    single variable's is c / c (1, or NaN for a zero, infinite or NaN variance)."""
+    if input.dim() > 2:
+        raise RuntimeError(f"corrcoef(): expected input to have two or fewer dimensions but got an input with "
+                           f"{input.dim()} dimensions")
+    c = cov(input)
+    if c.dim() == 0:
+        return c / c
+    stddev = c.diag().sqrt()
+    c = c / stddev.view([-1, 1])
+    c = c / stddev.view([1, -1])
+    return c.clip(-1, 1)
+
+
 def std_mean(input, dim=None, unbiased=True, keepdim=False, *, correction=None):
     """(std, mean) over dims (StdMeanBackward0, the std's gradient 0 where it is 0 as std's)."""
     dim, unbiased = _tensor_ops._var_args(dim, unbiased)
@@ -654,7 +720,8 @@ def _install():
                      "nan_to_num": nan_to_num, "logical_and": logical_and, "logical_or": logical_or,
                      "logical_xor": logical_xor, "kthvalue": kthvalue,
                      "median": median, "nanmedian": nanmedian, "mode": mode, "quantile": quantile,
-                     "nanquantile": nanquantile, "nansum": nansum, "nanmean": nanmean, "histc": histc}.items():
+                     "nanquantile": nanquantile, "nansum": nansum, "nanmean": nanmean, "histc": histc, "cov": cov,
+                     "corrcoef": corrcoef}.items():
         setattr(Tensor, name, fn)
     inplace = _tensor_ops_inplace()
     for name in ("tan", "asin", "acos", "atan", "atan2", "sinh", "cosh", "asinh", "acosh", "atanh", "log2", "log10",
