@@ -109,6 +109,7 @@ def destroy_process_group(group=None):
     if group is not None and group is not GroupMember.WORLD:
         _group(group, "destroy_process_group")
         return
+    assert _d.is_initialized()   # 1.13's `assert pg is not None`: a second destroy is an AssertionError
     _d.destroy_process_group()
     _backend_name.name = None
     _rank_thread.backend = None
@@ -269,6 +270,8 @@ def init_process_group(backend, init_method=None, timeout=datetime.timedelta(min
     spawn, or a one-rank group outside it), or on "mpi" under mpirun; init_method ("env://", "tcp://...") and
     MASTER_ADDR/MASTER_PORT are not needed by either and are ignored."""
     name = str(backend).lower()   # as torch.distributed.Backend(name)
+    if name not in ("gloo", "nccl", "mpi", "ucc", "thread"):   # 1.13's Backend(...) knows the first four
+        raise ValueError(f"Invalid backend: '{backend}'")
     if name == "nccl":
         raise RuntimeError("Distributed package doesn't have NCCL built in")
     if name != "gloo" or _d.is_initialized():   # the latter raises PyTorch's "initialize ... twice" text

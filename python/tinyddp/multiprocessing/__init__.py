@@ -4,7 +4,7 @@ Python's multiprocessing re-exported as 1.13's module re-exports it (Process, Qu
 import multiprocessing
 from multiprocessing import *  # noqa: F401,F403  (1.13: from multiprocessing import *)
 
-from tinyddp.multiprocessing.spawn import ProcessException, ProcessRaisedException, spawn
+from tinyddp.multiprocessing.spawn import ProcessException, ProcessExitedException, ProcessRaisedException, spawn
 
 _sharing_strategy = "file_descriptor"
 _all_sharing_strategies = {"file_descriptor", "file_system"}
@@ -27,4 +27,4 @@ def get_all_sharing_strategies():
 
 __all__ = ["set_sharing_strategy", "get_sharing_strategy", "get_all_sharing_strategies"]
 __all__ += multiprocessing.__all__
-__all__ += ["ProcessException", "ProcessRaisedException", "spawn"]
+__all__ += ["ProcessException", "ProcessExitedException", "ProcessRaisedException", "spawn"]

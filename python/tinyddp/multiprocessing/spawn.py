@@ -3,15 +3,25 @@ one dist::ThreadWorld (the "thread" backend). A rank that raises aborts the worl
 raise too instead of hanging; the first failure is re-raised here as ProcessRaisedException, with the rank and its
 traceback in the message, as PyTorch's.
 
-Warnings: a rank of a PyTorch script ("gloo") stands for one of 1.13's child processes, so a warning it raises is
-printed to stderr as that process prints it (once per place, as a fresh interpreter's filters have it), and the
-spawning thread's warnings.catch_warnings does not record it. A rank that records warnings itself
-(catch_warnings inside the rank) records them. Ranks on tinyddp's "thread" backend are threads of this process
-and raise their warnings as any thread of it does.
+A rank stands for one of 1.13's child processes in what scripts do to their process:
+  - warnings: a rank of a PyTorch script ("gloo") prints a warning to stderr as that process prints it (once per
+    place, as a fresh interpreter's filters have it), and the spawning thread's warnings.catch_warnings does not
+    record it; a rank that records warnings itself (catch_warnings inside the rank) records them. Ranks on
+    tinyddp's "thread" backend are threads of this process and raise their warnings as any thread of it does.
+  - os.environ: each rank starts from a copy of the environment as spawn found it and changes only its copy
+    (`os.environ["LOCAL_RANK"] = str(rank)`, torchrun-style), which C code reading getenv() does not see.
+  - builtins.print: a rank that replaces it (DETR's setup_for_distributed silencing the other ranks) replaces
+    its own; the others, and the spawning thread, keep theirs.
+  - sys.exit(code) in a rank ends that rank: 0 (or None) as a rank that returned, any other code as 1.13's
+    ProcessExitedException("process 1 terminated with exit code 3").
 """
+import builtins
+import collections.abc
+import os
 import sys
 import threading
 import traceback
+import types
 import warnings
 
 from tinyddp import _C
@@ -35,6 +45,95 @@ class ProcessRaisedException(ProcessException):
     """Raised in the caller when a rank raised; the message holds the rank's traceback."""
 
 
+class ProcessExitedException(ProcessException):
+    """Raised in the caller when a rank ended by sys.exit with a code other than 0."""
+    __slots__ = ["exit_code"]
+
+    def __init__(self, msg, error_index, error_pid, exit_code, signal_name=None):
+        super().__init__(msg, error_index, error_pid)
+        self.exit_code, self.signal_name = exit_code, signal_name
+
+    def __reduce__(self):
+        return type(self), (self.msg, self.error_index, self.pid, self.exit_code, self.signal_name)
+
+
+class _RankEnviron(collections.abc.MutableMapping):
+    """os.environ while ranks run: on a rank thread, that rank's own copy; elsewhere the process's."""
+
+    def __init__(self, real):
+        self._real = real
+
+    def _current(self):
+        own = getattr(_rank_thread, "environ", None)
+        return self._real if own is None else own
+
+    def __getitem__(self, key):
+        return self._current()[key]
+
+    def __setitem__(self, key, value):
+        for v in (key, value):   # os.environ's own check
+            if not isinstance(v, str):
+                raise TypeError(f"str expected, not {type(v).__name__}")
+        self._current()[key] = value
+
+    def __delitem__(self, key):
+        del self._current()[key]
+
+    def __iter__(self):
+        return iter(list(self._current()))
+
+    def __len__(self):
+        return len(self._current())
+
+    def __repr__(self):
+        return f"environ({dict(self._current())!r})"
+
+    def copy(self):
+        return dict(self._current())
+
+
+class _RankBuiltins(types.ModuleType):
+    """The builtins module while ranks run: `builtins.print = f` on a rank thread replaces that rank's print, and
+    reading builtins.print there gives the rank's current one (so a wrapper that calls it does not call itself);
+    the print every frame finds (builtins' dict) dispatches to the calling rank's."""
+
+    def __setattr__(self, name, value):
+        if name == "print" and getattr(_rank_thread, "active", False):
+            _rank_thread.print = value
+        else:
+            super().__setattr__(name, value)
+
+    def __getattribute__(self, name):
+        if name == "print" and getattr(_rank_thread, "active", False):
+            return getattr(_rank_thread, "print", _process_print)
+        return super().__getattribute__(name)
+
+
+_process_print = builtins.print
+
+
+def _rank_print(*args, **kwargs):
+    return getattr(_rank_thread, "print", _process_print)(*args, **kwargs)
+
+
+class _ranks_as_processes:
+    """While ranks run: each has its own os.environ and builtins.print (the module's notes)."""
+
+    def __enter__(self):
+        self._environ = os.environ
+        os.environ = _RankEnviron(self._environ)
+        self._print = builtins.print
+        builtins.print = _rank_print
+        builtins.__class__ = _RankBuiltins
+        return self
+
+    def __exit__(self, *exc):
+        builtins.__class__ = types.ModuleType
+        builtins.print = self._print
+        os.environ = self._environ
+        return None
+
+
 def spawn(fn, args=(), nprocs=1, join=True, daemon=False, start_method="spawn", timeout=None):
     """Runs fn(rank, *args) for rank in range(nprocs) and returns when all ranks ended. `timeout` (seconds)
     bounds each collective wait of the ranks' group (default 60 s, dist::kDefaultTimeout)."""
@@ -49,24 +148,38 @@ def spawn(fn, args=(), nprocs=1, join=True, daemon=False, start_method="spawn", 
     except RuntimeError as e:
         debug_level, debug_error = None, e
 
+    environ = dict(os.environ)   # what each child process inherits
+
     def _wrap(i):   # 1.13's names: the rank's traceback starts with "in _wrap\n    fn(i, *args)" as there
         _rank_thread.active = True
         _rank_thread.rank = i
         _rank_thread.debug_level = debug_level
+        _rank_thread.environ = dict(environ)
         try:
             if debug_error is not None:
                 raise RuntimeError(str(debug_error))
             fn(i, *args)
+        except SystemExit as e:   # the child process exits with this code
+            code = e.code if isinstance(e.code, int) or e.code is None else 1
+            if e.code is not None and not isinstance(e.code, int):
+                print(e.code, file=sys.stderr)   # as the interpreter prints sys.exit("message")
+            if code:
+                with lock:
+                    failures.append((i, code))
+                raise
         except BaseException:
             with lock:
                 failures.append((i, traceback.format_exc()))
             raise
 
-    with _warnings_of_child_processes():
+    with _warnings_of_child_processes(), _ranks_as_processes():
         _C._dist.run_threads(nprocs, _wrap, float(timeout or 0))
     if failures:
-        rank, trace = failures[0]
-        msg = "\n\n-- Process %d terminated with the following error:\n" % rank + trace
+        rank, failure = failures[0]
+        if isinstance(failure, int):
+            raise ProcessExitedException("process %d terminated with exit code %d" % (rank, failure), rank,
+                                         threading.get_native_id(), failure)
+        msg = "\n\n-- Process %d terminated with the following error:\n" % rank + failure
         raise ProcessRaisedException(msg, rank, threading.get_native_id())
 
 

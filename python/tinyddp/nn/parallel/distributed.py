@@ -72,6 +72,10 @@ class DistributedDataParallel(Module):
         if check_reduction:
             warnings.warn("The `check_reduction` argument in `DistributedDataParallel` module is deprecated. Please "
                           "avoid using it.")
+        from tinyddp.nn.modules.linear import LazyLinear   # tinyddp's lazy module: its parameters are placeholders
+        if any(isinstance(m, LazyLinear) for m in module.modules()):
+            raise RuntimeError("Modules with uninitialized parameters can't be used with `DistributedDataParallel`. "
+                               "Run a dummy forward pass to correctly initialize the modules")
         self._options = (float(bucket_cap_mb), find_unused_parameters, static_graph, gradient_as_bucket_view,
                          broadcast_buffers)
         options = _C._dist.DDPOptions(*self._options, dist.get_debug_level().name)
