@@ -44,7 +44,7 @@ struct TensorImpl;
 struct BackwardOptions {
   std::optional<bool> retain_graph;
   bool create_graph = false;
-  std::vector<Tensor> inputs;   // if non-empty, accumulate into these leaves only
+  std::vector<Tensor> inputs;   // if non-empty, accumulate into these only (a non-leaf retains its gradient)
 };
 
 // A hook on the gradient flowing into a tensor. Returns a replacement gradient, or an undefined Tensor to

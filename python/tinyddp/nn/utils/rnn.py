@@ -59,29 +59,35 @@ def _lengths_list(lengths):
 
 
 def pack_padded_sequence(input, lengths, batch_first=False, enforce_sorted=True):
-    """input (T, B, *) (or (B, T, *) with batch_first), lengths of the B sequences -> PackedSequence."""
-    lengths = _lengths_list(lengths)
-    if enforce_sorted:
-        if any(a < b for a, b in zip(lengths, lengths[1:])):
-            raise RuntimeError("`lengths` array must be sorted in decreasing order when `enforce_sorted` is True. "
-                               "You can pass `enforce_sorted=False` to pack_padded_sequence and/or pack_sequence to "
-                               "sidestep this requirement if you do not need ONNX exportability.")
-        sorted_indices = None
-    else:
-        # Stable: equal lengths keep the caller's order, as 1.13's sort does on CPU for these small inputs.
-        order = sorted(range(len(lengths)), key=lambda b: -lengths[b])
-        sorted_indices = _tensor.tensor(order, dtype=_tensor.int64)
-        lengths = [lengths[b] for b in order]
+    """input (T, B, *) (or (B, T, *) with batch_first), lengths of the B sequences -> PackedSequence; 1.13's
+    checks in its order (the lengths' rank, an empty input, their count, a non-positive length, their order), and
+    with enforce_sorted=False its descending sort (torch.sort's order among equal lengths)."""
+    if not isinstance(lengths, _tensor.Tensor):
+        lengths = _tensor.tensor(lengths)
+    lengths = lengths.to(_tensor.int64)
+    sorted_indices = None
+    if not enforce_sorted:
+        lengths, sorted_indices = lengths.sort(descending=True)
         input = input.index_select(0 if batch_first else 1, sorted_indices)
     if batch_first:
         input = input.transpose(0, 1)
+    if lengths.dim() != 1:
+        raise RuntimeError(f"'lengths' argument should be a 1D CPU int64 tensor, but got {lengths.dim()}D cpu Long "
+                           "tensor")
+    if input.numel() == 0:
+        raise RuntimeError("Cannot pack empty tensors.")
+    lengths = lengths.tolist()
     if len(lengths) != input.size(1):
         raise RuntimeError(f"Expected `len(lengths)` to be equal to batch_size, but got {len(lengths)} "
                            f"(batch_size={input.size(1)})")
-    if lengths and lengths[-1] <= 0:
+    if lengths[-1] <= 0:
         raise RuntimeError("Length of all samples has to be greater than 0, but found an element in 'lengths' that "
                            "is <= 0")
-    batch_sizes = [sum(1 for n in lengths if n > t) for t in range(lengths[0] if lengths else 0)]
+    if any(a < b for a, b in zip(lengths, lengths[1:])):
+        raise RuntimeError("`lengths` array must be sorted in decreasing order when `enforce_sorted` is True. "
+                           "You can pass `enforce_sorted=False` to pack_padded_sequence and/or pack_sequence to "
+                           "sidestep this requirement if you do not need ONNX exportability.")
+    batch_sizes = [sum(1 for n in lengths if n > t) for t in range(lengths[0])]
     data = _tensor.cat([input[t, :bs] for t, bs in enumerate(batch_sizes)], 0)
     return PackedSequence(data, _tensor.tensor(batch_sizes, dtype=_tensor.int64), sorted_indices, None)
 
@@ -123,6 +129,14 @@ def pad_sequence(sequences, batch_first=False, padding_value=0.0):
     """A list of (L_i, *) tensors -> (max L, B, *) (or (B, max L, *)), each padded at its end."""
     if isinstance(sequences, _tensor.Tensor):
         sequences = sequences.unbind(0)
+    if len(sequences) == 0:   # 1.13's checks, in its words
+        raise RuntimeError("received an empty list of sequences")
+    if any(s.dim() == 0 for s in sequences):
+        raise IndexError("Dimension specified as 0 but tensor has no dimensions")
+    from tinyddp._tensor_forms import _broadcast_shape
+    trailing = list(sequences[0].shape[1:])
+    for s in sequences:   # each is copied into a (length, *trailing) slice of the result
+        _broadcast_shape([s.size(0)] + trailing, list(s.shape))
     max_len = max(s.size(0) for s in sequences)
     padded = []
     for s in sequences:
