@@ -594,7 +594,11 @@ void Reducer::ensure_prior_reduction_finished() {
   std::vector<size_t> unmarked;
   for (size_t i = 0; i < params_.size(); ++i)
     if (!iter_.ready.count(i)) unmarked.push_back(i);
-  TINYDDP_INTERNAL_ASSERT(!unmarked.empty(), "a finalize is pending but every parameter was marked ready");
+  // Every parameter marked but no finalize: a backward threw "Expected to mark a variable ready only once" after
+  // marking them all, and the script caught it and went on. 1.13 then fails its own internal assert here, at this
+  // call and every later one; tinyddp gives the same text, so the repro shows what the user sees.
+  TINYDDP_CHECK(!unmarked.empty(), "unmarked_param_indices.size() > 0 INTERNAL ASSERT FAILED at "
+                "\"./torch/csrc/distributed/c10d/reducer.cpp\":1786, please report a bug to PyTorch. ");
   std::string indices;
   for (size_t i = 0; i < unmarked.size(); ++i) indices += (i ? " " : "") + std::to_string(unmarked[i]);
   const std::string rank = std::to_string(pg_->rank());

@@ -18,10 +18,17 @@ def gather_with_grad_trick(z, rank, ws):
     return torch.cat(out)
 
 
-def worker(rank, ws, port, how):
+def worker(rank, ws, port):
     os.environ["MASTER_ADDR"] = "127.0.0.1"
     os.environ["MASTER_PORT"] = str(port)
     dist.init_process_group("gloo", rank=rank, world_size=ws)
+    for how in ["local", "trick", "dist.nn"]:
+        train(rank, ws, how)
+    dist.barrier()
+    dist.destroy_process_group()
+
+
+def train(rank, ws, how):
     torch.manual_seed(0)
     model = DDP(nn.Sequential(nn.Linear(5, 8), nn.Tanh(), nn.Linear(8, 4)))
     opt = torch.optim.SGD(model.parameters(), lr=0.1)
@@ -59,9 +66,7 @@ def worker(rank, ws, port, how):
             for l in ls:
                 print(f"rank {r} {l}")
         print("in sync", torch.allclose(g[0], g[1]))
-    dist.destroy_process_group()
 
 
 if __name__ == "__main__":
-    for i, how in enumerate(["local", "trick", "dist.nn"]):
-        mp.spawn(worker, args=(2, 29750 + i, how), nprocs=2)
+    mp.spawn(worker, args=(2, 29871), nprocs=2)
