@@ -71,8 +71,12 @@ class Function:
         raise NotImplementedError("You must implement either the backward or vjp method for your custom "
                                   "autograd.Function to use it with backward mode AD.")
 
+    vjp = backward   # 1.13: "vjp and backward are alias of each other"
+
     @classmethod
-    def apply(cls, *args):
+    def apply(cls, *args, **kwargs):
+        if kwargs:   # 1.13's apply is a C function taking positional arguments only
+            raise TypeError("apply() takes no keyword arguments")
         ctx = FunctionCtx()
         ctx.needs_input_grad = tuple(isinstance(a, Tensor) and a.requires_grad for a in args)
         tensor_args = [a for a in args if isinstance(a, Tensor)]
@@ -122,7 +126,7 @@ class Function:
                                            f"{i + 1}, but the corresponding forward input was not a Variable")
                     continue
                 if r is not None and not isinstance(r, Tensor):
-                    raise TypeError(f"expected Variable or None (got {type(r).__name__})")
+                    raise RuntimeError(f"expected Variable or None (got {type(r).__name__})")
                 out.append(r)
             return out
         return run

@@ -224,9 +224,9 @@ def _group(group_, call):
         return group.WORLD
     if group_ is GroupMember.NON_GROUP_MEMBER:
         return None
-    if not isinstance(group_, ProcessGroup):
-        raise ValueError(f"{call}(group={group_!r}): expected None, dist.group.WORLD or a group from "
-                         "dist.new_group.")
+    if not isinstance(group_, ProcessGroup):   # 1.13's text (its group map has no such key)
+        raise RuntimeError(f"Group {group_!r} is not registered, please create group with torch.distributed."
+                           "new_group API")
     return group_
 
 

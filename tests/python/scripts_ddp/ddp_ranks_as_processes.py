@@ -76,6 +76,10 @@ def main():
         DDP(nn.Sequential(nn.LazyLinear(3), nn.ReLU(), nn.Linear(3, 1)))
     except RuntimeError as e:
         print("RuntimeError", e)
+    try:
+        dist.get_rank(group=object())
+    except RuntimeError as e:
+        print("RuntimeError", str(e).split(" at 0x")[0], str(e).split(">")[-1])
     dist.destroy_process_group()
     try:
         dist.destroy_process_group()

@@ -99,3 +99,18 @@ class Saves(torch.autograd.Function):
 
 
 attempt("save_for_backward", lambda: Saves.apply(torch.ones(2, requires_grad=True)))
+
+
+class ReturnsFloat(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        return x.clone()
+
+    @staticmethod
+    def backward(ctx, g):
+        return 1.0
+
+
+attempt("backward returning a float", lambda: ReturnsFloat.apply(torch.ones(2, requires_grad=True)).sum().backward())
+attempt("apply(x=...)", lambda: ReturnsFloat.apply(x=torch.ones(2)))
+print(hasattr(ReturnsFloat, "vjp"), torch.autograd.Function.vjp is torch.autograd.Function.backward)
