@@ -13,6 +13,7 @@ import numpy as np
 
 from tinyddp import _tensor
 from tinyddp._tensor import Tensor, dtype
+from tinyddp._tensor_forms import dot
 
 inf, nan, pi, e = math.inf, math.nan, math.pi, math.e
 
@@ -40,41 +41,19 @@ def _check_memory_format(fn, memory_format_):
 
 # ---- other names ----
 
-def concat(tensors, dim=0):
-    return _tensor.cat(tensors, dim)
+def detach(input):
+    return input.detach()
+
+
+# the functions tinyddp has under 1.13's other names
+concat = _tensor.cat
+greater, greater_equal, less, less_equal, not_equal = _tensor.gt, _tensor.ge, _tensor.lt, _tensor.le, _tensor.ne
+vdot = dot   # the real dot product (no conjugate on real tensors)
 
 
 def ravel(input):
     """1.13's: input.contiguous().view(-1) (a view of a contiguous input)."""
     return input.contiguous().view(-1)
-
-
-def detach(input):
-    return input.detach()
-
-
-def greater(input, other):
-    return input.gt(other)
-
-
-def greater_equal(input, other):
-    return input.ge(other)
-
-
-def less(input, other):
-    return input.lt(other)
-
-
-def less_equal(input, other):
-    return input.le(other)
-
-
-def not_equal(input, other):
-    return input.ne(other)
-
-
-def vdot(input, other):
-    return input.dot(other)   # the real dot product (no conjugate on real tensors)
 
 
 def isposinf(input):

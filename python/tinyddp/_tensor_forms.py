@@ -492,11 +492,9 @@ def pow(input, exponent):  # noqa: A001
 # The engine checks shapes and dtypes in its own words; a script sees the words of the 1.13 kernel that its call
 # reaches (matmul reaches dot, mv, mm or bmm as 1.13's at::matmul dispatches). Shapes are checked before dtypes
 # where 1.13's kernels do so (mm, mv, bmm: a dtype mismatch surfaces in the kernel's data_ptr<T>()).
-_SCALAR_NAMES = {"float32": "Float", "float64": "Double", "int64": "Long", "bool": "Bool"}
-
-
 def _scalar_name(t):
-    return _SCALAR_NAMES[repr(t.dtype)[len("torch."):]]
+    from tinyddp._tensor_reduce import scalar_name   # 1.13's ScalarType names ("Float"), on error paths only
+    return scalar_name(t.dtype)
 
 
 def _check_same_scalar_type(a, b):

@@ -259,7 +259,8 @@ _TYPE_NAMES = {"float32": "float", "float64": "double", "int64": "long int", "bo
 
 
 def _scalar_type(t):
-    return {"float32": "Float", "float64": "Double", "int64": "Long", "bool": "Bool"}[repr(t.dtype)[6:]]
+    from tinyddp._tensor_reduce import scalar_name   # 1.13's ScalarType names ("Float")
+    return scalar_name(t.dtype)
 
 
 def _check_convolution(input, weight, bias, stride, padding, dilation, groups, transposed, bias_type_first=False):
@@ -368,6 +369,13 @@ def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
         (1, _ntuple(dilation, 1)[0]), groups).squeeze(-2))
 
 
+def _pool1d_stride(stride, kernel):
+    """A 1-D pool's stride: the kernel's when none is given (None or an empty list), as 1.13's."""
+    if stride is None or (isinstance(stride, (list, tuple)) and len(stride) == 0):
+        return kernel
+    return _ntuple(stride, 1)[0]
+
+
 def _pool1d(pool2d, input, kernel_size, stride, padding, **kwargs):
     if input.dim() not in (2, 3):   # 1.13's texts
         if pool2d is max_pool2d:
@@ -376,7 +384,7 @@ def _pool1d(pool2d, input, kernel_size, stride, padding, **kwargs):
         raise RuntimeError(f"Expected 2 to 3 dimensions, but got {input.dim()}-dimensional tensor for argument #1 "
                            "'self' (while checking arguments for avg_pool1d)")
     k = _ntuple(kernel_size, 1)[0]
-    s = k if stride is None or (isinstance(stride, (list, tuple)) and len(stride) == 0) else _ntuple(stride, 1)[0]
+    s = _pool1d_stride(stride, k)
     out = pool2d(input.unsqueeze(-2), (1, k), (1, s), (0, _ntuple(padding, 1)[0]), **kwargs)
     return tuple(t.squeeze(-2) for t in out) if isinstance(out, tuple) else out.squeeze(-2)
 
@@ -385,7 +393,7 @@ def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
     if input.dim() in (2, 3) and not return_indices and not (input.requires_grad and _C.is_grad_enabled()):
         # 1.13's max_pool1d without indices or gradient has a kernel of its own: an empty output is no error there
         k, p, d = _ntuple(kernel_size, 1)[0], _ntuple(padding, 1)[0], _ntuple(dilation, 1)[0]
-        s_ = k if stride is None or (isinstance(stride, (list, tuple)) and len(stride) == 0) else _ntuple(stride, 1)[0]
+        s_ = _pool1d_stride(stride, k)
         out = _pool_output_size(input.shape[-1], k, s_, p, d, ceil_mode)
         if out < 0:
             raise RuntimeError(f"max_pool1d() Invalid computed output size: {out}")
@@ -406,7 +414,8 @@ def _adaptive_bounds(in_size, out_size):
     return [((i * in_size) // out_size, -((-(i + 1) * in_size) // out_size)) for i in range(out_size)]
 
 
-def _adaptive_pool(input, output_size, reduce, name, n_spatial):
+def _check_adaptive_input(input, name, n_spatial):
+    """1.13's checks of an adaptive pool's input: its rank, and no empty spatial dim."""
     if input.dim() not in (n_spatial + 1, n_spatial + 2):
         raise RuntimeError(f"{name}(): Expected {n_spatial + 1}D or {n_spatial + 2}D tensor, but got "
                            f"{list(input.shape)}")
@@ -414,6 +423,10 @@ def _adaptive_pool(input, output_size, reduce, name, n_spatial):
         if input.shape[dim] == 0:
             raise RuntimeError(f"{name}(): Expected input to have non-zero size for non-batch dimensions, but input "
                                f"has sizes {list(input.shape)} with dimension {dim} being empty")
+
+
+def _adaptive_pool(input, output_size, reduce, name, n_spatial):
+    _check_adaptive_input(input, name, n_spatial)
     sizes = _ntuple(output_size, n_spatial)
     out = input
     for k, size in enumerate(sizes):
@@ -474,7 +487,7 @@ def _adaptive_max_with_indices(input, sizes, name):
     spatial plane; the values gathered there, so the gradient goes to those elements (duplicates accumulate)."""
     import numpy as np
     n_spatial = len(sizes)
-    _adaptive_pool(input.detach(), sizes, _max_over, name, n_spatial)   # its checks and errors
+    _check_adaptive_input(input, name, n_spatial)
     spatial = list(input.shape[input.dim() - n_spatial:])
     sizes = [s_ if s_ is not None else in_size for s_, in_size in zip(sizes, spatial)]
     lead = list(input.shape[:input.dim() - n_spatial])
