@@ -106,7 +106,7 @@ def get_backend(group=None):
 
 def destroy_process_group(group=None):
     """Ends the default group (a subgroup's end is its last reference's)."""
-    if group is not None and group is not GroupMember.WORLD:
+    if group is not None and group is not _WORLD:
         _group(group, "destroy_process_group")
         return
     assert _d.is_initialized()   # 1.13's `assert pg is not None`: a second destroy is an AssertionError
@@ -147,12 +147,22 @@ class ProcessGroup:
         return f"<tinyddp.distributed.ProcessGroup {get_backend()} of ranks {self._ranks}>"
 
 
-class group:  # noqa: N801  (torch.distributed.group)
-    WORLD = ProcessGroup()
+_WORLD = ProcessGroup()
 
 
-class GroupMember:  # noqa: N801  (torch.distributed.GroupMember)
-    WORLD = group.WORLD
+class _WorldMeta(type):
+    """group.WORLD and GroupMember.WORLD: the default group once init_process_group has run on this rank, None
+    before it and after destroy_process_group, as 1.13's."""
+    @property
+    def WORLD(cls):  # noqa: N802
+        return _WORLD if _d.is_initialized() else None
+
+
+class group(metaclass=_WorldMeta):  # noqa: N801  (torch.distributed.group)
+    pass
+
+
+class GroupMember(metaclass=_WorldMeta):  # noqa: N801  (torch.distributed.GroupMember)
     NON_GROUP_MEMBER = object()
 
 
@@ -204,7 +214,7 @@ def new_group(ranks=None, timeout=None, backend=None, pg_options=None):
     on that group then do nothing there (1.13's warning). All ranks (ranks=None) is the default group."""
     n = get_world_size()
     if ranks is None:
-        return group.WORLD
+        return _WORLD
     ranks = sorted(ranks)
     if len(ranks) > n:
         raise RuntimeError("the new group's world size should be less or equal to the world size set by "
@@ -213,7 +223,7 @@ def new_group(ranks=None, timeout=None, backend=None, pg_options=None):
         if r < 0 or r >= n:
             raise RuntimeError("The new group's rank should be within the the world_size set by init_process_group")
     if ranks == list(range(n)):
-        return group.WORLD
+        return _WORLD
     pg = _d.new_group(ranks)
     return GroupMember.NON_GROUP_MEMBER if pg is None else ProcessGroup(pg, ranks)
 
@@ -221,7 +231,7 @@ def new_group(ranks=None, timeout=None, backend=None, pg_options=None):
 def _group(group_, call):
     """The ProcessGroup a call runs on (None: the world); None when this rank is not in it."""
     if group_ is None:
-        return group.WORLD
+        return _WORLD
     if group_ is GroupMember.NON_GROUP_MEMBER:
         return None
     if not isinstance(group_, ProcessGroup):   # 1.13's text (its group map has no such key)
