@@ -165,8 +165,109 @@ def can_cast(from_, to):
     return not (from_ is not _tensor.bool and to is _tensor.bool)
 
 
+# ---- the torch.* spellings of nn.functional's ops ----
+# 1.13 exposes the native ops under torch.* with their ATen schemas: the same op as F's where the arguments agree
+# (F.conv2d is torch.conv2d there), else a different order or spelling (`train` for `training`, reduction as
+# at::Reduction's integer, batch_norm's weight before its running stats), mapped here onto F's.
+
+_SAME_AS_FUNCTIONAL = (
+    "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "avg_pool1d", "adaptive_avg_pool1d",
+    "pixel_shuffle", "pixel_unshuffle", "channel_shuffle", "selu", "celu", "threshold", "hardshrink", "prelu", "rrelu",
+    "pairwise_distance", "pdist", "bilinear")
+
+
+def _functional():
+    from tinyddp.nn import functional
+    return functional
+
+
+def max_pool1d(input, kernel_size, stride=(), padding=0, dilation=1, ceil_mode=False):
+    return _functional().max_pool1d(input, kernel_size, stride or None, padding, dilation, ceil_mode)
+
+
+def max_pool2d(input, kernel_size, stride=(), padding=0, dilation=1, ceil_mode=False):
+    return _functional().max_pool2d(input, kernel_size, stride or None, padding, dilation, ceil_mode)
+
+
+def adaptive_max_pool1d(input, output_size):
+    """(values, indices), as 1.13's native op returns them."""
+    return _functional().adaptive_max_pool1d(input, output_size, return_indices=True)
+
+
+def dropout(input, p, train):
+    return _functional().dropout(input, p, train)
+
+
+def alpha_dropout(input, p, train):
+    return _functional().alpha_dropout(input, p, train)
+
+
+def feature_alpha_dropout(input, p, train):
+    return _functional().feature_alpha_dropout(input, p, train)
+
+
+def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-05, cudnn_enable=True):
+    return _functional().layer_norm(input, normalized_shape, weight, bias, eps)
+
+
+def group_norm(input, num_groups, weight=None, bias=None, eps=1e-05, cudnn_enabled=True):
+    return _functional().group_norm(input, num_groups, weight, bias, eps)
+
+
+def batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps, cudnn_enabled):
+    return _functional().batch_norm(input, running_mean, running_var, weight, bias, training, momentum, eps)
+
+
+def instance_norm(input, weight, bias, running_mean, running_var, use_input_stats, momentum, eps, cudnn_enabled):
+    return _functional().instance_norm(input, running_mean, running_var, weight, bias, use_input_stats, momentum,
+                                       eps)
+
+
+def embedding(weight, indices, padding_idx=-1, scale_grad_by_freq=False, sparse=False):
+    """The native op's order (weight first); its padding_idx -1 means none."""
+    return _functional().embedding(indices, weight, None if padding_idx == -1 else padding_idx,
+                                   scale_grad_by_freq=scale_grad_by_freq, sparse=sparse)
+
+
+def _reduction(op, reduction):
+    """at::Reduction's integer as F's name: 1 mean, 2 sum, any other integer none, as 1.13's loss kernels read
+    it (whose Python binding also defaults it to 0, not to the schema's Mean)."""
+    if isinstance(reduction, builtins.bool) or not isinstance(reduction, numbers.Integral):
+        raise TypeError(f"{op}(): argument 'reduction' must be int, not {type(reduction).__name__}")
+    return {1: "mean", 2: "sum"}.get(builtins.int(reduction), "none")
+
+
+def binary_cross_entropy_with_logits(input, target, weight=None, pos_weight=None, reduction=0):
+    return _functional().binary_cross_entropy_with_logits(
+        input, target, weight, reduction=_reduction("binary_cross_entropy_with_logits", reduction),
+        pos_weight=pos_weight)
+
+
+def kl_div(input, target, reduction=0, *, log_target=False):
+    return _functional().kl_div(input, target, reduction=_reduction("kl_div", reduction), log_target=log_target)
+
+
+def is_same_size(input, other):
+    return input.shape == other.shape
+
+
+def is_signed(input):
+    return input.dtype.is_signed
+
+
+def rsub(input, other, alpha=1):
+    """other - alpha * input."""
+    return other.sub(input, alpha=alpha) if isinstance(other, Tensor) else -alpha * input + other
+
+
 def install(module):
     """Adds the functions to `module` (torch) and the methods to Tensor."""
+    for name in _SAME_AS_FUNCTIONAL:
+        setattr(module, name, getattr(_functional(), name))
+    for name in ("max_pool1d", "max_pool2d", "adaptive_max_pool1d", "dropout", "alpha_dropout",
+                 "feature_alpha_dropout", "layer_norm", "group_norm", "batch_norm", "instance_norm", "embedding",
+                 "binary_cross_entropy_with_logits", "kl_div", "is_same_size", "is_signed", "rsub"):
+        setattr(module, name, globals()[name])
     for name in ("inf", "nan", "pi", "e", "memory_format", "contiguous_format", "preserve_format", "concat",
                  "ravel", "detach", "greater", "greater_equal", "less", "less_equal", "not_equal", "vdot",
                  "isposinf", "isneginf", "isreal", "signbit", "deg2rad", "rad2deg", "promote_types", "result_type",

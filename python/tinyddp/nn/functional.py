@@ -382,15 +382,20 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, sca
             scale = (max_norm / (norms.double() + 1e-7)).to(weight.dtype)
             scale = _pick(referenced.logical_and(norms > max_norm), scale, norms * 0 + 1)
             weight.mul_(scale.unsqueeze(1))
-    out = _C._nn.embedding(weight, input)
-    if padding_idx is not None:
-        out = _pick((input == padding_idx).unsqueeze(-1), out.detach(), out)
-    if scale_grad_by_freq:
-        flat = input.reshape([-1])
-        counts = one_hot(flat, weight.shape[0]).sum(0).index_select(0, flat).reshape(list(input.shape) + [1])
-        frozen = out.detach()
-        out = frozen + (out - frozen) / counts.to(out.dtype)   # the values exactly out's, the gradient / count
-    return out
+    if padding_idx is None and not scale_grad_by_freq:
+        return _C._nn.embedding(weight, input)
+
+    def composed():   # the engine's lookup, its gradient masked or scaled, behind 1.13's one node
+        out = _C._nn.embedding(weight, input)
+        if padding_idx is not None:
+            out = _pick((input == padding_idx).unsqueeze(-1), out.detach(), out)
+        if scale_grad_by_freq:
+            flat = input.reshape([-1])
+            counts = one_hot(flat, weight.shape[0]).sum(0).index_select(0, flat).reshape(list(input.shape) + [1])
+            frozen = out.detach()
+            out = frozen + (out - frozen) / counts.to(out.dtype)   # the values exactly out's, the gradient / count
+        return out
+    return recorded("EmbeddingBackward0", [weight], composed)
 
 
 def one_hot(tensor, num_classes=-1):
@@ -1165,20 +1170,26 @@ from tinyddp.nn._spatial import (  # noqa: E402,F401 -- re-exported
 
 def rrelu(input, lower=1. / 8, upper=1. / 3, training=False, inplace=False):
     """x for x > 0, else a x: a uniform in [lower, upper) per element in training (one float64 draw per element
-    <= 0, in order, as 1.13's CPU kernel), (lower + upper) / 2 in evaluation."""
-    if not training:   # in place, 1.13's node is rrelu_with_noise_'s still
-        return _in_place(input, lambda current: leaky_relu(current, (lower + upper) / 2), inplace,
-                         ("RreluWithNoiseBackward1", True))
+    <= 0, in order, as 1.13's CPU kernel), (lower + upper) / 2 in evaluation. One node, 1.13's
+    RreluWithNoiseBackward0 (RreluWithNoiseBackward1 in place), in both modes."""
+    if not training:
+        slope = (lower + upper) / 2
+        return _rrelu_node(input, lambda current: leaky_relu(current, slope), inplace)
     negative = (input <= 0).reshape([-1])
     count = int(negative.sum())
-    draws = _tensor.empty(max(count, 1), dtype=_tensor.float64).uniform_(lower, upper) if count else None
-    node = ("RreluWithNoiseBackward1", True)
-    if draws is None:
-        return _in_place(input, lambda current: current * 1, inplace, node)
+    if not count:
+        return _rrelu_node(input, lambda current: current * 1, inplace)
+    draws = _tensor.empty(count, dtype=_tensor.float64).uniform_(lower, upper)
     which = (negative.to(_tensor.int64).cumsum(0) - 1).clamp(min=0)   # the draw each negative element takes
     slopes = _pick(negative, draws.index_select(0, which).to(input.dtype), _tensor.ones(input.numel(),
                                                                                       dtype=input.dtype))
-    return _in_place(input, lambda current: current * slopes.reshape(list(input.shape)), inplace, node)
+    return _rrelu_node(input, lambda current: current * slopes.reshape(list(input.shape)), inplace)
+
+
+def _rrelu_node(input, fn, inplace):
+    if inplace:
+        return _in_place(input, fn, True, ("RreluWithNoiseBackward1", True))
+    return recorded("RreluWithNoiseBackward0", [input], lambda: fn(input), saved_inputs=(0,))
 
 
 def rrelu_(input, lower=1. / 8, upper=1. / 3, training=False):
