@@ -166,19 +166,25 @@ Tensor matmul(const Tensor& a, const Tensor& b) {
   TINYDDP_CHECK(k_a == k_b, "matmul: shapes ", shape_str(a.shape()), " and ", shape_str(b.shape()),
                 " cannot be multiplied: the last dim of the first (", k_a, ") must equal ",
                 b.dim() == 1 ? "the size of the second (" : "the second-to-last dim of the second (", k_b, ").");
-  // 1-D operands become matrices (a row for a, a column for b) and the added dim is dropped afterwards.
-  if (a.dim() == 1 && b.dim() == 1) return reshape(mm(unsqueeze(a, 0), unsqueeze(b, 1)), {});
+  // 1-D operands become matrices (a row for a, a column for b) and the added dim is dropped afterwards, from the
+  // fresh product as 1.13 drops it: squeeze_ of a row (a version bump), else _unsafe_view, so that the result is
+  // never a view.
+  if (a.dim() == 1 && b.dim() == 1) return unsafe_view(mm(unsqueeze(a, 0), unsqueeze(b, 1)), {});
+  if (a.dim() == 1 && b.dim() == 2) {
+    Tensor r = mm(unsqueeze(a, 0), b);
+    return squeeze_(r, 0);
+  }
   if (a.dim() == 1) {
-    Tensor r = matmul(unsqueeze(a, 0), b);
+    const Tensor r = matmul(unsqueeze(a, 0), b).contiguous();
     Shape s = r.shape();
     s.erase(s.end() - 2);
-    return reshape(r, s);
+    return unsafe_view(r, s);
   }
   if (b.dim() == 1) {
-    Tensor r = matmul(a, unsqueeze(b, 1));
+    const Tensor r = matmul(a, unsqueeze(b, 1)).contiguous();
     Shape s = r.shape();
     s.pop_back();
-    return reshape(r, s);
+    return unsafe_view(r, s);
   }
   if (a.dim() == 2 && b.dim() == 2) return mm(a, b);
   return batched_matmul(a, b);

@@ -47,11 +47,7 @@ Tensor pytorch_matmul(const Tensor& a, const Tensor& b) {
   if (da == 1 && db == 1) return one("DotBackward0", {a, b}, [&] { return matmul(a, b); });
   if (da == 2 && db == 1) return one("MvBackward0", {a, b}, [&] { return matmul(a, b); });
   if (da == 2 && db == 2) return matmul(a, b);   // MmBackward0 itself
-  if (da == 1 && db == 2) {
-    // 1.13: a.unsqueeze(0).mm(b).squeeze_(0); the engine's matmul is that same mm
-    const Tensor row = mm(unsqueeze(a, 0), b);
-    return one("SqueezeBackward3", {row}, [&] { return squeeze(row, 0); });
-  }
+  if (da == 1 && db == 2) return matmul(a, b);   // 1.13's a.unsqueeze(0).mm(b).squeeze_(0), as the engine's
   Shape out_shape(a.shape().begin(), a.shape().end() - 1);
   if (folds(a, b)) {
     // UnsafeViewBackward0 over MmBackward0 (MvBackward0) of a.reshape(-1, k): the product itself the engine's
@@ -64,11 +60,11 @@ Tensor pytorch_matmul(const Tensor& a, const Tensor& b) {
     }
     const Tensor product = one(db == 2 ? "MmBackward0" : "MvBackward0", {rows, b},
                                [&] { return reshape(matmul(reshape(rows, a.shape()), b), product_shape); });
-    return one("UnsafeViewBackward0", {product}, [&] { return reshape(product, out_shape); });
+    return unsafe_view(product.contiguous(), out_shape);
   }
   if (da >= 3 && db >= 2) {   // a batched product: 1.13's bmm of the expanded operands, viewed back
     const Tensor product = matmul(a, b);
-    return one("UnsafeViewBackward0", {product}, [&] { return reshape(product, product.shape()); });
+    return unsafe_view(product.contiguous(), product.shape());
   }
   return matmul(a, b);   // a 1-D or 2-D a times a batch: 1.13 transposes both around a fold (not mirrored)
 }

@@ -125,6 +125,7 @@ Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias);
 // ---- shape and copies ----
 Tensor reshape(const Tensor& x, const Shape& shape);   // a view when possible, else a copy; one dim may be -1
 Tensor view(const Tensor& x, const Shape& shape);      // always a view; needs a contiguous tensor
+Tensor unsafe_view(const Tensor& fresh, const Shape& shape);   // 1.13's _unsafe_view: not a view (no base)
 Tensor transpose(const Tensor& x, int64_t dim0, int64_t dim1);
 Tensor t(const Tensor& x);                              // transpose of a 2-D tensor
 Tensor permute(const Tensor& x, const std::vector<int64_t>& dims);   // dim i of the result is dim dims[i] of x

@@ -106,7 +106,22 @@ Tensor reshape(const Tensor& x, const Shape& shape) {
   if (x.is_contiguous()) return view_as_shape(x, shape, "ReshapeAliasBackward0");
   Shape strides;
   if (view_strides(x, infer_shape(shape, x.numel()), strides)) return view_as_shape(x, shape, "ReshapeAliasBackward0");
-  return view_as_shape(clone(x), shape, "UnsafeViewBackward0");
+  return unsafe_view(clone(x), shape);
+}
+
+// 1.13's _unsafe_view: a fresh contiguous tensor's storage read in another shape, recorded as UnsafeViewBackward0
+// but not a view (no base, so `_base` is None and in-place ops on it are plain ones): for results an op made
+// itself (reshape's copy, matmul's products), which nothing else holds.
+Tensor unsafe_view(const Tensor& fresh, const Shape& shape) {
+  check_defined(fresh, "_unsafe_view");
+  TINYDDP_CHECK(fresh.is_contiguous(), "_unsafe_view: expected a contiguous tensor.");
+  const Shape s = infer_shape(shape, fresh.numel());
+  Tensor out = make_view(fresh, s, contiguous_strides(s), fresh.offset());
+  autograd::set_history(out, autograd::make_node("UnsafeViewBackward0", {fresh},
+                                                 [in = fresh.shape()](const TensorList& g, OpNode&) {
+                                                   return TensorList{reshape(g[0], in)};
+                                                 }));
+  return out;
 }
 
 // Swaps two dims (a view).  dx = g with the same dims swapped back.

@@ -3,6 +3,8 @@
 #include <Eigen/Core>
 #include <array>
 #include <cmath>
+#include <type_traits>
+#include <vector>
 
 namespace tinyddp::kernels::cpu {
 
@@ -56,7 +58,21 @@ void unary(UnaryOp op, const T* x, T* y, int64_t n, double a, double b) {
   switch (op) {
     // times -1, not Eigen's -X: its AVX negation is 0 - x, which gives +0 for +0 (1.13's neg gives -0)
     case UnaryOp::neg: Y = X * T(-1); break;
-    case UnaryOp::exp: Y = X.exp(); break;
+    case UnaryOp::exp:
+      // Eigen's vectorized double exp clamps its argument at about -709.4, so below that (-inf included) it
+      // returns 5.56e-309 instead of the denormal or 0 that std::exp and 1.13's Sleef kernel give (a softmax
+      // row masked with -inf kept that mass). Those lanes are redone with std::exp, from a copy of x (y may be x).
+      if constexpr (std::is_same_v<T, double>) {
+        if ((X < -708.0).any()) {
+          const std::vector<double> x_copy(x, x + n);
+          Y = X.exp();
+          for (int64_t i = 0; i < n; ++i)
+            if (x_copy[i] < -708.0) y[i] = std::exp(x_copy[i]);
+          break;
+        }
+      }
+      Y = X.exp();
+      break;
     case UnaryOp::log: Y = X.log(); break;
     // std::sqrt, correctly rounded as IEEE requires (and PyTorch's kernel is): Eigen's vectorized sqrt under
     // EIGEN_FAST_MATH is an rsqrt estimate plus a Newton step, one ulp off for about a third of all inputs.

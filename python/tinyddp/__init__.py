@@ -148,12 +148,14 @@ __all__ += ["amp", "are_deterministic_algorithms_enabled", "autocast", "backends
 
 from tinyddp._tensor_more import (argwhere, is_complex, is_nonzero, randint_like, range,  # noqa: E402
                                   take_along_dim, tensor_split, typename, frac, sgn, unique_consecutive,
-                                  set_default_tensor_type, layout, strided)
+                                  set_default_tensor_type, layout, strided, fmax, fmin, copysign, sinc, ldexp,
+                                  fix, positive, hsplit, vsplit, dsplit)
 
 __all__ += ["aminmax", "cummax", "cummin", "logcumsumexp", "msort", "return_types"]
 __all__ += ["argwhere", "is_complex", "is_nonzero", "randint_like", "range",
             "take_along_dim", "tensor_split", "typename", "frac", "sgn", "unique_consecutive",
-            "set_default_tensor_type", "layout", "strided"]
+            "set_default_tensor_type", "layout", "strided", "fmax", "fmin", "copysign", "sinc", "ldexp", "fix",
+            "positive", "hsplit", "vsplit", "dsplit"]
 
 
 
@@ -192,6 +194,8 @@ __all__ += ["as_strided", "alpha_dropout_", "celu_", "clip_", "dropout_", "rrelu
 from tinyddp._tensor_special import digamma, erfc, erfinv, lgamma, polygamma  # noqa: E402
 from tinyddp import special  # noqa: E402
 __all__ += ["digamma", "erfc", "erfinv", "lgamma", "polygamma", "special"]
+from tinyddp import _tensor_bitwise  # noqa: E402  (& | ^ ~ << >> on integers, x OP= y in place)
+_tensor_bitwise.install(_sys.modules[__name__])
 from tinyddp import _aliases  # noqa: E402  (torch.concat, torch.inf, result_type, ...: 1.13's other names)
 _aliases.install(_sys.modules[__name__])
 # every op above with a dim also takes 1.13's NumPy keyword names (axis=, keepdims=)

@@ -70,7 +70,7 @@ def isreal(input):
 
 def signbit(input):
     """Whether each element's sign bit is set (-0.0 and -nan too), as a bool tensor (no gradient, as 1.13)."""
-    return _tensor.from_numpy(np.signbit(input.detach().numpy())).reshape(tuple(input.shape))
+    return _tensor.from_numpy(np.asarray(np.signbit(input.detach().numpy()))).reshape(tuple(input.shape))
 
 
 def deg2rad(input):
@@ -278,6 +278,8 @@ def install(module):
                  "isneginf", "isreal", "signbit", "deg2rad", "rad2deg"):
         setattr(Tensor, name, globals()[name])
     Tensor.absolute_ = Tensor.abs_
+    Tensor.deg2rad_ = lambda self: self.mul_(math.pi / 180)
+    Tensor.rad2deg_ = lambda self: self.mul_(180 / math.pi)
     Tensor.arctanh = Tensor.atanh
     Tensor.is_cpu = property(lambda self: True)
     Tensor.is_signed = lambda self: self.dtype.is_signed

@@ -177,7 +177,44 @@ def _takes_out(fn):
         return False
 
 
+# ---- Tensor-only arguments ----
+
+# ops whose 1.13 schema takes only tensors for these arguments (no Scalar overload): op -> the names, in order
+_TENSOR_ARGUMENTS = {
+    "maximum": ("input", "other"), "minimum": ("input", "other"), "hypot": ("input", "other"),
+    "atan2": ("input", "other"), "logaddexp": ("input", "other"), "logaddexp2": ("input", "other"),
+    "logical_and": ("input", "other"), "logical_or": ("input", "other"), "logical_xor": ("input", "other"),
+    "allclose": ("input", "other"), "kron": ("input", "other"), "cross": ("input", "other"),
+    "matmul": ("input", "other"), "mm": ("input", "mat2"), "bmm": ("input", "mat2"), "mv": ("input", "vec"),
+    "dot": ("input", "tensor"), "outer": ("input", "vec2"), "inner": ("input", "other")}
+
+
+def _requiring_tensors(fn, name, names, own_tensor):
+    """fn, refusing a non-tensor in `names` with the parser's TypeError (positions count from 1 after the
+    method's own tensor)."""
+    @functools.wraps(fn)
+    def op(*args, **kwargs):
+        for position, value in enumerate(args[:len(names)]):
+            if not isinstance(value, _tensor_class):
+                raise TypeError(f"{name}(): argument '{names[position]}' (position {position + 1 - own_tensor}) "
+                                f"must be Tensor, not {type(value).__name__}")
+        return fn(*args, **kwargs)
+    return op
+
+
+_tensor_class = None
+
+
 def install(module, tensor_class):
+    global _tensor_class
+    _tensor_class = tensor_class
+    for name, names in _TENSOR_ARGUMENTS.items():
+        function = getattr(module, name, None)
+        if function is not None:
+            setattr(module, name, _requiring_tensors(function, name, names, 0))
+        method = getattr(tensor_class, name, None)
+        if method is not None:
+            setattr(tensor_class, name, _requiring_tensors(method, name, names, 1))
     for name, names in _VARARG_NAMES_OF_METHODS.items():
         setattr(tensor_class, name, _accepting_vararg_names(getattr(tensor_class, name), names, 1))
     for name, names in _VARARG_NAMES_OF_FUNCTIONS.items():

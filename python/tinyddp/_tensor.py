@@ -324,25 +324,6 @@ def _max(self, dim=None, keepdim=False):
     return _MaxResult(self._max_dim(dim, keepdim))
 
 
-def _as_bool_operand(t, other, op):
-    if isinstance(other, builtins.bool):
-        other = tensor(other)
-    if not isinstance(other, Tensor) or t.dtype is not bool or other.dtype is not bool:
-        raise TypeError(f"tinyddp: {op} is implemented on bool tensors only (got {t.dtype} and "
-                        f"{other.dtype if isinstance(other, Tensor) else type(other).__name__}); bitwise ops on "
-                        "integers are not in tinyddp's subset")
-    return other
-
-
-def _invert(self):
-    if self.dtype is not bool:
-        if self.is_floating_point():
-            raise TypeError("~ (operator.invert) is only implemented on integer and Boolean-type tensors")
-        raise TypeError("tinyddp: ~ is implemented on bool tensors only; bitwise ops on integers are not in tinyddp's "
-                        "subset")
-    return self.logical_not()
-
-
 def _iter(self):
     if self.dim() == 0:
         raise TypeError("iteration over a 0-d tensor")
@@ -380,13 +361,6 @@ Tensor.H = _matrix_transpose("H", False)
 Tensor.data = property(lambda self: self._variable_data(), _set_data)
 Tensor.max = _max
 Tensor.maximum = _maximum
-Tensor.__invert__ = _invert
-Tensor.__and__ = lambda self, other: self.logical_and(_as_bool_operand(self, other, "&"))
-Tensor.__or__ = lambda self, other: self.logical_or(_as_bool_operand(self, other, "|"))
-Tensor.__xor__ = lambda self, other: self.logical_xor(_as_bool_operand(self, other, "^"))
-Tensor.__rand__ = Tensor.__and__
-Tensor.__ror__ = Tensor.__or__
-Tensor.__rxor__ = Tensor.__xor__
 Tensor.shape = property(lambda self: Size(self._shape()))
 Tensor.dtype = property(lambda self: _BY_C[self._dtype()])
 Tensor.is_floating_point = lambda self: _BY_C[self._dtype()].is_floating_point
@@ -423,6 +397,10 @@ Tensor.storage = _storage
 Tensor.__reduce_ex__ = _reduce_ex
 Tensor.__deepcopy__ = _deepcopy
 Tensor.__array__ = lambda self, dtype=None: self.numpy() if dtype is None else self.numpy().astype(dtype)
+# A NumPy ufunc given a tensor returns a tensor, as 1.13's (np.sin(t); and t + ndarray, which the tensor's
+# operators decline, so NumPy computes it: float64 for a float64 array). 1.13 gives a bool result as uint8,
+# which tinyddp does not have: bool here.
+Tensor.__array_wrap__ = lambda self, array, context=None: from_numpy(array)
 
 
 def _bool_free_item(t):

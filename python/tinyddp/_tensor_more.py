@@ -1,8 +1,10 @@
 """More of torch's functions that training scripts call, composed of tinyddp's ops as PyTorch 1.13 defines them:
-take_along_dim (a gather after broadcasting), tensor_split (narrow views), argwhere, randint_like, is_nonzero,
-is_complex, typename, frac, sgn, unique_consecutive, fill_diagonal_, set_default_tensor_type, layout; and the
+take_along_dim (a gather after broadcasting), tensor_split (narrow views) and hsplit/vsplit/dsplit, argwhere,
+randint_like, is_nonzero, is_complex, typename, frac, sgn, fmax/fmin, copysign, sinc, ldexp, fix, positive,
+unique_consecutive, fill_diagonal_, set_default_tensor_type, layout; and the
 Tensor methods and flags a CPU-only PyTorch answers (pin_memory, is_pinned, share_memory_, is_shared, is_sparse ...)."""
 import builtins
+import math
 import numbers
 
 from tinyddp import _tensor
@@ -221,6 +223,97 @@ def sgn(input):
     return recorded("SgnBackward0", [input], lambda: input.sign())
 
 
+def _picked(name, input, other, take_input):
+    """where(take_input, input, other) recorded as 1.13's node `name`: the gradient goes to the side taken."""
+    from tinyddp import _C
+    from tinyddp._node import recorded
+    return recorded(name, [input, other], lambda: _C.where(take_input, input, other))
+
+
+def fmax(input, other):
+    """The larger of the two, ignoring a NaN (NaN only where both are); on a tie the gradient goes to input, as
+    1.13's FmaxBackward0."""
+    if not input.is_floating_point() and not other.is_floating_point():
+        return _tensor.maximum(input, other)
+    return _picked("FmaxBackward0", input, other, (input >= other) | other.isnan())
+
+
+def fmin(input, other):
+    if not input.is_floating_point() and not other.is_floating_point():
+        return _tensor.minimum(input, other)
+    return _picked("FminBackward0", input, other, (input <= other) | other.isnan())
+
+
+def copysign(input, other):
+    """|input| with the sign bit of other (-0.0 and -nan count as negative); the gradient to input is
+    result / input (0 at 0), none to other, as 1.13's CopysignBackward0 (CopysignBackward1 for a number)."""
+    from tinyddp import _C
+    from tinyddp._aliases import signbit
+    from tinyddp._node import recorded
+    x = input if input.is_floating_point() else input.to(_tensor.float32)
+    if not isinstance(other, Tensor):
+        negative = _tensor.tensor(math.copysign(1.0, other) < 0)
+        return recorded("CopysignBackward1", [x], lambda: _C.where(negative, -x.abs(), x.abs()))
+
+    def composed():
+        # other's gradient is zeros (not None), as 1.13's: a term of other that is exactly +0 with a zero
+        # derivative, subtracted so that a -0.0 result keeps its sign
+        zero = (other.sign() * 0).nan_to_num(0.0)
+        return _C.where(signbit(other), -x.abs(), x.abs()) - zero
+    return recorded("CopysignBackward0", [x, other], composed)
+
+
+def sinc(input):
+    """sin(pi x) / (pi x), 1 at 0, in the input's dtype (1.13's kernel); SincBackward0."""
+    from tinyddp import _C
+    from tinyddp._node import recorded
+    x = input if input.is_floating_point() else input.to(_tensor.float32)
+
+    def composed():
+        zero = x == 0
+        product = _C.where(zero, _tensor.ones([], dtype=x.dtype), x) * math.pi   # no 0/0 in either branch
+        return _C.where(zero, _tensor.ones([], dtype=x.dtype), product.sin() / product)
+    return recorded("SincBackward0", [x], composed)
+
+
+def ldexp(input, other):
+    """input * 2 ** other, as 1.13 composes it (MulBackward0)."""
+    return input * 2.0 ** other
+
+
+def fix(input):
+    return input.trunc()
+
+
+def positive(input):
+    if input.dtype is _tensor.bool:
+        raise RuntimeError("The `+` operator, on a bool tensor is not supported.")
+    return input
+
+
+def _split_along(name, dim, least):
+    """torch.hsplit/vsplit/dsplit: tensor_split along `dim` of a tensor of at least `least` dims, a number of
+    sections dividing the dim exactly."""
+    def split(input, indices_or_sections):
+        if input.dim() < least:
+            raise RuntimeError(f"torch.{name} requires a tensor with at least {least} dimension, but got a tensor "
+                               f"with {input.dim()} dimensions!")
+        d = dim if dim is not None else (1 if input.dim() >= 2 else 0)
+        if isinstance(indices_or_sections, numbers.Integral):
+            size = input.shape[d]
+            if indices_or_sections == 0 or size % indices_or_sections:
+                raise RuntimeError(f"torch.{name} attempted to split along dimension {d}, but the size of the "
+                                   f"dimension {size} is not divisible by the split_size {indices_or_sections}!")
+        return tensor_split(input, indices_or_sections, d)
+    split.__name__ = name
+    return split
+
+
+hsplit = _split_along("hsplit", None, 1)
+vsplit = _split_along("vsplit", 0, 2)
+dsplit = _split_along("dsplit", 2, 3)
+
+
 def unique_consecutive(input, return_inverse=False, return_counts=False, dim=None):
     """The first element of every run of equal consecutive elements (of the flattened input, or of slices along
     dim), with the run index of every element and the runs' lengths when asked, as 1.13's."""
@@ -282,6 +375,11 @@ Tensor.frac = frac
 Tensor.frac_ = lambda self: self.sub_(self.detach().trunc())
 Tensor.sgn = sgn
 Tensor.unique_consecutive = unique_consecutive
+for _name in ("fmax", "fmin", "copysign", "sinc", "ldexp", "fix", "positive", "hsplit", "vsplit", "dsplit"):
+    setattr(Tensor, _name, globals()[_name])
+for _name in ("copysign", "sinc", "ldexp", "fix"):   # their in-place forms write the result into self
+    setattr(Tensor, _name + "_", lambda self, *args, _fn=globals()[_name]: self.copy_(_fn(self, *args)))
+Tensor.sgn_ = lambda self: self.sign_()
 Tensor.layout = property(lambda self: strided)
 for _flag in ("is_sparse", "is_quantized", "is_meta", "is_mkldnn", "is_sparse_csr", "is_vulkan", "is_mps"):
     setattr(Tensor, _flag, property(lambda self: False))

@@ -293,22 +293,32 @@ def _float_floordiv(x, y):
 
 
 def _float_mod(x, y):
-    """1.13's remainder: fmod, moved into the divisor's sign (a zero keeps the dividend's sign, unlike Python's %)."""
-    if y == 0:
+    """1.13's remainder: fmod, moved into the divisor's sign (a zero keeps the dividend's sign, unlike Python's %).
+    C's fmod of an infinite or NaN dividend is NaN (Python's math.fmod raises there)."""
+    if y == 0 or not math.isfinite(x) or math.isnan(y):
         return math.nan
     m = math.fmod(x, y)
     return m + y if m != 0 and (y < 0) != (m < 0) else m
 
 
+def _dividend(input):
+    """A Python number as the dividend (torch.remainder(2, t), floor_divide(7, t)): a 0-dim tensor, which promotes
+    as 1.13's wrapped number does (its category only)."""
+    if isinstance(input, Tensor):
+        return input
+    return _tensor.tensor(input, dtype=_tensor.float64 if isinstance(input, float) else None)
+
+
 def floor_divide(input, other):
     """input // other rounded down (1.13's floor_divide): exact for int64 ("ZeroDivisionError" for a zero
     divisor, as 1.13's RuntimeError), float results as Python's float //; no gradient (1.13 has none either)."""
-    return _host_elementwise(input, other, "floor_divide", lambda x, y: x // y, _float_floordiv)
+    return _host_elementwise(_dividend(input), other, "floor_divide", lambda x, y: x // y, _float_floordiv)
 
 
 def remainder(input, other):
     """input % other with the divisor's sign (1.13's remainder, Python's %), computed on the host; the gradient is
     1.13's: 1 to input (RemainderBackward0), and -floor(input / other) to a tensor divisor (RemainderBackward1)."""
+    input = _dividend(input)
     out = _host_elementwise(input, other, "remainder", lambda x, y: x % y, _float_mod)
     tensor_other = isinstance(other, Tensor) and other.is_floating_point()
     if not input.is_floating_point() or not (input.requires_grad or (tensor_other and other.requires_grad)):
@@ -560,13 +570,25 @@ def equal(input, other):
 
 
 def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
-    input, other = _promoted(input, other)
-    close = (input - other).abs() <= atol + rtol * other.abs()
-    if input.is_floating_point():
-        close = close | (input == other)   # equal infinities
-        if equal_nan:
-            close = close | ((input != input) & (other != other))
-    return close
+    """1.13's: equal, or finite |input - other| <= atol + |rtol * other| (so an infinity is close only to itself),
+    of two tensors of one dtype (bool compared as the default float)."""
+    from tinyddp._tensor_reduce import scalar_name
+    if not isinstance(other, Tensor):
+        raise TypeError(f"isclose(): argument 'other' (position 2) must be Tensor, not {type(other).__name__}")
+    if input.dtype is not other.dtype:
+        raise RuntimeError(f"{scalar_name(input.dtype)} did not match {scalar_name(other.dtype)}")
+    for name, tolerance in (("rtol", rtol), ("atol", atol)):
+        if tolerance < 0:
+            raise RuntimeError(f"{name} must be greater than or equal to zero, but got {tolerance}")
+    close = input == other
+    if equal_nan and input.is_floating_point():
+        close = close | ((input != input) & (other != other))
+    if rtol == 0 and atol == 0:
+        return close
+    if input.dtype is _tensor.bool:
+        input, other = input.to(_tensor.float32), other.to(_tensor.float32)
+    actual = (input - other).abs()
+    return close | (actual.isfinite() & (actual <= atol + (rtol * other).abs()))
 
 
 def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
@@ -747,9 +769,18 @@ def _div_(self, other, *, rounding_mode=None):
 
 def _floor_divide_(self, other):
     """1.13 has no derivative for floor_divide_: its node is NotImplemented, whose backward raises."""
+    from tinyddp._aliases import can_cast
+    from tinyddp._tensor_reduce import scalar_name
     operand = other.detach() if isinstance(other, Tensor) else other
-    return self._overwrite_("NotImplemented", lambda: floor_divide(self.detach(), operand),
-                            [other] if isinstance(other, Tensor) else [], "aten::floor_divide_")
+
+    def quotient():
+        result = floor_divide(self.detach(), operand)
+        if not can_cast(result.dtype, self.dtype):
+            raise RuntimeError(f"result type {scalar_name(result.dtype)} can't be cast to the desired output type "
+                               f"{scalar_name(self.dtype)}")
+        return result
+    return self._overwrite_("NotImplemented", quotient, [other] if isinstance(other, Tensor) else [],
+                            "aten::floor_divide_")
 
 
 _engine_div_ = Tensor.div_
