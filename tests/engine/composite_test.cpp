@@ -181,5 +181,28 @@ TEST(MatmulForms, NodesPerOperandShapeAndTheEngineMatmulsValues) {
   EXPECT_TRUE(same_bits(y, matmul(b3, w) + bias));
 }
 
+// 1.13's matmul never returns a view: a 1-D row is squeezed in place (one version bump), folded and batched
+// products end in _unsafe_view; with or without a graph. reshape's copy of a transposed tensor is not a view either.
+TEST(MatmulForms, ResultsAreNotViews) {
+  const Tensor v = leaf({1, 2, 3}, {3}), w = leaf({1, -1, 2, 0.5, 3, -2}, {3, 2});
+  const Tensor b3 = leaf({1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12}, {2, 2, 3});
+  for (const bool graph : {true, false}) {
+    std::optional<NoGradGuard> no_grad;
+    if (!graph) no_grad.emplace();
+    const Tensor row = pytorch_matmul(v, w);
+    EXPECT_FALSE(row.is_view());
+    EXPECT_EQ(row.version(), 1u);
+    EXPECT_EQ(row.shape(), (Shape{2}));
+    for (const Tensor& r : {pytorch_matmul(v, v), pytorch_matmul(b3, v), pytorch_matmul(b3, w),
+                            pytorch_matmul(b3, transpose(b3, 1, 2))}) {
+      EXPECT_FALSE(r.is_view());
+      EXPECT_EQ(r.version(), 0u);
+    }
+  }
+  const Tensor copied = reshape(t(w), {6});
+  EXPECT_FALSE(copied.is_view());
+  EXPECT_EQ(copied.grad_fn()->name(), "UnsafeViewBackward0");
+}
+
 }  // namespace
 }  // namespace tinyddp::test

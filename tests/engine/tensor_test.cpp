@@ -63,6 +63,20 @@ TEST(Tensor, ArangeRoundsAsPyTorchsCpuKernel) {
   EXPECT_THROW(arange(0.0, 1.0, 3, DType::i64), Error);   // integral ranges are arange(n) * step + start
 }
 
+// Eigen's vectorized double exp clamps its argument near -709.4: below it (and at -inf) the engine gives std::exp's
+// denormal or 0, in every lane, as 1.13's Sleef kernel does.
+TEST(Tensor, ExpOfVeryNegativeDoublesUnderflows) {
+  const double inf = std::numeric_limits<double>::infinity();
+  const std::vector<double> x{-inf, -1000, -745.2, -740, -708.5, 0, 1, -inf,
+                              -800, -inf, -inf, -inf, -inf, -inf, -inf, -inf};
+  const Tensor t = make(x, {static_cast<int64_t>(x.size())}, DType::f64);
+  const std::vector<double> y = exp(t).to_vector<double>();
+  for (size_t i = 0; i < x.size(); ++i)
+    if (x[i] < -708.0) EXPECT_EQ(y[i], std::exp(x[i])) << "x = " << x[i];
+  EXPECT_EQ(exp(t).to_vector<double>()[0], 0.0);
+  EXPECT_EQ(exp(t).to_vector<double>()[3], std::exp(-740.0));   // a denormal, 4.2e-322
+}
+
 TEST(Tensor, ReshapeOfContiguousSharesStorage) {
   const Tensor x = iota({2, 3});
   const Tensor r = x.reshape({3, 2});
