@@ -42,6 +42,7 @@ class dtype:
         return _PYTHON_TYPES.get(d, d) if isinstance(d, type) else d
 
 
+_dtype_class = dtype   # for the functions whose `dtype` argument hides the class
 float32 = dtype("float32", _C.DType.f32, True, 4)
 float64 = dtype("float64", _C.DType.f64, True, 8)
 int64 = dtype("int64", _C.DType.i64, False, 8)
@@ -537,12 +538,20 @@ def randn(*size, generator=None, dtype=None, device=None, requires_grad=False):
     """Standard normal samples: after manual_seed(s), PyTorch 1.13's values for s, bitwise (engine/ops/random.cpp).
     The default generator is per thread (each spawn rank has its own, as each process has in PyTorch)."""
     _check_device(device)
-    return _finish(_C.randn(_shape(size, "randn", "ints"), _c_dtype(dtype), generator), requires_grad)
+    shape = _shape(size, "randn", "ints")
+    if dtype is not None and not _dtype_class._read(dtype).is_floating_point:
+        from tinyddp._tensor_random import check_floating
+        check_floating(_dtype_class._read(dtype), "normal_kernel_cpu")
+    return _finish(_C.randn(shape, _c_dtype(dtype), generator), requires_grad)
 
 
 def rand(*size, generator=None, dtype=None, device=None, requires_grad=False):
     _check_device(device)
-    return _finish(_C.rand(_shape(size, "rand", "ints"), _c_dtype(dtype), generator), requires_grad)
+    shape = _shape(size, "rand", "ints")
+    if dtype is not None and not _dtype_class._read(dtype).is_floating_point:
+        from tinyddp._tensor_random import check_floating
+        check_floating(_dtype_class._read(dtype), "check_uniform_bounds")
+    return _finish(_C.rand(shape, _c_dtype(dtype), generator), requires_grad)
 
 
 def randint(low=None, high=None, size=None, *, generator=None, dtype=None, device=None, requires_grad=False):

@@ -202,7 +202,7 @@ def _broadcast_shape(a, b):
 
 def masked_select(input, mask):
     """The elements of input (broadcast with mask) where mask is true, as a vector."""
-    shape = _broadcast_shape(input._shape(), mask._shape())
+    shape = _broadcast_shape(mask._shape(), input._shape())   # 1.13 names the mask tensor a, input b
     return recorded("MaskedSelectBackward0", [input], lambda: _C.expand(input, shape)[_C.expand(mask, shape)])
 
 
@@ -355,6 +355,10 @@ def movedim(input, source, destination):
     n = input.dim()
     source = [source] if isinstance(source, numbers.Integral) else list(source)
     destination = [destination] if isinstance(destination, numbers.Integral) else list(destination)
+    for name, given in (("source", source), ("destination", destination)):
+        dims = [_wrap_dim(d, n) for d in given]
+        if len(set(dims)) != len(dims):
+            raise RuntimeError(f"movedim: repeated dim in `{name}` ({given})")
     source = [_wrap_dim(d, n) for d in source]
     destination = [_wrap_dim(d, n) for d in destination]
     if n == 0:   # 1.13's alias of the one element
@@ -604,7 +608,20 @@ _engine_matmul = Tensor.matmul   # the engine's at::matmul (engine/ops/matmul_fo
 
 def matmul(input, other):
     _check_matmul(input, other)
+    if input.dtype is _tensor.int64 and other.dtype is _tensor.int64:
+        return _integer_product(input, other)
+    if input.dtype is _tensor.bool and other.dtype is _tensor.bool and input.dim() == other.dim() == 2:
+        raise RuntimeError("\"addmm_impl_cpu_\" not implemented for 'Bool'")
     return _engine_matmul(input, other)
+
+
+def _integer_product(a, b):
+    """An int64 product (1.13 has integer kernels, the engine has none): NumPy's matmul on the host, which
+    broadcasts as 1.13's and wraps on overflow as its int64 arithmetic does. Integers have no gradient."""
+    import numpy as np
+    with np.errstate(over="ignore"):
+        product = np.matmul(a.detach().numpy(), b.detach().numpy())
+    return _tensor.from_numpy(np.array(product, dtype=np.int64))   # a copy, C-ordered, 0-d kept
 
 
 def _matmul_operator(self, other):
@@ -613,6 +630,8 @@ def _matmul_operator(self, other):
 
 def mm(input, mat2):
     _check_mm(input, mat2)
+    if input.dtype is _tensor.int64 and mat2.dtype is _tensor.int64:
+        return _integer_product(input, mat2)
     return _engine_matmul(input, mat2)
 
 

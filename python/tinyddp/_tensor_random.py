@@ -179,11 +179,27 @@ def random_(self, *args, generator=None, **kwargs):
     return self.copy_(values if self.dtype is _tensor.int64 else values.to(self.dtype))
 
 
+def check_floating(dtype, kernel):
+    """1.13's text for a floating-point draw into an integer or bool tensor (the kernel's dispatch)."""
+    if not dtype.is_floating_point:
+        from tinyddp._tensor_reduce import scalar_name
+        raise RuntimeError(f"\"{kernel}\" not implemented for '{scalar_name(dtype)}'")
+
+
+def _floating_fill(fill, kernel):
+    def checked(self, *args, **kwargs):
+        check_floating(self.dtype, kernel)
+        return fill(self, *args, **kwargs)
+    return checked
+
+
 def _install():
     for name, fn in {"exponential_": exponential_, "cauchy_": cauchy_, "geometric_": geometric_,
                      "log_normal_": log_normal_, "multinomial": multinomial, "bernoulli": bernoulli,
                      "bernoulli_": bernoulli_, "random_": random_}.items():
         setattr(Tensor, name, fn)
+    Tensor.normal_ = _floating_fill(Tensor.normal_, "normal_kernel_cpu")
+    Tensor.uniform_ = _floating_fill(Tensor.uniform_, "check_uniform_bounds")
 
 
 _install()

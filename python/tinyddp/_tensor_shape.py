@@ -323,6 +323,8 @@ def rot90(input, k=1, dims=(0, 1)):
     dims = list(dims)
     if len(dims) != 2:
         raise RuntimeError(f"expected total rotation dims == 2, but got dims = {len(dims)}")
+    if input.dim() < 2:
+        raise RuntimeError(f"expected total dims >= 2, but got total dims = {input.dim()}")
     return recorded("Rot90Backward0", [input], lambda: _rot90(input, k, dims))
 
 
@@ -434,22 +436,31 @@ def chain_matmul(*matrices):
 def tensordot(a, b, dims=2):
     """The sum over dims of a and of b (the last `dims` of a with the first of b, or two lists) as one matmul."""
     if isinstance(dims, numbers.Integral):
-        dims_a, dims_b = list(range(a.dim() - dims, a.dim())), list(range(dims))
+        given_a, given_b = list(range(-dims, 0)), list(range(dims))   # as 1.13's Python tensordot lists them
     else:
-        dims_a, dims_b = [[d] if isinstance(d, numbers.Integral) else list(d) for d in dims]
-    dims_a = [_wrap_dim(d, a.dim()) for d in dims_a]
-    dims_b = [_wrap_dim(d, b.dim()) for d in dims_b]
+        given_a, given_b = [[d] if isinstance(d, numbers.Integral) else list(d) for d in dims]
+    dims_a = [_wrap_dim(d, a.dim()) for d in given_a]
+    dims_b = [_wrap_dim(d, b.dim()) for d in given_b]
+    for da, db, ga, gb in zip(dims_a, dims_b, given_a, given_b):
+        if a._shape()[da] != b._shape()[db]:
+            raise RuntimeError(f"contracted dimensions need to match, but first has size {a._shape()[da]} in dim "
+                               f"{ga} and second has size {b._shape()[db]} in dim {gb}")
     free_a = [d for d in range(a.dim()) if d not in dims_a]
     free_b = [d for d in range(b.dim()) if d not in dims_b]
     k = math.prod(a._shape()[d] for d in dims_a)
-    left = _tensor_ops.permute(a, free_a + dims_a).reshape([-1, k])
-    right = _tensor_ops.permute(b, dims_b + free_b).reshape([k, -1])
+    rows = math.prod(a._shape()[d] for d in free_a)
+    columns = math.prod(b._shape()[d] for d in free_b)
+    left = _tensor_ops.permute(a, free_a + dims_a).reshape([rows, k])   # sizes, not -1: k may be 0
+    right = _tensor_ops.permute(b, dims_b + free_b).reshape([k, columns])
     return left.matmul(right).reshape([a._shape()[d] for d in free_a] + [b._shape()[d] for d in free_b])
 
 
 def inner(input, other):
     if input.dim() == 0 or other.dim() == 0:
         return input * other
+    if input._shape()[-1] != other._shape()[-1]:
+        raise RuntimeError(f"inner() the last dimension must match on both input tensors but got shapes "
+                           f"{list(input._shape())} and {list(other._shape())}")
     return tensordot(input, other, ([input.dim() - 1], [other.dim() - 1]))
 
 
@@ -654,6 +665,13 @@ def _einsum(equation, operands):
         letters_of.append(term)
         ops.append(op)
     if arrow:
+        letters = output.replace("...", "")
+        for i, c in enumerate(letters):
+            if c not in inputs:
+                raise RuntimeError(f"einsum(): output subscript {c} does not appear in the equation for any input "
+                                   "operand")
+            if c in letters[:i]:
+                raise RuntimeError(f"einsum(): output subscript {c} appears more than once in the output")
         out = output.replace("...", "".join(spare))
     else:   # the letters named once in the equation, in order, after the ellipsis dims
         counts = {}

@@ -11,6 +11,10 @@ from tinyddp._node import recorded
 
 
 def linear(input, weight, bias=None):
+    if bias is None and isinstance(input, _tensor.Tensor) and isinstance(weight, _tensor.Tensor) and \
+            input.dtype is not weight.dtype and input.is_floating_point() and weight.is_floating_point():
+        from tinyddp._tensor_reduce import scalar_name   # 1.13's matmul of input and weight.t() says so
+        raise RuntimeError(f"expected scalar type {scalar_name(input.dtype)} but found {scalar_name(weight.dtype)}")
     return _C._nn.linear(input, weight, bias)
 
 
@@ -169,6 +173,9 @@ def mse_loss(input, target, size_average=None, reduce=None, reduction="mean"):
     """mean((input - target)^2) by the engine's kernel; 'sum' and 'none' composed of engine ops."""
     reduction = _legacy_reduction(size_average, reduce, reduction)
     _warn_target_size(input, target)
+    if not input.is_floating_point() and not target.is_floating_point():
+        from tinyddp._tensor_reduce import scalar_name
+        raise RuntimeError(f"\"mse_cpu\" not implemented for '{scalar_name(input.dtype)}'")
     if target.dtype is not input.dtype:   # 1.13: the promoted value, then "Found dtype ..." in the backward
         from tinyddp._aliases import promote_types
         return _loss_failing_backward("MseLossBackward0", input, target,
@@ -351,6 +358,11 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
             values *= d
         if values == 1:
             raise ValueError(f"Expected more than 1 value per channel when training, got input size {size}")
+    parameters = [t for t in (weight, bias, running_mean, running_var) if t is not None]
+    if input.is_floating_point() and parameters and parameters[0].dtype is not input.dtype:   # its bf16 mixed mode
+        if any(t.dtype is not _tensor.float32 for t in parameters):
+            raise RuntimeError("mixed dtype (CPU): expect parameter to have scalar type of Float")
+        raise RuntimeError("mixed dtype (CPU): expect input to have scalar type of BFloat16")
     return _C._nn.batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps)
 
 
@@ -737,6 +749,7 @@ def glu(input, dim=-1):
     """a sigmoid(b) with a, b the halves of input along dim."""
     if input.dim() == 0:
         raise RuntimeError("glu does not support scalars because halving size must be even")
+    dim = _tensor._wrap_dim(dim, input.dim())
     size = input.shape[dim]
     if size % 2 != 0:
         raise RuntimeError(f"Halving dimension must be even, but dimension {dim % input.dim()} is size {size}")
