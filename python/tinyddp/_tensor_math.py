@@ -196,10 +196,16 @@ def hypot(input, other):
     return _host_function(np.hypot, [lambda a, b: a / hypot(a, b), lambda a, b: b / hypot(a, b)], input, other, name="HypotBackward0")
 
 
+def _int_fmod(x, y):
+    """C's % on int64 (the dividend's sign), exactly: math.fmod would round both to float64 first."""
+    r = builtins.abs(x) % builtins.abs(y)
+    return -r if x < 0 else r
+
+
 def fmod(input, other):
     """The remainder with the dividend's sign (C's fmod); the gradient is 1 to input, as 1.13's FmodBackward0 (no
     gradient to a tensor divisor: 1.13's FmodBackward1 gives it -trunc(input / other))."""
-    out = _tensor_ops._host_elementwise(input, other, "fmod", lambda x, y: int(math.fmod(x, y)),
+    out = _tensor_ops._host_elementwise(input, other, "fmod", _int_fmod,
                                         lambda x, y: math.fmod(x, y) if y != 0 and math.isfinite(x) else math.nan)
     if isinstance(input, Tensor) and input.requires_grad:
         return recorded("FmodBackward0", [input], lambda: out + (input - input.detach()))

@@ -142,3 +142,5 @@ with torch.no_grad():
 n.clamp_(0, 0.5)
 print("no_grad product modified in place", n, n._version)
 print("reshape copy", torch.arange(6.).reshape(2, 3).t().reshape(-1)._base is None)
+big = torch.tensor([9223372036854775807, 2 ** 53 + 1, -(2 ** 53 + 1)])
+print("int64 fmod", torch.fmod(big, 2), torch.fmod(big, torch.tensor(10)), big % 2, torch.remainder(big, 10))
