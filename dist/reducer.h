@@ -136,6 +136,7 @@ class Reducer {
 
   void prepare_for_forward();
   bool rebuild_buckets();
+  bool has_rebuilt_buckets() const { return has_rebuilt_bucket_; }
   void prepare_for_backward(const std::vector<Tensor>& outputs);
   void set_static_graph();
   // Static graph, first iteration: reduce everything once the backward is over (Note [Static graph]).

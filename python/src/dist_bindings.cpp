@@ -427,7 +427,8 @@ void bind_dist(py::module_& m) {
       .def("set_static_graph", [](PyDDP& p) { p.ddp().set_static_graph(); })
       .def_property_readonly("static_graph", [](PyDDP& p) { return p.ddp().static_graph(); })
       .def("register_comm_hook", &PyDDP::register_comm_hook)
-      .def("bucket_indices", [](PyDDP& p) { return p.ddp().reducer().bucket_indices(); });
+      .def("bucket_indices", [](PyDDP& p) { return p.ddp().reducer().bucket_indices(); })
+      .def_property_readonly("has_rebuilt_buckets", [](PyDDP& p) { return p.ddp().reducer().has_rebuilt_buckets(); });
 
   py::class_<PyJoinable>(d, "Joinable")
       .def(py::init<py::object, const PG&>(), py::arg("hook"), py::arg("pg") = PG())

@@ -9,6 +9,7 @@ spawn); get_backend() still says "gloo".
 import datetime
 import enum
 import io
+import logging
 import os
 import pickle
 import threading
@@ -111,6 +112,7 @@ def destroy_process_group(group=None):
         return
     assert _d.is_initialized()   # 1.13's `assert pg is not None`: a second destroy is an AssertionError
     _d.destroy_process_group()
+    _backend_name.group_count = 0
     _backend_name.name = None
     _rank_thread.backend = None
 
@@ -213,16 +215,19 @@ def new_group(ranks=None, timeout=None, backend=None, pg_options=None):
     members or not, in the same order; a rank not in `ranks` gets GroupMember.NON_GROUP_MEMBER, and collectives
     on that group then do nothing there (1.13's warning). All ranks (ranks=None) is the default group."""
     n = get_world_size()
-    if ranks is None:
-        return _WORLD
-    ranks = sorted(ranks)
-    if len(ranks) > n:
-        raise RuntimeError("the new group's world size should be less or equal to the world size set by "
-                           "init_process_group")
-    for r in ranks:
-        if r < 0 or r >= n:
-            raise RuntimeError("The new group's rank should be within the the world_size set by init_process_group")
-    if ranks == list(range(n)):
+    if ranks is not None:
+        ranks = sorted(ranks)
+        if len(ranks) > n:
+            raise RuntimeError("the new group's world size should be less or equal to the world size set by "
+                               "init_process_group")
+        for r in ranks:
+            if r < 0 or r >= n:
+                raise RuntimeError("The new group's rank should be within the the world_size set by "
+                                   "init_process_group")
+    _backend_name.group_count = getattr(_backend_name, "group_count", 0) + 1
+    if _gloo():
+        _log_store_based_barrier(get_rank())
+    if ranks is None or ranks == list(range(n)):
         return _WORLD
     pg = _d.new_group(ranks)
     return GroupMember.NON_GROUP_MEMBER if pg is None else ProcessGroup(pg, ranks)
@@ -297,6 +302,18 @@ def init_process_group(backend, init_method=None, timeout=datetime.timedelta(min
                 from None
     _backend_name.name = name
     _rank_thread.backend = name   # "thread": the rank's warnings are this process's (multiprocessing/spawn.py)
+    _backend_name.group_count = 1
+    if name == "gloo":
+        _log_store_based_barrier(get_rank())
+
+
+def _log_store_based_barrier(rank):
+    """The INFO lines of 1.13's store-based barrier after a gloo group's creation (init_process_group and every
+    new_group), each rank's own, on logger torch.distributed.distributed_c10d: its key counts the groups made."""
+    logger = logging.getLogger("torch.distributed.distributed_c10d")
+    key = f"store_based_barrier_key:{_backend_name.group_count}"
+    logger.info(f"Added key: {key} to store for rank: {rank}")
+    logger.info(f"Rank {rank}: Completed store-based barrier for key:{key} with {get_world_size()} nodes.")
 
 
 def _done(work, async_op):

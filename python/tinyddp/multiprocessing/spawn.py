@@ -14,9 +14,17 @@ A rank stands for one of 1.13's child processes in what scripts do to their proc
     its own; the others, and the spawning thread, keep theirs.
   - sys.exit(code) in a rank ends that rank: 0 (or None) as a rank that returned, any other code as 1.13's
     ProcessExitedException("process 1 terminated with exit code 3").
+  - sys.stdout and sys.stderr: a rank that replaces them (`sys.stdout = open(os.devnull, "w")` on the ranks
+    but 0) replaces its own; the others, and the spawning thread, keep theirs.
+  - a module in `args` (a model built before spawn): each rank gets its own copy of it, as each child process
+    unpickles its own, whose parameters and buffers share the parent's storage as 1.13's shared memory does
+    (what one rank writes into them the others and the parent see); its own .grad, hooks and DDP wrapper.
+    Other arguments are shared as they are (1.13 pickles them: a list a rank appends to stays the parent's
+    list here).
 """
 import builtins
 import collections.abc
+import copy
 import os
 import sys
 import threading
@@ -116,8 +124,52 @@ def _rank_print(*args, **kwargs):
     return getattr(_rank_thread, "print", _process_print)(*args, **kwargs)
 
 
+_STREAMS = ("stdout", "stderr")
+_streams_of_ended_ranks = []
+
+
+class _RankSys(types.ModuleType):
+    """The sys module while ranks run: `sys.stdout = f` on a rank thread replaces that rank's stream, and reading
+    sys.stdout there gives it; what C code (print) reads from sys's dict is a _RankStream, which writes to the
+    calling rank's stream."""
+
+    def __setattr__(self, name, value):
+        if name in _STREAMS and getattr(_rank_thread, "active", False):
+            setattr(_rank_thread, name, value)
+        else:
+            super().__setattr__(name, value)
+
+    def __getattribute__(self, name):
+        if name in _STREAMS and getattr(_rank_thread, "active", False):
+            own = getattr(_rank_thread, name, None)
+            if own is not None:
+                return own
+        return super().__getattribute__(name)
+
+
+class _RankStream:
+    """sys.stdout (or stderr) while ranks run: the calling rank's own stream if it set one, else the process's."""
+
+    def __init__(self, name, process_stream):
+        self._name, self._process_stream = name, process_stream
+
+    def _target(self):
+        own = getattr(_rank_thread, self._name, None) if getattr(_rank_thread, "active", False) else None
+        return self._process_stream if own is None else own
+
+    def write(self, text):
+        return self._target().write(text)
+
+    def flush(self):
+        return self._target().flush()
+
+    def __getattr__(self, name):
+        return getattr(self._target(), name)
+
+
 class _ranks_as_processes:
-    """While ranks run: each has its own os.environ and builtins.print (the module's notes)."""
+    """While ranks run: each has its own os.environ, builtins.print, sys.stdout and sys.stderr (the module's
+    notes)."""
 
     def __enter__(self):
         self._environ = os.environ
@@ -125,13 +177,41 @@ class _ranks_as_processes:
         self._print = builtins.print
         builtins.print = _rank_print
         builtins.__class__ = _RankBuiltins
+        self._streams = {name: getattr(sys, name) for name in _STREAMS}
+        for name, stream in self._streams.items():
+            setattr(sys, name, _RankStream(name, stream))
+        sys.__class__ = _RankSys
         return self
 
     def __exit__(self, *exc):
+        sys.__class__ = types.ModuleType
+        for name, stream in self._streams.items():
+            setattr(sys, name, stream)
         builtins.__class__ = types.ModuleType
         builtins.print = self._print
         os.environ = self._environ
         return None
+
+
+def _rank_copy(value, memo):
+    """value as a rank receives it: a module copied with its tensors aliased (see the module's notes), within
+    tuples, lists and dicts too; anything else as it is."""
+    from tinyddp.nn import Module, Parameter
+    if isinstance(value, Module):
+        for p in value.parameters():
+            memo.setdefault(id(p), Parameter(p.detach(), p.requires_grad))
+        for b in value.buffers():
+            memo.setdefault(id(b), b.detach())
+        return copy.deepcopy(value, memo)
+    if isinstance(value, (tuple, list)):
+        copied = [_rank_copy(v, memo) for v in value]
+        if all(c is v for c, v in zip(copied, value)):
+            return value
+        return type(value)(copied) if type(value) in (tuple, list) else value
+    if isinstance(value, dict):
+        copied = {k: _rank_copy(v, memo) for k, v in value.items()}
+        return copied if any(copied[k] is not v for k, v in value.items()) else value
+    return value
 
 
 def spawn(fn, args=(), nprocs=1, join=True, daemon=False, start_method="spawn", timeout=None):
@@ -149,8 +229,13 @@ def spawn(fn, args=(), nprocs=1, join=True, daemon=False, start_method="spawn", 
         debug_level, debug_error = None, e
 
     environ = dict(os.environ)   # what each child process inherits
+    rank_args = [_rank_copy(tuple(args), {}) for _ in range(nprocs)]
 
     def _wrap(i):   # 1.13's names: the rank's traceback starts with "in _wrap\n    fn(i, *args)" as there
+        args = rank_args[i]
+        for name in _STREAMS:   # a fresh process's streams (a thread that ran an earlier rank kept its own)
+            setattr(_rank_thread, name, None)
+        _rank_thread.__dict__.pop("print", None)
         _rank_thread.active = True
         _rank_thread.rank = i
         _rank_thread.debug_level = debug_level
@@ -171,6 +256,10 @@ def spawn(fn, args=(), nprocs=1, join=True, daemon=False, start_method="spawn", 
             with lock:
                 failures.append((i, traceback.format_exc()))
             raise
+        finally:
+            # A stream the rank opened for itself stays open, as a child process's does until it exits (closing
+            # it here, or letting the thread's end collect it, would be this process's ResourceWarning).
+            _streams_of_ended_ranks.extend(getattr(_rank_thread, name, None) for name in _STREAMS)
 
     with _warnings_of_child_processes(), _ranks_as_processes():
         _C._dist.run_threads(nprocs, _wrap, float(timeout or 0))

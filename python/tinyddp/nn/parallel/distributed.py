@@ -4,6 +4,7 @@ named parameters and buffers (so messages name them as PyTorch's do), runs the m
 forward, and passes every tensor of the outputs (tensor, tuple, list or dict, flattened) to the unused-parameter
 search."""
 import inspect
+import logging
 import warnings
 from contextlib import contextmanager
 
@@ -51,6 +52,9 @@ class DistributedDataParallel(Module):
             raise TypeError("_verify_params_across_processes(): incompatible function arguments. The following "
                             "argument types are supported:")
         if process_group is None:
+            if not dist.is_initialized():   # 1.13's _get_default_group()
+                raise RuntimeError("Default process group has not been initialized, please make sure to call "
+                                   "init_process_group.")
             process_group = dist.group.WORLD
         self.module = module
         self.process_group = process_group
@@ -101,7 +105,7 @@ class DistributedDataParallel(Module):
         """A copy gets a reducer of its own over its own parameters, built without a collective (1.13's
         _ddp_init_helper); the comm hook and no_sync() are not carried over."""
         self.__dict__.update(state)
-        self.process_group = dist.group.WORLD
+        self.process_group = dist._WORLD
         object.__setattr__(self, "_ddp", _C._dist.DistributedDataParallel(
             list(self.module.named_parameters()),
             _C._dist.DDPOptions(*self._options, dist.get_debug_level().name, copy=True),
@@ -109,8 +113,12 @@ class DistributedDataParallel(Module):
 
     def forward(self, *inputs, **kwargs):
         result = {}
+        had_rebuilt = self._ddp.has_rebuilt_buckets
 
         def run_module():
+            if not had_rebuilt and self._ddp.has_rebuilt_buckets:   # the reducer's one rebuild, just now
+                logging.getLogger("torch.nn.parallel.distributed").info(
+                    "Reducer buckets have been rebuilt in this iteration.")
             result["out"] = self.module(*inputs, **kwargs)
             flat = []
             result["rebuild"] = flatten(result["out"], flat)
