@@ -690,10 +690,13 @@ bool Reducer::rebuild_buckets() {
   Lock lock(mu_);
   ensure_prior_reduction_finished();
   if (!should_rebuild_buckets() || rebuilt_param_indices_.empty()) return false;
-  TINYDDP_INTERNAL_ASSERT(rebuilt_param_indices_.size() == params_.size(),
-                          "rebuilt parameter indices size is not same as original model parameters size.Original model "
-                          "param size is: ", params_.size(), " versus rebuilt params size of: ",
-                          rebuilt_param_indices_.size());
+  // Reachable (static_graph with a parameter the first iteration did not use, e.g. a forward without the text
+  // head): 1.13's own internal assertion, in its words, at the same call.
+  TINYDDP_CHECK(rebuilt_param_indices_.size() == params_.size(),
+                "params_.size() == rebuilt_param_indices_.size() INTERNAL ASSERT FAILED at "
+                "\"./torch/csrc/distributed/c10d/reducer.cpp\":1681, please report a bug to PyTorch. rebuilt parameter "
+                "indices size is not same as original model parameters size.Original model param size is: ",
+                params_.size(), " versus rebuilt params size of: ", rebuilt_param_indices_.size());
   std::vector<Tensor> ordered;
   for (size_t i : rebuilt_param_indices_) ordered.push_back(params_[i]);
   auto assignment = compute_bucket_assignment_by_size(ordered, {options_.first_bucket_bytes, options_.bucket_bytes_cap},

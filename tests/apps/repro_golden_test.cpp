@@ -131,7 +131,8 @@ TEST_P(ReproGolden, MatchesPyTorch) {
   for (size_t it = 0; it < grads_in_sync.size(); ++it) {
     if (grads_in_sync[it].is_null()) continue;
     ASSERT_LT(it, r.grads_in_sync_per_iteration.size());
-    EXPECT_EQ(r.grads_in_sync_per_iteration[it], grads_in_sync[it].get<bool>()) << "iteration " << it + 1;
+    ASSERT_TRUE(r.grads_in_sync_per_iteration[it].has_value()) << "iteration " << it + 1;
+    EXPECT_EQ(*r.grads_in_sync_per_iteration[it], grads_in_sync[it].get<bool>()) << "iteration " << it + 1;
     drift |= !grads_in_sync[it].get<bool>();
   }
   // PyTorch's warnings, exactly: the same set, with tinyddp's additions set aside.

@@ -201,6 +201,33 @@ RUNS = [
     R("grad-create-graph-then-zero-grad", "forward; grad(a, create_graph); step",
       "gradients from autograd.grad(create_graph=True) assigned to .grad: the next iteration's zero_grad() "
       "(set_to_none=False) cannot detach a weight's gradient in place, a view", iterations=2),
+    # found by a differential fuzz of random plans against 1.13 (how a run's gradients per iteration are
+    # summarized, tinyddp's drift report, the dummy term, a reachable internal assertion)
+    R("fuzz/one-head-unread", "forward; backward(a+b); step",
+      "text_decoder gets no gradient and no next forward reports it: the run ends without an error, its "
+      "gradients never averaged", iterations=1),
+    R("fuzz/grad-only", "forward; grad(a+b+t)", "autograd.grad only: DDP averages nothing", iterations=1),
+    R("fuzz/step-on-one-rank", "forward; backward(a+b+t); rank(0){ step }",
+      "gradients averaged, the step on rank 0 only: the replicas end apart", iterations=1),
+    R("fuzz/forward-before-step", "forward; backward(a+b+t); forward; step",
+      "a forward without a backward between the averaged backward and the step: in sync", iterations=1),
+    R("fuzz/dummy-after", "forward; backward(a+b+t); backward(dummy); step",
+      "a dummy backward (exact zeros) after the averaged one: its second reduction averages zeros, in sync",
+      iterations=1),
+    R("fuzz/rank-only-backward", "forward; rank(0){ backward(a, retain) }; backward(b+t); step",
+      "one rank runs an extra backward, find_unused_parameters=True: the iteration's last backward all ranks "
+      "completed decides its gradients", iterations=1, **FU),
+    R("fuzz/no-sync-on-one-rank", "rank(0){ no_sync{ forward; backward(a+b+t) } }; forward; backward(a+b+t); step",
+      "rank 0 accumulates one micro-batch in no_sync(), rank 1 does not", iterations=1),
+    R("fuzz/iteration-without-backward", "iter(2+){ forward; backward(a+b+t); step }",
+      "iteration 1 runs nothing: it is left out of the per-iteration list", iterations=3),
+    R("fuzz/dummy-before-forward", "backward(dummy); forward; backward(a+b+t); step",
+      "the dummy term reads only the parameters, so it needs no forward", iterations=1),
+    R("fuzz/dummy-at-k", "forward; backward(a+b+t+dummy@2); step",
+      "dummy@2 with one forward: the script's dummy ignores which forward", iterations=1),
+    R("fuzz/static-graph-unused-first", "forward(no_text); backward(dummy); forward; backward(a@1)",
+      "static_graph=True whose first iteration's graph leaves text_decoder out: 1.13's rebuild asserts at "
+      "the next iteration's forward", iterations=2, **SG),
 ]
 
 

@@ -1,5 +1,6 @@
 #include "apps/tinyddp/repro/repro.h"
 
+#include <algorithm>
 #include <cctype>
 #include <map>
 #include <ostream>
@@ -86,6 +87,12 @@ RankResult run_rank(std::shared_ptr<dist::ProcessGroup> pg, const std::vector<Pl
   auto loss_of = [&](const std::vector<LossTerm>& terms, int it) {
     Tensor loss;
     for (const LossTerm& term : terms) {
+      if (term.name == "dummy") {   // 0 * the parameters' sums: it reads no forward (the PyTorch script ignores @K)
+        Tensor v = models::scenario_loss(model, "dummy", {}, {});
+        if (term.scale != 1.0) v = v * term.scale;
+        loss = loss.defined() ? loss + v : v;
+        continue;
+      }
       if (term.forward > static_cast<int>(forwards.size()))
         throw std::invalid_argument("plan: term " + term.name + "@" + std::to_string(term.forward) +
                                     " reads forward #" + std::to_string(term.forward) + " of iteration " +
@@ -170,8 +177,7 @@ RankResult run_rank(std::shared_ptr<dist::ProcessGroup> pg, const std::vector<Pl
               for (size_t i = 0; i < wanted.size(); ++i)
                 if (grads[i].defined()) wanted[i].set_grad(grads[i]);
             }
-            while (rr.grad_hashes_per_iteration.size() < static_cast<size_t>(it)) rr.grad_hashes_per_iteration.emplace_back();
-            rr.grad_hashes_per_iteration[it - 1] = grad_hashes();
+            rec.grad_hashes = grad_hashes();
             break;
           }
           case PlanStep::Kind::freeze:
@@ -291,7 +297,6 @@ nlohmann::json rank_to_json(const RankResult& r) {
   j["rank"] = r.rank;
   j["warnings"] = r.warnings;
   j["param_hashes"] = r.param_hashes;
-  j["grad_hashes"] = r.grad_hashes_per_iteration;
   if (r.error)
     j["error"] = {{"type", r.error->type},           {"message", r.error->message},
                   {"raised_at", r.error->raised_at}, {"peer_left", r.error->peer_left},
@@ -302,7 +307,8 @@ nlohmann::json rank_to_json(const RankResult& r) {
                      {"hooks", c.hooks}, {"hooks_ignored", c.hooks_ignored}, {"marked_unused", c.marked_unused},
                      {"launched", c.launched}, {"finalized", c.finalized}, {"rebuilt", c.rebuilt}, {"armed", c.armed},
                      {"require_finalize", c.require_finalize}, {"ready", c.ready}, {"num_params", c.num_params},
-                     {"buckets", c.buckets}, {"pending", c.pending}, {"error", c.error}});
+                     {"buckets", c.buckets}, {"pending", c.pending}, {"grad_hashes", c.grad_hashes},
+                     {"error", c.error}});
   j["calls"] = calls;
   return j;
 }
@@ -312,7 +318,6 @@ RankResult rank_from_json(const nlohmann::json& j) {
   r.rank = j["rank"];
   r.warnings = j["warnings"].get<std::vector<std::string>>();
   r.param_hashes = j["param_hashes"].get<std::vector<uint64_t>>();
-  r.grad_hashes_per_iteration = j["grad_hashes"].get<std::vector<std::vector<uint64_t>>>();
   if (j.contains("error"))
     r.error = ReproError{j["error"]["type"],      j["error"]["message"],      j["error"]["raised_at"], r.rank,
                          j["error"]["peer_left"], j["error"]["plan_mistake"], j["error"]["plan_pos"]};
@@ -334,6 +339,7 @@ RankResult rank_from_json(const nlohmann::json& j) {
     rec.num_params = c["num_params"];
     rec.buckets = c["buckets"].get<std::vector<std::vector<size_t>>>();
     rec.pending = c["pending"].get<std::vector<size_t>>();
+    rec.grad_hashes = c["grad_hashes"].get<std::vector<uint64_t>>();
     rec.error = c["error"];
     r.calls.push_back(std::move(rec));
   }
@@ -364,6 +370,97 @@ std::string warning_key(const std::string& w, int rank) {
     } else {
       out += w[pos++];
     }
+  }
+  return out;
+}
+
+bool is_drift_warning(const std::string& w) {
+  return w.rfind("tinyddp: ", 0) == 0 &&
+         (w.find("unsynchronized gradients") != std::string::npos || w.find("not averaged") != std::string::npos);
+}
+
+// PyTorch 1.13 ends some runs without an error while the ranks' gradients were never averaged: tinyddp says so,
+// from what the run measured (the gradients per iteration, the replicas at the end). The reducer's warnings during
+// the run are diagnoses of a hazard; in a run that ends in sync (a term that adds exact zeros, a step after a
+// forward whose gradients were averaged already) they are dropped, and a run that drifted without one gets one.
+// A run that raised keeps its warnings as they are.
+void report_drift(ReproResult& result) {
+  if (result.error) return;
+  bool drift = !result.replicas_in_sync;
+  for (const auto& g : result.grads_in_sync_per_iteration) drift |= g.has_value() && !*g;
+  const bool warned = std::any_of(result.warnings.begin(), result.warnings.end(), is_drift_warning);
+  if (!drift && warned) {
+    std::erase_if(result.warnings, is_drift_warning);
+    std::erase_if(result.warning_counts, [](const ReproResult::WarningCount& c) { return is_drift_warning(c.text); });
+  } else if (drift && !warned) {
+    const std::string w =
+        "tinyddp: unsynchronized gradients: the run ends without an error, but the gradients were not averaged "
+        "across ranks" +
+        (result.replicas_in_sync ? std::string(" (the replicas happen to end in sync)")
+                                 : " and the replicas drift apart (" + std::to_string(result.params_out_of_sync.size()) +
+                                       " parameter(s) differ at the end)");
+    result.warnings.push_back(w);
+    result.warning_counts.push_back(ReproResult::WarningCount{w, 1, {}});
+  }
+}
+
+// Note [Gradients in sync per iteration]
+// The summary PyTorch's runs are recorded with (tests/golden/gen_ddp_scenarios.py), so that the two compare
+// iteration by iteration. A call is named "backward #k of iteration i" (or grad) on each rank that completed it;
+// among an iteration's backward and grad calls that every rank completed, the last one (in the order the ranks
+// finished them: the earliest position over the ranks) decides: in sync when every rank's gradients agree
+// bitwise after it (a .grad that is None everywhere agrees). No such call: null. An iteration in which no rank
+// ran a backward or grad call and no step was completed by every rank is left out of the list, so the entries
+// after it move up.
+std::vector<std::optional<bool>> grads_in_sync_per_iteration(const std::vector<RankResult>& ranks,
+                                                             const ReproOptions& o) {
+  int iterations = 0;
+  for (const RankResult& r : ranks) iterations = std::max(iterations, iterations_of(o, r.rank));
+  // Each rank's completed calls by name, with their position in the rank's order.
+  std::vector<std::map<std::string, size_t>> position(ranks.size());
+  for (size_t r = 0; r < ranks.size(); ++r)
+    for (size_t i = 0; i < ranks[r].calls.size(); ++i)
+      if (ranks[r].calls[i].error.empty()) position[r].emplace(ranks[r].calls[i].at, i);
+  auto completed_on = [&](const std::string& at) {
+    size_t n = 0;
+    for (const auto& p : position) n += p.count(at);
+    return n;
+  };
+  auto call_of = [&](size_t r, const std::string& at) -> const CallRecord& {
+    return ranks[r].calls[position[r].at(at)];
+  };
+  std::vector<std::optional<bool>> out;
+  for (int it = 1; it <= iterations; ++it) {
+    const std::string of = " of iteration " + std::to_string(it);
+    bool any_call = false;
+    std::optional<std::pair<size_t, std::string>> last;   // (position, name) of the deciding call
+    for (const std::string kind : {"backward", "grad"})
+      for (int k = 1;; ++k) {
+        const std::string at = kind + " #" + std::to_string(k) + of;
+        const size_t n = completed_on(at);
+        if (n == 0) break;
+        any_call = true;
+        if (n != ranks.size()) continue;
+        size_t first = SIZE_MAX;
+        for (const auto& p : position) first = std::min(first, p.at(at));
+        if (!last || first > last->first) last = std::make_pair(first, at);
+      }
+    // The iteration's steps, by name in text order as the generator sorts them: the last one, if every rank
+    // completed it, keeps the iteration in the list.
+    std::string last_step;
+    for (const auto& p : position)
+      for (const auto& [at, i] : p)
+        if (at.rfind("step #", 0) == 0 && at.size() > of.size() && at.compare(at.size() - of.size(), of.size(), of) == 0)
+          last_step = std::max(last_step, at);
+    const bool common_step = !last_step.empty() && completed_on(last_step) == ranks.size();
+    if (!any_call && !common_step) continue;
+    if (!last) {
+      out.push_back(std::nullopt);
+      continue;
+    }
+    bool same = true;
+    for (size_t r = 1; r < ranks.size(); ++r) same &= call_of(r, last->second).grad_hashes == call_of(0, last->second).grad_hashes;
+    out.push_back(same);
   }
   return out;
 }
@@ -482,18 +579,8 @@ ReproResult run_repro(const std::string& scenario, const std::string& plan_strin
     if (!same) result.params_out_of_sync.push_back(result.param_names[p]);
   }
   result.replicas_in_sync = result.params_out_of_sync.empty();
-  size_t iterations = 0;
-  for (const RankResult& r : result.ranks) iterations = std::max(iterations, r.grad_hashes_per_iteration.size());
-  // An iteration's gradients are in sync when every rank recorded them after a backward and all agree.
-  auto grads_of = [](const RankResult& r, size_t it) {
-    return it < r.grad_hashes_per_iteration.size() ? r.grad_hashes_per_iteration[it] : std::vector<uint64_t>{};
-  };
-  for (size_t it = 0; it < iterations; ++it) {
-    bool same = true;
-    for (const RankResult& r : result.ranks)
-      same &= !grads_of(r, it).empty() && grads_of(r, it) == grads_of(result.ranks[0], it);
-    result.grads_in_sync_per_iteration.push_back(same);
-  }
+  result.grads_in_sync_per_iteration = grads_in_sync_per_iteration(result.ranks, o);
+  report_drift(result);
   return result;
 }
 
@@ -553,7 +640,9 @@ nlohmann::json to_json(const ReproResult& r) {
   j["warning_counts"] = counts;
   j["replicas_in_sync"] = r.replicas_in_sync;
   j["params_out_of_sync"] = r.params_out_of_sync;
-  j["grads_in_sync_per_iteration"] = r.grads_in_sync_per_iteration;
+  nlohmann::json per_iteration = nlohmann::json::array();
+  for (const auto& g : r.grads_in_sync_per_iteration) per_iteration.push_back(g ? nlohmann::json(*g) : nlohmann::json(nullptr));
+  j["grads_in_sync_per_iteration"] = per_iteration;
   j["param_names"] = r.param_names;
   nlohmann::json ranks = nlohmann::json::array();
   for (const RankResult& rank : r.ranks) ranks.push_back(rank_to_json(rank)["calls"]);

@@ -82,6 +82,7 @@ struct CallRecord {
   size_t ready = 0, num_params = 0;
   std::vector<std::vector<size_t>> buckets;
   std::vector<size_t> pending;
+  std::vector<uint64_t> grad_hashes;   // a backward or grad call's: each parameter's .grad after it (replica_hash)
   std::string error;   // set when this call raised
 };
 
@@ -91,7 +92,6 @@ struct RankResult {
   std::optional<ReproError> error;
   std::vector<std::string> warnings;   // the engine's (checkpointing), then DDP's, in order
   std::vector<uint64_t> param_hashes;                      // per parameter, at the end
-  std::vector<std::vector<uint64_t>> grad_hashes_per_iteration;   // after each iteration's last backward
 };
 
 struct ReproResult {
@@ -114,7 +114,10 @@ struct ReproResult {
   std::vector<WarningCount> warning_counts;
   bool replicas_in_sync = true;
   std::vector<std::string> params_out_of_sync;
-  std::vector<bool> grads_in_sync_per_iteration;
+  // Per iteration, as PyTorch's run is summarized (Note [Gradients in sync per iteration] in repro.cpp): whether
+  // every rank's gradients agree after the iteration's last backward or grad call that all ranks completed; null
+  // when no such call; an iteration with no backward, grad or step on any rank is left out.
+  std::vector<std::optional<bool>> grads_in_sync_per_iteration;
   std::vector<RankResult> ranks;
 };
 
