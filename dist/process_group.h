@@ -63,6 +63,10 @@ class ProcessGroup {
   virtual std::string backend() const = 0;
   std::chrono::milliseconds timeout() const { return timeout_; }
   void set_timeout(std::chrono::milliseconds t) { timeout_ = t; }
+  // TORCH_DISTRIBUTED_DEBUG=DETAIL: 1.13 wraps the group in its ProcessGroupWrapper, which checks every
+  // collective's fingerprint across ranks first; a mismatch is then reported in its words (the thread backend).
+  bool detail_fingerprints() const { return detail_fingerprints_; }
+  void set_detail_fingerprints(bool on) { detail_fingerprints_ = on; }
 
   // In place: each tensor ends up holding op over all ranks' tensors. Tensors must be contiguous and of
   // one dtype, and every rank must pass the same number and sizes.
@@ -96,6 +100,7 @@ class ProcessGroup {
 
  protected:
   std::chrono::milliseconds timeout_ = kDefaultTimeout;
+  bool detail_fingerprints_ = false;
 };
 
 // Checks shared by backends: defined, contiguous, same dtype etc. Throws naming the collective.

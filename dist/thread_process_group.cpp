@@ -130,6 +130,24 @@ std::string ThreadWorld::Arrival::signature() const {
   return collective_signature(kind, tensors, input, op, root);
 }
 
+// 1.13's CollectiveFingerPrint as its ProcessGroupWrapper prints it: the op, the first tensor's shape and dtype,
+// and (its printing's quirk) the tensor options where the device types would be.
+std::string ThreadWorld::Arrival::fingerprint() const {
+  std::string op = kind;
+  for (char& c : op) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  const Tensor& t = input.defined() ? input : tensors.empty() ? Tensor() : tensors.front();
+  std::ostringstream os;
+  os << "CollectiveFingerPrint(OpType=" << op << ", TensorShape=[";
+  if (t.defined())
+    for (int64_t d = 0; d < t.dim(); ++d) os << (d ? ", " : "") << t.shape()[d];
+  os << "], TensorDtypes=";
+  if (t.defined()) os << (t.dtype() == DType::f32 ? "Float" : t.dtype() == DType::f64 ? "Double"
+                          : t.dtype() == DType::i64 ? "Long" : "Bool");
+  os << ", TensorDeviceTypes=TensorOptions(dtype=float (default), device=cpu, layout=Strided (default), "
+        "requires_grad=false (default), pinned_memory=false (default), memory_format=(nullopt)))";
+  return os.str();
+}
+
 // The fields collective_signature prints (keep the two in step), compared directly: formatting both texts
 // under the world lock at every arrival was about a quarter of a 4 KiB allreduce (2 ranks: 11.4-12.7 us,
 // 8.3-9.8 without). A mismatch still reports the two texts.
@@ -151,6 +169,16 @@ class ThreadWork : public Work {
              std::string what)
       : world_(std::move(world)), slot_(std::move(slot)), seq_(seq), rank_(rank), what_(std::move(what)) {}
 
+  // The mismatch as this rank reports it: tinyddp's text, or 1.13's DETAIL one from this rank's side.
+  std::string mismatch_text(const ThreadWorld::Slot& slot) const {
+    const auto& mine = slot.arrivals[rank_];
+    if (!mine || !mine->detail) return slot.error;
+    const int other = rank_ == slot.mismatch_second ? slot.mismatch_first : slot.mismatch_second;
+    return "Detected mismatch between collectives on ranks. Rank " + std::to_string(rank_) +
+           " is running collective: " + mine->fingerprint() + ", but Rank " + std::to_string(other) +
+           " is running collective: " + slot.arrivals[other]->fingerprint() + ".";
+  }
+
   void wait() override {
     if (completed_) return;
     ThreadWorld& w = *world_;
@@ -166,7 +194,7 @@ class ThreadWork : public Work {
       left = w.left_error(seq_, rank_, what_);
       return !left.empty() || !w.abort_reason_.empty();
     });
-    if (!slot.error.empty()) throw Error(slot.error);
+    if (!slot.error.empty()) throw Error(mismatch_text(slot));
     if (!slot.done && !slot.ready) {
       if (!left.empty()) throw PeerLeftError(left);
       if (!w.abort_reason_.empty())
@@ -324,13 +352,13 @@ class ThreadProcessGroup : public ProcessGroup {
   std::shared_ptr<Work> allreduce(std::vector<Tensor> tensors, ReduceOp op) override {
     check_collective_tensors(tensors, "allreduce");
     check_host_tensors(tensors, "allreduce", "thread");
-    return world_->arrive(rank_, {"allreduce", std::move(tensors), {}, op, 0});
+    return world_->arrive(rank_, {"allreduce", std::move(tensors), {}, op, 0, detail_fingerprints()});
   }
   std::shared_ptr<Work> broadcast(std::vector<Tensor> tensors, int root) override {
     check_collective_tensors(tensors, "broadcast");
     check_host_tensors(tensors, "broadcast", "thread");
     TINYDDP_CHECK(root >= 0 && root < size(), "broadcast: root ", root, " is not a rank of a group of size ", size(), ".");
-    return world_->arrive(rank_, {"broadcast", std::move(tensors), {}, ReduceOp::sum, root});
+    return world_->arrive(rank_, {"broadcast", std::move(tensors), {}, ReduceOp::sum, root, detail_fingerprints()});
   }
   std::shared_ptr<Work> allgather(std::vector<Tensor> outputs, Tensor input) override {
     check_collective_tensors(outputs, "allgather");
@@ -342,9 +370,12 @@ class ThreadProcessGroup : public ProcessGroup {
     for (const Tensor& o : outputs)
       TINYDDP_CHECK(o.numel() == input.numel() && o.dtype() == input.dtype(), "allgather: output ", describe(o),
                     " does not match the input ", describe(input), ".");
-    return world_->arrive(rank_, {"allgather", std::move(outputs), std::move(input), ReduceOp::sum, 0});
+    return world_->arrive(rank_, {"allgather", std::move(outputs), std::move(input), ReduceOp::sum, 0,
+                                  detail_fingerprints()});
   }
-  std::shared_ptr<Work> barrier() override { return world_->arrive(rank_, {"barrier", {}, {}, ReduceOp::sum, 0}); }
+  std::shared_ptr<Work> barrier() override {
+    return world_->arrive(rank_, {"barrier", {}, {}, ReduceOp::sum, 0, detail_fingerprints()});
+  }
   std::shared_ptr<ProcessGroup> subgroup(const std::vector<int>& ranks) override {
     return world_->subgroup(rank_, ranks);
   }
@@ -492,6 +523,8 @@ std::shared_ptr<Work> ThreadWorld::arrive(int rank, Arrival arrival) {
     for (int r = 0; r < size_ && slot.error.empty(); ++r) {
       if (!slot.arrivals[r] || arrival.same_signature(*slot.arrivals[r])) continue;
       slot.error = collective_mismatch_message(seq, r, slot.arrivals[r]->signature(), rank, arrival.signature());
+      slot.mismatch_first = r;
+      slot.mismatch_second = rank;
     }
     slot.arrivals[rank] = std::move(arrival);
     if (++slot.arrived == size_) {

@@ -75,7 +75,9 @@ class ThreadWorld : public std::enable_shared_from_this<ThreadWorld> {
     Tensor input;                  // allgather
     ReduceOp op = ReduceOp::sum;
     int root = 0;
+    bool detail = false;             // the arriving rank's group reports a mismatch as 1.13's DETAIL wrapper
     std::string signature() const;   // what must agree across ranks, for the mismatch error
+    std::string fingerprint() const;   // 1.13's CollectiveFingerPrint of it (DETAIL)
     // Whether the two signatures are equal, without formatting them (every arrival checks this).
     bool same_signature(const Arrival& other) const;
   };
@@ -93,6 +95,7 @@ class ThreadWorld : public std::enable_shared_from_this<ThreadWorld> {
     uint64_t seq = 0;
     std::atomic<bool> done{false};   // written under mu_; read without it by polls
     std::string error;               // set when the collective failed (mismatch)
+    int mismatch_first = -1, mismatch_second = -1;   // the two ranks whose arrivals disagreed
     // An allreduce once every rank arrived (Note [The thread backend's allreduce]); fixed from then on.
     std::atomic<bool> ready{false};
     std::vector<std::vector<Piece>> pieces;          // per owner rank: its chunk, cut into pieces

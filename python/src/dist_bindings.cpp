@@ -384,6 +384,7 @@ void bind_dist(py::module_& m) {
     return out;
   }, py::arg("mine"), group);
   d.def("run_threads", &run_threads);
+  d.def("set_detail_fingerprints", [](bool on) { default_pg().set_detail_fingerprints(on); });
   d.def("debug_level_from_env", [] { return std::string(dist::debug_level_name(dist::debug_level_from_env())); });
   // fp16_compress_hook's cast: rounds a float32 tensor's values to the nearest fp16 (dist/comm_hooks.h).
   d.def("round_to_fp16_", [](Tensor& t) {

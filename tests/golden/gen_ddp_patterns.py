@@ -228,6 +228,10 @@ RUNS = [
     R("fuzz/static-graph-unused-first", "forward(no_text); backward(dummy); forward; backward(a@1)",
       "static_graph=True whose first iteration's graph leaves text_decoder out: 1.13's rebuild asserts at "
       "the next iteration's forward", iterations=2, **SG),
+    R("fuzz/detail-fingerprint", "forward; rank(0){ backward(a+b+t) }",
+      "rank 1 skips the backward and goes on to broadcast the buffers while rank 0 reduces a bucket, under "
+      "DETAIL: each rank reports the mismatch with 1.13's collective fingerprints, from its own side",
+      iterations=2, buffer=True, debug="DETAIL"),
 ]
 
 

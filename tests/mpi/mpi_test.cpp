@@ -176,6 +176,10 @@ TEST(Mpi, GoldenScenariosHaveTheSameOutcomeAsOnThreads) {
     const nlohmann::json golden = app::testing::read_golden(file);
     for (const auto& run : golden["runs"]) {
       if (app::testing::ranks_diverge(run)) continue;
+      // Ranks that issue different collectives: MPI cannot cancel one, so the job (all later runs) would end.
+      if (!run["error"].is_null() &&
+          run["error"]["message"].get<std::string>().find("Detected mismatch between collectives") != std::string::npos)
+        continue;
       SCOPED_TRACE(run["id"].get<std::string>());
       app::ReproOptions o = app::testing::options_of(run["options"]);
       o.backend = "mpi";

@@ -66,6 +66,7 @@ RankResult run_rank(std::shared_ptr<dist::ProcessGroup> pg, const std::vector<Pl
   ddp_options.static_graph = o.static_graph;
   ddp_options.broadcast_buffers = o.broadcast_buffers;
   ddp_options.debug_level = o.debug;
+  pg->set_detail_fingerprints(o.debug == dist::DebugLevel::detail);
   ddp_options.unsynced_grads = o.unsynced_grads;
   ddp_options.print_warnings = false;
   CallRecord* current = nullptr;

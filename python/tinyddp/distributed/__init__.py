@@ -302,6 +302,7 @@ def init_process_group(backend, init_method=None, timeout=datetime.timedelta(min
                 from None
     _backend_name.name = name
     _rank_thread.backend = name   # "thread": the rank's warnings are this process's (multiprocessing/spawn.py)
+    _d.set_detail_fingerprints(get_debug_level() == DebugLevel.DETAIL)   # 1.13's DETAIL wrapper's mismatch text
     _backend_name.group_count = 1
     if name == "gloo":
         _log_store_based_barrier(get_rank())
