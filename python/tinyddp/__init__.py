@@ -149,13 +149,13 @@ __all__ += ["amp", "are_deterministic_algorithms_enabled", "autocast", "backends
 from tinyddp._tensor_more import (argwhere, is_complex, is_nonzero, randint_like, range,  # noqa: E402
                                   take_along_dim, tensor_split, typename, frac, sgn, unique_consecutive,
                                   set_default_tensor_type, layout, strided, fmax, fmin, copysign, sinc, ldexp,
-                                  fix, positive, hsplit, vsplit, dsplit)
+                                  fix, positive, hsplit, vsplit, dsplit, nextafter)
 
 __all__ += ["aminmax", "cummax", "cummin", "logcumsumexp", "msort", "return_types"]
 __all__ += ["argwhere", "is_complex", "is_nonzero", "randint_like", "range",
             "take_along_dim", "tensor_split", "typename", "frac", "sgn", "unique_consecutive",
             "set_default_tensor_type", "layout", "strided", "fmax", "fmin", "copysign", "sinc", "ldexp", "fix",
-            "positive", "hsplit", "vsplit", "dsplit"]
+            "positive", "hsplit", "vsplit", "dsplit", "nextafter"]
 
 
 

@@ -186,7 +186,24 @@ _TENSOR_ARGUMENTS = {
     "logical_and": ("input", "other"), "logical_or": ("input", "other"), "logical_xor": ("input", "other"),
     "allclose": ("input", "other"), "kron": ("input", "other"), "cross": ("input", "other"),
     "matmul": ("input", "other"), "mm": ("input", "mat2"), "bmm": ("input", "mat2"), "mv": ("input", "vec"),
-    "dot": ("input", "tensor"), "outer": ("input", "vec2"), "inner": ("input", "other")}
+    "dot": ("input", "tensor"), "outer": ("input", "vec2"), "inner": ("input", "other"),
+    "ldexp": ("input", "other"), "fmax": ("input", "other"), "fmin": ("input", "other"),
+    "isclose": ("input", "other"), "nextafter": ("input", "other")}
+# the comparisons take (Tensor, Tensor) or (Tensor, Number): a number first matches neither
+_COMPARISONS = ("eq", "ne", "lt", "le", "gt", "ge", "greater", "greater_equal", "less", "less_equal", "not_equal",
+                "fmod", "copysign")
+
+
+def _comparing_a_tensor(fn, name):
+    @functools.wraps(fn)
+    def op(input, *args, **kwargs):
+        if not isinstance(input, _tensor_class) and args and isinstance(args[0], _tensor_class):
+            raise TypeError(f"{name}() received an invalid combination of arguments - got "
+                            f"({type(input).__name__}, Tensor), but expected one of:\n"
+                            f" * (Tensor input, Tensor other, *, Tensor out)\n"
+                            f" * (Tensor input, Number other, *, Tensor out)\n")
+        return fn(input, *args, **kwargs)
+    return op
 
 
 def _requiring_tensors(fn, name, names, own_tensor):
@@ -208,6 +225,10 @@ _tensor_class = None
 def install(module, tensor_class):
     global _tensor_class
     _tensor_class = tensor_class
+    for name in _COMPARISONS:
+        function = getattr(module, name, None)
+        if function is not None:
+            setattr(module, name, _comparing_a_tensor(function, name))
     for name, names in _TENSOR_ARGUMENTS.items():
         function = getattr(module, name, None)
         if function is not None:

@@ -25,7 +25,7 @@ _LOGICAL = {"and": "logical_and", "or": "logical_or", "xor": "logical_xor"}
 def _operand(value, op):
     if isinstance(value, Tensor):
         return value
-    if isinstance(value, numbers.Integral):   # bool included
+    if isinstance(value, numbers.Number):   # bool included; a float then meets the kernel's dtype check
         return _tensor.tensor(value)
     raise TypeError(f"unsupported operand type(s) for bitwise {op}: 'Tensor' and '{type(value).__name__}'")
 
@@ -34,16 +34,22 @@ def _bitwise(op, input, other):
     """input OP other for bool and int64 tensors or Python ints, in 1.13's result type."""
     from tinyddp._aliases import result_type
     from tinyddp._tensor_reduce import scalar_name
+    if not isinstance(input, Tensor):   # a Python int first: torch.bitwise_and(3, t)
+        input = _operand(input, op)
     other_t = _operand(other, op)
+    from tinyddp._tensor_forms import _broadcast_shape
+    _broadcast_shape(input._shape(), other_t._shape())   # 1.13 checks the shapes before the dtypes
     dtype = result_type(input, other)
     if dtype.is_floating_point:
         raise RuntimeError(f"\"{_KERNELS[op]}\" not implemented for '{scalar_name(dtype)}'")
     if dtype is _tensor.bool and op in _LOGICAL:
         return getattr(input, _LOGICAL[op])(other_t)
-    if dtype is _tensor.bool:   # shifts of bools, as 1.13's: computed in the integers, then read as bool
-        return _bitwise(op, input.to(_tensor.int64), other_t.to(_tensor.int64)).to(_tensor.bool)
+    if dtype is _tensor.bool:   # 1.13 has no shift of bools
+        raise RuntimeError(f"\"{_KERNELS[op]}\" not implemented for 'Bool'")
     a = input.detach().to(_tensor.int64).numpy()
     b = other_t.detach().to(_tensor.int64).numpy()
+    if op in ("left_shift", "right_shift"):
+        b = b & 63   # 1.13's shift of a 64-bit value by b: x86's, which takes the count modulo 64
     with np.errstate(over="ignore"):
         out = _HOST[op](a, b)
     return _tensor.from_numpy(np.ascontiguousarray(out, dtype=np.int64))
@@ -120,7 +126,7 @@ def install(module):
     for dunder, fn in (("and", bitwise_and), ("or", bitwise_or), ("xor", bitwise_xor),
                        ("lshift", bitwise_left_shift), ("rshift", bitwise_right_shift)):
         setattr(Tensor, f"__{dunder}__", fn)
-        setattr(Tensor, f"__r{dunder}__", lambda self, other, fn=fn: fn(_operand(other, dunder), self))
+        setattr(Tensor, f"__r{dunder}__", lambda self, other, fn=fn, op=dunder: fn(_operand(other, op), self))
         setattr(Tensor, f"__i{dunder}__", _in_place(fn))
     Tensor.__ifloordiv__ = _in_place_method("floor_divide_")
     Tensor.__imod__ = _in_place_method("remainder_")

@@ -44,7 +44,7 @@ def div(input, other, *, rounding_mode=None):
     if rounding_mode == "floor":
         return _tensor_ops.floor_divide(input, other)
     if rounding_mode == "trunc":
-        return _tensor_ops._host_elementwise(_tensor_ops._dividend(input), other, "div", _int_trunc_div,
+        return _tensor_ops._host_elementwise(_tensor_ops._dividend(input, other), other, "div", _int_trunc_div,
                                              _float_trunc_div)
     raise RuntimeError(f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but found "
                        f"'{rounding_mode}'")

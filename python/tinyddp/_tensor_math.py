@@ -215,7 +215,12 @@ def fmod(input, other):
 def logaddexp(input, other):
     """log(exp(a) + exp(b)) as max(a, b) + log1p(exp(-|a - b|)); equal infinities give themselves
     (LogaddexpBackward0)."""
-    return recorded("LogaddexpBackward0", [input, other], lambda: _logaddexp(input, other))
+    from tinyddp._tensor_reduce import result_type, scalar_name
+    dtype = result_type(input, other)   # a bool operand is computed in the other's float
+    if not dtype.is_floating_point:
+        raise RuntimeError(f"\"logaddexp_cpu\" not implemented for '{scalar_name(dtype)}'")
+    a, b = input.to(dtype), other.to(dtype)
+    return recorded("LogaddexpBackward0", [input, other], lambda: _logaddexp(a, b))
 
 
 def _logaddexp(input, other):

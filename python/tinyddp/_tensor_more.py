@@ -224,23 +224,25 @@ def sgn(input):
 
 
 def _picked(name, input, other, take_input):
-    """where(take_input, input, other) recorded as 1.13's node `name`: the gradient goes to the side taken."""
+    """where(take_input, input, other) in their result type, recorded as 1.13's node `name`: the gradient goes to
+    the side taken."""
     from tinyddp import _C
     from tinyddp._node import recorded
-    return recorded(name, [input, other], lambda: _C.where(take_input, input, other))
+    from tinyddp._tensor_ops import _promoted
+    return recorded(name, [input, other], lambda: _C.where(take_input, *_promoted(input, other)))
 
 
 def fmax(input, other):
     """The larger of the two, ignoring a NaN (NaN only where both are); on a tie the gradient goes to input, as
     1.13's FmaxBackward0."""
     if not input.is_floating_point() and not other.is_floating_point():
-        return _tensor.maximum(input, other)
+        return input.maximum(other)
     return _picked("FmaxBackward0", input, other, (input >= other) | other.isnan())
 
 
 def fmin(input, other):
     if not input.is_floating_point() and not other.is_floating_point():
-        return _tensor.minimum(input, other)
+        return input.minimum(other)
     return _picked("FminBackward0", input, other, (input <= other) | other.isnan())
 
 
@@ -250,10 +252,15 @@ def copysign(input, other):
     from tinyddp import _C
     from tinyddp._aliases import signbit
     from tinyddp._node import recorded
-    x = input if input.is_floating_point() else input.to(_tensor.float32)
+    from tinyddp._aliases import result_type
+    dtype = result_type(input, other)   # an integral result is computed in the default float
+    x = input.to(dtype if dtype.is_floating_point else _tensor.float32)
     if not isinstance(other, Tensor):
         negative = _tensor.tensor(math.copysign(1.0, other) < 0)
         return recorded("CopysignBackward1", [x], lambda: _C.where(negative, -x.abs(), x.abs()))
+
+    from tinyddp._tensor_forms import _broadcast_shape
+    _broadcast_shape(input._shape(), other._shape())   # 1.13's text, before where's
 
     def composed():
         # other's gradient is zeros (not None), as 1.13's: a term of other that is exactly +0 with a zero
@@ -274,6 +281,22 @@ def sinc(input):
         product = _C.where(zero, _tensor.ones([], dtype=x.dtype), x) * math.pi   # no 0/0 in either branch
         return _C.where(zero, _tensor.ones([], dtype=x.dtype), product.sin() / product)
     return recorded("SincBackward0", [x], composed)
+
+
+def nextafter(input, other):
+    """The next representable value after input toward other, in their result type (C's nextafter, on the
+    host); no gradient (1.13 has none)."""
+    import numpy as np
+    from tinyddp._aliases import result_type
+    from tinyddp._tensor_forms import _broadcast_shape
+    from tinyddp._tensor_reduce import scalar_name
+    _broadcast_shape(input._shape(), other._shape())
+    dtype = result_type(input, other)
+    if not dtype.is_floating_point:
+        raise RuntimeError(f"\"nextafter_cpu\" not implemented for '{scalar_name(dtype)}'")
+    host = np.float32 if dtype is _tensor.float32 else np.float64
+    a, b = (t.detach().to(dtype).numpy().astype(host) for t in (input, other))
+    return _tensor.from_numpy(np.array(np.nextafter(a, b), dtype=host))
 
 
 def ldexp(input, other):
@@ -375,7 +398,7 @@ Tensor.frac = frac
 Tensor.frac_ = lambda self: self.sub_(self.detach().trunc())
 Tensor.sgn = sgn
 Tensor.unique_consecutive = unique_consecutive
-for _name in ("fmax", "fmin", "copysign", "sinc", "ldexp", "fix", "positive", "hsplit", "vsplit", "dsplit"):
+for _name in ("fmax", "fmin", "copysign", "sinc", "ldexp", "fix", "positive", "hsplit", "vsplit", "dsplit", "nextafter"):
     setattr(Tensor, _name, globals()[_name])
 for _name in ("copysign", "sinc", "ldexp", "fix"):   # their in-place forms write the result into self
     setattr(Tensor, _name + "_", lambda self, *args, _fn=globals()[_name]: self.copy_(_fn(self, *args)))

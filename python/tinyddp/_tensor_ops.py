@@ -301,24 +301,26 @@ def _float_mod(x, y):
     return m + y if m != 0 and (y < 0) != (m < 0) else m
 
 
-def _dividend(input):
+def _dividend(input, divisor):
     """A Python number as the dividend (torch.remainder(2, t), floor_divide(7, t)): a 0-dim tensor, which promotes
-    as 1.13's wrapped number does (its category only)."""
+    as 1.13's wrapped number does (its category only: a float with an integral divisor gives the default
+    float; with a floating one, the divisor's dtype, from the exact double)."""
     if isinstance(input, Tensor):
         return input
-    return _tensor.tensor(input, dtype=_tensor.float64 if isinstance(input, float) else None)
+    floating_divisor = isinstance(divisor, Tensor) and divisor.is_floating_point()
+    return _tensor.tensor(input, dtype=_tensor.float64 if isinstance(input, float) and floating_divisor else None)
 
 
 def floor_divide(input, other):
     """input // other rounded down (1.13's floor_divide): exact for int64 ("ZeroDivisionError" for a zero
     divisor, as 1.13's RuntimeError), float results as Python's float //; no gradient (1.13 has none either)."""
-    return _host_elementwise(_dividend(input), other, "floor_divide", lambda x, y: x // y, _float_floordiv)
+    return _host_elementwise(_dividend(input, other), other, "floor_divide", lambda x, y: x // y, _float_floordiv)
 
 
 def remainder(input, other):
     """input % other with the divisor's sign (1.13's remainder, Python's %), computed on the host; the gradient is
     1.13's: 1 to input (RemainderBackward0), and -floor(input / other) to a tensor divisor (RemainderBackward1)."""
-    input = _dividend(input)
+    input = _dividend(input, other)
     out = _host_elementwise(input, other, "remainder", lambda x, y: x % y, _float_mod)
     tensor_other = isinstance(other, Tensor) and other.is_floating_point()
     if not input.is_floating_point() or not (input.requires_grad or (tensor_other and other.requires_grad)):

@@ -144,3 +144,18 @@ print("no_grad product modified in place", n, n._version)
 print("reshape copy", torch.arange(6.).reshape(2, 3).t().reshape(-1)._base is None)
 big = torch.tensor([9223372036854775807, 2 ** 53 + 1, -(2 ** 53 + 1)])
 print("int64 fmod", torch.fmod(big, 2), torch.fmod(big, torch.tensor(10)), big % 2, torch.remainder(big, 10))
+
+i = torch.tensor([12, -10, 3])
+f32 = torch.tensor([0.5, -1.5, 2.0])
+for expression in ["i & 2.5", "2.5 & i", "f32 | 1", "i << torch.tensor([1, 64, 65])", "i >> torch.tensor([1, 63, 66])",
+                   "torch.tensor([True]) >> torch.tensor([True])", "torch.bitwise_xor(2, i)",
+                   "torch.tensor([1, 2, 3, 4]) | torch.tensor([1, 2, 3])",
+                   "torch.fmin(f32, torch.tensor([1.0], dtype=torch.float64))", "torch.fmax(f32, torch.tensor([1, -2, 3]))",
+                   "torch.fmin(i, torch.tensor([0, 0, 0]))", "torch.copysign(i, torch.tensor(-1.0, dtype=torch.float64))",
+                   "torch.copysign(2, f32)", "torch.copysign(torch.ones(4), f32)",
+                   "torch.logaddexp(f32, torch.tensor([True, False, True]))", "torch.logaddexp(i, i)",
+                   "torch.nextafter(f32, torch.tensor([10.0, -10.0, 2.0]))",
+                   "torch.nextafter(f32, torch.tensor(0.0, dtype=torch.float64)).dtype", "torch.nextafter(f32, 2)",
+                   "torch.lt(2, f32)", "torch.eq(2.5, f32)", "torch.fmod(2, f32)", "torch.isclose(2, f32)",
+                   "torch.remainder(2.5, i)", "torch.remainder(2.5, torch.tensor([1.5], dtype=torch.float64))"]:
+    attempt(expression, lambda: eval(expression))
