@@ -526,6 +526,8 @@ def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
     """input limited to [min_val, max_val]; the gradient is 0 at the ends too, as 1.13's."""
     if min_val > max_val:
         raise ValueError("min_val cannot be greater than max_val")
+    if input.dtype is _tensor.bool:
+        raise RuntimeError("Bool inputs not supported for hardtanh")
     low = _tensor.tensor(min_val, dtype=input.dtype)
     high = _tensor.tensor(max_val, dtype=input.dtype)
     return recorded("HardtanhBackward0", [input],
@@ -776,7 +778,10 @@ def celu(input, alpha=1.0, inplace=False):
 
 
 def threshold(input, threshold, value, inplace=False):
-    return recorded("ThresholdBackward0", [input], lambda: _pick(input > threshold, input, input * 0 + value))
+    if input.dtype is _tensor.bool:
+        raise RuntimeError("\"threshold_cpu\" not implemented for 'Bool'")
+    return recorded("ThresholdBackward0", [input],
+                    lambda: _pick(input > threshold, input, (input * 0 + value).to(input.dtype)))
 
 
 def _exponential_like(t):
@@ -1334,3 +1339,27 @@ def multilabel_margin_loss(input, target, size_average=None, reduce=None, reduct
     if input.dim() != 2:
         loss = loss.squeeze(0)
     return _reduce(loss, reduction)
+
+
+# 1.13's activations whose CPU kernels are dispatched over floating types only: an integer or bool input is
+# refused with the kernel's name (where tinyddp's compositions would compute something or fail elsewhere).
+_FLOATING_KERNELS = {
+    "gelu": "GeluKernelImpl", "silu": "silu_cpu", "elu": "elu_cpu", "selu": "elu_cpu", "celu": "elu_cpu",
+    "mish": "mish_cpu", "softplus": "softplus_cpu", "hardswish": "hardswish_cpu", "hardsigmoid": "hardsigmoid_cpu",
+    "leaky_relu": "leaky_relu_cpu", "logsigmoid": "log_sigmoid_cpu", "softshrink": "softshrink_cpu",
+    "hardshrink": "hardshrink_cpu"}
+
+
+def _floating_only(fn, kernel):
+    @functools.wraps(fn)
+    def activation(input, *args, **kwargs):
+        if isinstance(input, _tensor.Tensor) and not input.is_floating_point():
+            from tinyddp._tensor_reduce import scalar_name
+            raise RuntimeError(f"\"{kernel}\" not implemented for '{scalar_name(input.dtype)}'")
+        return fn(input, *args, **kwargs)
+    return activation
+
+
+for _name, _kernel in _FLOATING_KERNELS.items():
+    globals()[_name] = _floating_only(globals()[_name], _kernel)
+del _name, _kernel

@@ -65,3 +65,16 @@ attempt("movedim repeated source", lambda: torch.movedim(x, (1, -1), (0, 1)))
 attempt("rot90 1-D", lambda: torch.rot90(torch.ones(3)))
 attempt("masked_select broadcast", lambda: x.masked_select(torch.tensor([True, False])))
 attempt("glu dim", lambda: F.glu(torch.ones(4), 1))
+
+# activations of integer and bool tensors: the kernels 1.13 dispatches over floating types refuse them
+import warnings  # noqa: E402
+with warnings.catch_warnings():
+    warnings.simplefilter("ignore")
+    for dtype in (torch.int64, torch.bool):
+        x = torch.tensor([1, -2, 3]).to(dtype)
+        for name in ["gelu", "silu", "elu", "mish", "softplus", "hardswish", "hardsigmoid", "relu6", "leaky_relu", "selu",
+                     "celu", "softsign", "tanhshrink", "logsigmoid", "softshrink", "hardshrink", "hardtanh", "softmax",
+                     "log_softmax", "threshold", "relu"]:
+            fn = getattr(F, name)
+            attempt(f"{name} {dtype}", lambda: fn(x, 0.5, 0.0) if name == "threshold" else
+                    fn(x, dim=0) if name in ("softmax", "log_softmax") else fn(x))
