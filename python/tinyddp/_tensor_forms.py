@@ -454,6 +454,15 @@ def _install():
                  "rsqrt", "sign", "clamp_min", "clamp_max", "tril", "triu", "remainder", "sin", "cos", "erf",
                  "log1p", "expm1", "floor", "ceil", "trunc", "round"):
         setattr(Tensor, name + "_", _inplace(getattr(Tensor, name)))
+    pow_ = Tensor.pow_
+
+    def pow_of_integers(self, exponent):
+        """1.13's pow_(Scalar) checks an integral self against a floating exponent first, in its words."""
+        if isinstance(exponent, float) and not self.is_floating_point():
+            from tinyddp._tensor_reduce import scalar_name
+            raise RuntimeError(f"Found dtype {scalar_name(self.dtype)} but expected Float")
+        return pow_(self, exponent)
+    Tensor.pow_ = pow_of_integers
 
 
 # ---- the function forms of methods (torch.t, torch.clone, ...) ----
@@ -642,6 +651,10 @@ def bmm(input, mat2):
 
 def dot(input, other):
     _check_dot(input, other)
+    if input.dtype is _tensor.bool:
+        raise RuntimeError("\"dot\" not implemented for 'Bool'")
+    if input.dtype is _tensor.int64:
+        return _integer_product(input, other)
     return recorded("DotBackward0", [input, other], lambda: _engine_matmul(input, other))
 
 

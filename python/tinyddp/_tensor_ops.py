@@ -225,6 +225,10 @@ def _lifted_then_capped(x, min, max):  # noqa: A002
 
 
 def clamp_(self, min=None, max=None):  # noqa: A002
+    if not self.is_floating_point() and any(isinstance(b, float) for b in (min, max)):
+        # 1.13's clamp_(Scalar) names the C++ type it cannot write a float into
+        raise RuntimeError("result type Float can't be cast to the desired output type " +
+                           ("bool" if self.dtype is _tensor.bool else "long int"))
     return self._apply_inplace(lambda current: clamp(current, min, max),
                                [b for b in (min, max) if isinstance(b, Tensor)])
 

@@ -181,6 +181,10 @@ def index_add(input, dim, index, source, *, alpha=1):
     dim = _wrap_dim(dim, input.dim())
     if index.dim() > 1:
         raise IndexError("index_add_(): Index is supposed to be a vector")
+    if source.dtype is not input.dtype:
+        from tinyddp._tensor_reduce import scalar_name
+        raise RuntimeError(f"index_add_(): self ({scalar_name(input.dtype)}) and source ({scalar_name(source.dtype)}) "
+                           "must have the same scalar type")
     return recorded("IndexAddBackward0", [input, source], lambda: _index_add(input, dim, index, source, alpha))
 
 

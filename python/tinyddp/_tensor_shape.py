@@ -392,6 +392,9 @@ def _addmm(input, mat1, mat2, beta, alpha):
 
 def mv(input, vec):
     _check_mv(input, vec)
+    if input.dtype is _tensor.int64 and vec.dtype is _tensor.int64:
+        from tinyddp._tensor_forms import _integer_product
+        return _integer_product(input, vec)
     return recorded("MvBackward0", [input, vec], lambda: input.matmul(vec))
 
 

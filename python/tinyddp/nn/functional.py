@@ -174,8 +174,9 @@ def mse_loss(input, target, size_average=None, reduce=None, reduction="mean"):
     reduction = _legacy_reduction(size_average, reduce, reduction)
     _warn_target_size(input, target)
     if not input.is_floating_point() and not target.is_floating_point():
+        from tinyddp._aliases import promote_types
         from tinyddp._tensor_reduce import scalar_name
-        raise RuntimeError(f"\"mse_cpu\" not implemented for '{scalar_name(input.dtype)}'")
+        raise RuntimeError(f"\"mse_cpu\" not implemented for '{scalar_name(promote_types(input.dtype, target.dtype))}'")
     if target.dtype is not input.dtype:   # 1.13: the promoted value, then "Found dtype ..." in the backward
         from tinyddp._aliases import promote_types
         return _loss_failing_backward("MseLossBackward0", input, target,

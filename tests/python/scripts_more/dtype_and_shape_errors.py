@@ -78,3 +78,11 @@ with warnings.catch_warnings():
             fn = getattr(F, name)
             attempt(f"{name} {dtype}", lambda: fn(x, 0.5, 0.0) if name == "threshold" else
                     fn(x, dim=0) if name in ("softmax", "log_softmax") else fn(x))
+
+for expression in ["torch.zeros(3).index_add_(0, torch.tensor([0, 2]), torch.ones(2, dtype=torch.float64))",
+                   "torch.tensor([True]).dot(torch.tensor([False]))", "torch.tensor([1, 2]).dot(torch.tensor([3, 4]))",
+                   "torch.mv(torch.tensor([[1, 2], [3, 4]]), torch.tensor([1, 1]))",
+                   "torch.tensor([1, 2]).clamp_(0.5)", "torch.tensor([True]).clamp_(max=0.5)",
+                   "torch.tensor([2]).pow_(0.5)", "torch.tensor([2]).pow_(2)",
+                   "F.mse_loss(torch.tensor([True]), torch.tensor([1]))"]:
+    attempt(expression, lambda: eval(expression))
