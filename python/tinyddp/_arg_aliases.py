@@ -12,9 +12,9 @@ passed by its schema's name (`torch.zeros(size=(2, 3))`, `x.view(size=...)`, `x.
 with an out= overload writes its result into a given tensor (`torch.add(a, b, out=c)`), with 1.13's checks."""
 import functools
 import inspect
-import math
 import warnings
 
+from tinyddp._tensor import Tensor
 from tinyddp._tensor import dtype as _dtype
 
 _METHODS = (
@@ -114,7 +114,7 @@ def _write_out(out, result):
 
 def _kernel_name(name, args):
     """The op whose out= overload 1.13 reaches (and names in its errors): matmul folds into dot, mv, mm or bmm."""
-    if name != "matmul" or len(args) < 2:
+    if name != "matmul" or len(args) < 2 or not all(isinstance(a, Tensor) for a in args[:2]):
         return name
     a, b = args[0].dim(), args[1].dim()
     if b == 1:
@@ -197,7 +197,7 @@ _COMPARISONS = ("eq", "ne", "lt", "le", "gt", "ge", "greater", "greater_equal", 
 def _comparing_a_tensor(fn, name):
     @functools.wraps(fn)
     def op(input, *args, **kwargs):
-        if not isinstance(input, _tensor_class) and args and isinstance(args[0], _tensor_class):
+        if not isinstance(input, Tensor) and args and isinstance(args[0], Tensor):
             raise TypeError(f"{name}() received an invalid combination of arguments - got "
                             f"({type(input).__name__}, Tensor), but expected one of:\n"
                             f" * (Tensor input, Tensor other, *, Tensor out)\n"
@@ -212,19 +212,15 @@ def _requiring_tensors(fn, name, names, own_tensor):
     @functools.wraps(fn)
     def op(*args, **kwargs):
         for position, value in enumerate(args[:len(names)]):
-            if not isinstance(value, _tensor_class):
+            if not isinstance(value, Tensor):
                 raise TypeError(f"{name}(): argument '{names[position]}' (position {position + 1 - own_tensor}) "
                                 f"must be Tensor, not {type(value).__name__}")
         return fn(*args, **kwargs)
     return op
 
 
-_tensor_class = None
-
 
 def install(module, tensor_class):
-    global _tensor_class
-    _tensor_class = tensor_class
     for name in _COMPARISONS:
         function = getattr(module, name, None)
         if function is not None:

@@ -33,11 +33,11 @@ def _operand(value, op):
 def _bitwise(op, input, other):
     """input OP other for bool and int64 tensors or Python ints, in 1.13's result type."""
     from tinyddp._aliases import result_type
+    from tinyddp._tensor_forms import _broadcast_shape
     from tinyddp._tensor_reduce import scalar_name
     if not isinstance(input, Tensor):   # a Python int first: torch.bitwise_and(3, t)
         input = _operand(input, op)
     other_t = _operand(other, op)
-    from tinyddp._tensor_forms import _broadcast_shape
     _broadcast_shape(input._shape(), other_t._shape())   # 1.13 checks the shapes before the dtypes
     dtype = result_type(input, other)
     if dtype.is_floating_point:
@@ -52,7 +52,7 @@ def _bitwise(op, input, other):
         b = b & 63   # 1.13's shift of a 64-bit value by b: x86's, which takes the count modulo 64
     with np.errstate(over="ignore"):
         out = _HOST[op](a, b)
-    return _tensor.from_numpy(np.ascontiguousarray(out, dtype=np.int64))
+    return _tensor.from_numpy(np.array(out, dtype=np.int64))   # a C-ordered copy; a 0-d result stays 0-d
 
 
 def bitwise_not(input):
@@ -61,7 +61,7 @@ def bitwise_not(input):
         return input.logical_not()
     if input.is_floating_point():
         raise RuntimeError(f"\"bitwise_not_cpu\" not implemented for '{scalar_name(input.dtype)}'")
-    return _tensor.from_numpy(np.ascontiguousarray(np.invert(input.detach().numpy())))
+    return _tensor.from_numpy(np.array(np.invert(input.detach().numpy())))
 
 
 def bitwise_and(input, other):

@@ -159,3 +159,6 @@ for expression in ["i & 2.5", "2.5 & i", "f32 | 1", "i << torch.tensor([1, 64, 6
                    "torch.lt(2, f32)", "torch.eq(2.5, f32)", "torch.fmod(2, f32)", "torch.isclose(2, f32)",
                    "torch.remainder(2.5, i)", "torch.remainder(2.5, torch.tensor([1.5], dtype=torch.float64))"]:
     attempt(expression, lambda: eval(expression))
+a = torch.tensor(12)
+print("0-d bitwise", a & 5, (a | torch.tensor(3)).shape, ~a, a << 2, torch.tensor([[1, 2]]) ^ 1,
+      torch.bitwise_not(torch.tensor(-3)).shape)
