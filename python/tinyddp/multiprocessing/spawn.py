@@ -259,7 +259,8 @@ def spawn(fn, args=(), nprocs=1, join=True, daemon=False, start_method="spawn", 
         finally:
             # A stream the rank opened for itself stays open, as a child process's does until it exits (closing
             # it here, or letting the thread's end collect it, would be this process's ResourceWarning).
-            _streams_of_ended_ranks.extend(getattr(_rank_thread, name, None) for name in _STREAMS)
+            _streams_of_ended_ranks.extend(s for s in (getattr(_rank_thread, name, None) for name in _STREAMS)
+                                           if s is not None)
 
     with _warnings_of_child_processes(), _ranks_as_processes():
         _C._dist.run_threads(nprocs, _wrap, float(timeout or 0))
