@@ -14,6 +14,8 @@ A rank stands for one of 1.13's child processes in what scripts do to their proc
     its own; the others, and the spawning thread, keep theirs.
   - sys.exit(code) in a rank ends that rank: 0 (or None) as a rank that returned, any other code as 1.13's
     ProcessExitedException("process 1 terminated with exit code 3").
+  - Python's `random` and NumPy's global generator (`random.seed(seed + rank)`, `np.random.shuffle(...)`): each
+    rank draws from its own, seeded from the OS until the rank seeds it, as a fresh process's are.
   - sys.stdout and sys.stderr: a rank that replaces them (`sys.stdout = open(os.devnull, "w")` on the ranks
     but 0) replaces its own; the others, and the spawning thread, keep theirs.
   - a module in `args` (a model built before spawn): each rank gets its own copy of it, as each child process
@@ -26,6 +28,7 @@ import builtins
 import collections.abc
 import copy
 import os
+import random
 import sys
 import threading
 import traceback
@@ -167,11 +170,47 @@ class _RankStream:
         return getattr(self._target(), name)
 
 
+# The module-level functions of `random` and `numpy.random` that draw from, seed or read the global generator.
+_PY_RANDOM = ("seed", "random", "uniform", "triangular", "randint", "choice", "randrange", "sample", "shuffle",
+              "choices", "normalvariate", "lognormvariate", "expovariate", "vonmisesvariate", "gammavariate", "gauss",
+              "betavariate", "paretovariate", "weibullvariate", "getstate", "setstate", "getrandbits", "randbytes")
+_NP_RANDOM = ("seed", "get_state", "set_state", "rand", "randn", "randint", "random_integers", "random_sample",
+              "random", "ranf", "sample", "choice", "bytes", "shuffle", "permutation", "beta", "binomial", "chisquare",
+              "dirichlet", "exponential", "f", "gamma", "geometric", "gumbel", "hypergeometric", "laplace", "logistic",
+              "lognormal", "logseries", "multinomial", "multivariate_normal", "negative_binomial", "normal", "pareto",
+              "poisson", "power", "rayleigh", "standard_cauchy", "standard_exponential", "standard_gamma",
+              "standard_normal", "standard_t", "triangular", "uniform", "vonmises", "wald", "weibull", "zipf")
+
+
+def _per_rank_generator(name, process_fn, key, make):
+    """`name` of random or numpy.random on a rank thread: the same method of that rank's own generator (made by `make` at first use);
+    elsewhere the process's."""
+    def fn(*args, **kwargs):
+        if not getattr(_rank_thread, "active", False):
+            return process_fn(*args, **kwargs)
+        own = _rank_thread.__dict__.get(key)
+        if own is None:
+            own = _rank_thread.__dict__[key] = make()
+        return getattr(own, name)(*args, **kwargs)
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = process_fn.__doc__
+    return fn
+
+
 class _ranks_as_processes:
-    """While ranks run: each has its own os.environ, builtins.print, sys.stdout and sys.stderr (the module's
-    notes)."""
+    """While ranks run: each has its own os.environ, builtins.print, sys.stdout and sys.stderr, and Python's and
+    NumPy's global random generators (the module's notes)."""
 
     def __enter__(self):
+        import numpy
+        self._generators = []   # (module, name, the process's function)
+        for module, names, key, make in ((random, _PY_RANDOM, "py_random", random.Random),
+                                         (numpy.random, _NP_RANDOM, "np_random", numpy.random.RandomState)):
+            for name in names:
+                if hasattr(module, name):
+                    process_fn = getattr(module, name)
+                    self._generators.append((module, name, process_fn))
+                    setattr(module, name, _per_rank_generator(name, process_fn, key, make))
         self._environ = os.environ
         os.environ = _RankEnviron(self._environ)
         self._print = builtins.print
@@ -184,6 +223,8 @@ class _ranks_as_processes:
         return self
 
     def __exit__(self, *exc):
+        for module, name, process_fn in self._generators:
+            setattr(module, name, process_fn)
         sys.__class__ = types.ModuleType
         for name, stream in self._streams.items():
             setattr(sys, name, stream)
@@ -235,7 +276,8 @@ def spawn(fn, args=(), nprocs=1, join=True, daemon=False, start_method="spawn", 
         args = rank_args[i]
         for name in _STREAMS:   # a fresh process's streams (a thread that ran an earlier rank kept its own)
             setattr(_rank_thread, name, None)
-        _rank_thread.__dict__.pop("print", None)
+        for key in ("print", "py_random", "np_random"):
+            _rank_thread.__dict__.pop(key, None)
         _rank_thread.active = True
         _rank_thread.rank = i
         _rank_thread.debug_level = debug_level
