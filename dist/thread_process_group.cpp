@@ -13,6 +13,7 @@
 
 #include "dist/combine.h"
 #include "dist/comm_trace.h"
+#include "engine/core/promotion.h"
 
 namespace tinyddp::dist {
 
@@ -141,8 +142,7 @@ std::string ThreadWorld::Arrival::fingerprint() const {
   if (t.defined())
     for (int64_t d = 0; d < t.dim(); ++d) os << (d ? ", " : "") << t.shape()[d];
   os << "], TensorDtypes=";
-  if (t.defined()) os << (t.dtype() == DType::f32 ? "Float" : t.dtype() == DType::f64 ? "Double"
-                          : t.dtype() == DType::i64 ? "Long" : "Bool");
+  if (t.defined()) os << scalar_type_name(t.dtype());
   os << ", TensorDeviceTypes=TensorOptions(dtype=float (default), device=cpu, layout=Strided (default), "
         "requires_grad=false (default), pinned_memory=false (default), memory_format=(nullopt)))";
   return os.str();

@@ -165,6 +165,14 @@ def can_cast(from_, to):
     return not (from_ is not _tensor.bool and to is _tensor.bool)
 
 
+def check_cast(from_, to):
+    """1.13's refusal to write a `from_` result into a `to` tensor (in-place ops, out=)."""
+    if not can_cast(from_, to):
+        from tinyddp._tensor_reduce import scalar_name
+        raise RuntimeError(f"result type {scalar_name(from_)} can't be cast to the desired output type "
+                           f"{scalar_name(to)}")
+
+
 # ---- the torch.* spellings of nn.functional's ops ----
 # 1.13 exposes the native ops under torch.* with their ATen schemas: the same op as F's where the arguments agree
 # (F.conv2d is torch.conv2d there), else a different order or spelling (`train` for `training`, reduction as

@@ -93,20 +93,13 @@ def _requires_grad(args, kwargs):
 def _write_out(out, result):
     """1.13's out= protocol: a result of a type out cannot hold is refused; an out of another shape is resized (with
     1.13's deprecation warning unless it was empty); then the result is copied in (one version bump)."""
-    from tinyddp._tensor_reduce import scalar_name
-    from tinyddp._aliases import can_cast
-    if not can_cast(result.dtype, out.dtype):
-        raise RuntimeError(f"result type {scalar_name(result.dtype)} can't be cast to the desired output type "
-                           f"{scalar_name(out.dtype)}")
+    from tinyddp._aliases import check_cast
+    from tinyddp._tensor_reduce import resized_warning
+    check_cast(result.dtype, out.dtype)
     shape = list(result.shape)
     if list(out.shape) != shape:
         if out.numel() != 0:
-            warnings.warn(f"An output with one or more elements was resized since it had shape {list(out.shape)}, "
-                          f"which does not match the required output shape {shape}. This behavior is deprecated, "
-                          f"and in a future PyTorch release outputs will not be resized unless they have zero "
-                          f"elements. You can explicitly reuse an out tensor t by resizing it, inplace, to zero "
-                          f"elements with t.resize_(0). (Triggered internally at  "
-                          f"./aten/src/ATen/native/Resize.cpp:17.)", UserWarning, stacklevel=3)
+            warnings.warn(resized_warning(list(out.shape), shape), UserWarning, stacklevel=3)
         out.resize_(shape)
     out.copy_(result)
     return out

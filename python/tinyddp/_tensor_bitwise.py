@@ -94,12 +94,10 @@ def _in_place(fn):
     """x OP= y as 1.13 runs it: OP's result, of a type x can hold and of x's shape, written into x (a version
     bump; a leaf that requires grad refused by copy_)."""
     def inplace(self, other):
-        from tinyddp._aliases import can_cast, result_type
-        from tinyddp._tensor_reduce import scalar_name
-        dtype = result_type(self, other if isinstance(other, (Tensor, numbers.Number)) else _operand(other, ""))
-        if not can_cast(dtype, self.dtype):   # checked before the kernel's own dtype check, as 1.13's
-            raise RuntimeError(f"result type {scalar_name(dtype)} can't be cast to the desired output type "
-                               f"{scalar_name(self.dtype)}")
+        from tinyddp._aliases import check_cast, result_type
+        # checked before the kernel's own dtype check, as 1.13's
+        check_cast(result_type(self, other if isinstance(other, (Tensor, numbers.Number)) else _operand(other, "")),
+                   self.dtype)
         result = fn(self, other)
         if result.shape != self.shape:
             raise RuntimeError(f"output with shape {list(self.shape)} doesn't match the broadcast shape "

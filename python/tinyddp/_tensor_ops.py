@@ -775,15 +775,12 @@ def _div_(self, other, *, rounding_mode=None):
 
 def _floor_divide_(self, other):
     """1.13 has no derivative for floor_divide_: its node is NotImplemented, whose backward raises."""
-    from tinyddp._aliases import can_cast
-    from tinyddp._tensor_reduce import scalar_name
+    from tinyddp._aliases import check_cast
     operand = other.detach() if isinstance(other, Tensor) else other
 
     def quotient():
         result = floor_divide(self.detach(), operand)
-        if not can_cast(result.dtype, self.dtype):
-            raise RuntimeError(f"result type {scalar_name(result.dtype)} can't be cast to the desired output type "
-                               f"{scalar_name(self.dtype)}")
+        check_cast(result.dtype, self.dtype)
         return result
     return self._overwrite_("NotImplemented", quotient, [other] if isinstance(other, Tensor) else [],
                             "aten::floor_divide_")

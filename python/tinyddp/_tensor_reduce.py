@@ -333,18 +333,20 @@ def aminmax(input, *, dim=None, keepdim=False):
     if keepdim and dim is not None and not input.dim():   # 1.13 resizes its two 0-dim outputs, and says so
         import warnings
         for _ in range(2):
-            warnings.warn(_RESIZED, UserWarning, stacklevel=2)
+            warnings.warn(resized_warning([], [1]), UserWarning, stacklevel=2)
     if not (input.requires_grad and _C.is_grad_enabled()):
         return return_types.aminmax((low, high))
     return return_types.aminmax(recorded("NotImplemented", [input], lambda: _failing_backward(
         input, (low, high), RuntimeError("derivative for aten::aminmax is not implemented"))))
 
 
-_RESIZED = ("An output with one or more elements was resized since it had shape [], which does not match the "
-            "required output shape [1]. This behavior is deprecated, and in a future PyTorch release outputs will not "
-            "be resized unless they have zero elements. You can explicitly reuse an out tensor t by resizing it, "
-            "inplace, to zero elements with t.resize_(0). (Triggered internally at  "
-            "./aten/src/ATen/native/Resize.cpp:17.)")
+def resized_warning(shape, required):
+    """1.13's warning for an output (out=) of another shape than its result, resized."""
+    return (f"An output with one or more elements was resized since it had shape {shape}, which does not match the "
+            f"required output shape {required}. This behavior is deprecated, and in a future PyTorch release outputs "
+            f"will not be resized unless they have zero elements. You can explicitly reuse an out tensor t by "
+            f"resizing it, inplace, to zero elements with t.resize_(0). (Triggered internally at  "
+            f"./aten/src/ATen/native/Resize.cpp:17.)")
 
 
 def _failing_backward(input, values, error):

@@ -28,13 +28,7 @@ mode = _result_type("mode")
 cummax = _result_type("cummax")
 cummin = _result_type("cummin")
 aminmax = _result_type("aminmax", ("min", "max"))
-# what the same ops return when given out=(values, indices): 1.13 names those types apart
-max_out = _result_type("max_out")
-min_out = _result_type("min_out")
-sort_out = _result_type("sort_out")
-topk_out = _result_type("topk_out")
-kthvalue_out = _result_type("kthvalue_out")
-median_out = _result_type("median_out")
-mode_out = _result_type("mode_out")
-cummax_out = _result_type("cummax_out")
-cummin_out = _result_type("cummin_out")
+# what the same ops return when given out=(values, indices), max_out ... cummin_out: 1.13 names those types apart
+for _op in ("max", "min", "sort", "topk", "kthvalue", "median", "mode", "cummax", "cummin"):
+    globals()[_op + "_out"] = _result_type(_op + "_out")
+del _op
